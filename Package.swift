@@ -1,0 +1,67 @@
+// swift-tools-version:6.0
+// SIWA Sidecar — Sign in with Apple reverse-proxy sidecar on libevent and OpenSSL.
+import PackageDescription
+
+let package = Package(
+    name: "sidecar",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "sidecar", targets: ["sidecar"]),
+        .executable(name: "http-fuzz", targets: ["HTTPFuzz"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        // C shims: thin system-library modules over Debian's libevent and OpenSSL 3.
+        .systemLibrary(
+            name: "CEvent", path: "Sources/CEvent",
+            providers: [.apt(["libevent-dev"])]),
+        .systemLibrary(
+            name: "COpenSSL", path: "Sources/COpenSSL",
+            providers: [.apt(["libssl-dev"])]),
+
+        // Crypto & JOSE: primitives over OpenSSL EVP, JWS/JWT, Apple tokens, sealed sessions.
+        .target(name: "SidecarCrypto", dependencies: ["COpenSSL"]),
+        // HTTP/1.1 codec and URL/path rules: pure Swift, no I/O.
+        .target(name: "SidecarHTTP"),
+        // Event loop & sockets on libevent.
+        .target(name: "SidecarEvent", dependencies: ["CEvent", "COpenSSL", "SidecarHTTP"]),
+        // Typed configuration read from sidecar.yaml.
+        .target(
+            name: "SidecarConfig",
+            dependencies: [.product(name: "Yams", package: "Yams"), "SidecarHTTP"]),
+        // Apple client and the Apple emulator.
+        .target(
+            name: "SidecarApple",
+            dependencies: [
+                "SidecarCrypto", "SidecarHTTP", "SidecarEvent", "SidecarConfig",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // Reverse proxy: connections, upstream pool, header rewriting, auth endpoints, admin.
+        .target(
+            name: "SidecarProxy",
+            dependencies: [
+                "SidecarCrypto", "SidecarHTTP", "SidecarEvent", "SidecarConfig", "SidecarApple",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // CLI.
+        .executableTarget(
+            name: "sidecar",
+            dependencies: [
+                "SidecarProxy", "SidecarConfig", "SidecarCrypto", "SidecarApple",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // libFuzzer target for the request-head parser and chunked decoder.
+        .executableTarget(
+            name: "HTTPFuzz", dependencies: ["SidecarHTTP"],
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
+
+        .testTarget(name: "SidecarCryptoTests", dependencies: ["SidecarCrypto"]),
+        .testTarget(name: "SidecarHTTPTests", dependencies: ["SidecarHTTP"]),
+        .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig"]),
+    ]
+)

@@ -1,0 +1,1 @@
+// SidecarApple module — see README "Architecture".

@@ -1,0 +1,1 @@
+// SidecarConfig module — see README "Architecture".

@@ -1,0 +1,1 @@
+// SidecarCrypto module — see README "Architecture".

@@ -1,0 +1,1 @@
+// SidecarEvent module — see README "Architecture".

@@ -1,0 +1,1 @@
+// SidecarHTTP module — see README "Architecture".

@@ -1,0 +1,1 @@
+// SidecarProxy module — see README "Architecture".

@@ -1,0 +1,2 @@
+import SidecarProxy
+print("sidecar")

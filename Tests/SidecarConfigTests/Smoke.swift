@@ -1,0 +1,6 @@
+import XCTest
+@testable import SidecarConfig
+
+final class SidecarConfigSmokeTests: XCTestCase {
+    func testModuleLinks() {}
+}

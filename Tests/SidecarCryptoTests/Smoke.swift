@@ -1,0 +1,6 @@
+import XCTest
+@testable import SidecarCrypto
+
+final class SidecarCryptoSmokeTests: XCTestCase {
+    func testModuleLinks() {}
+}

@@ -1,0 +1,6 @@
+import XCTest
+@testable import SidecarHTTP
+
+final class SidecarHTTPSmokeTests: XCTestCase {
+    func testModuleLinks() {}
+}

@@ -1,0 +1,17 @@
+# Shared by scripts/*: install what this machine lacks (Debian + PyPI only).
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+apt_missing() { local p; for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done; }
+apt_ensure() {
+  local missing; missing=$(apt_missing "$@")
+  if [ -n "$missing" ]; then
+    echo "== installing: $missing"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+  fi
+}
+ensure_build_deps() { apt_ensure libevent-dev libssl-dev pkg-config; }
+ensure_test_deps() {
+  apt_ensure nginx openssl
+  python3 -c 'import pytest, cryptography' 2>/dev/null || python3 -m pip install -q pytest cryptography
+}
+ensure_bench_deps() { apt_ensure nginx wrk; }
