@@ -1,2 +1,0 @@
-import SidecarProxy
-print("sidecar")
