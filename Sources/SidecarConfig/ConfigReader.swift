@@ -61,15 +61,19 @@ final class Section {
     private var entries: [String: (key: Location, value: Node)] = [:]
     private var order: [String] = []
     fileprivate private(set) var readKeys: [String] = []
+    /// Set when this mapping (or its parent) had the wrong type: its keys' absence is not news.
+    private var isMalformed: Bool
 
-    fileprivate init(reader: ConfigReader, path: String, node: Node?, fallback: Location) {
+    fileprivate init(reader: ConfigReader, path: String, node: Node?, fallback: Location, parentMalformed: Bool = false) {
         self.reader = reader
         self.path = path
         location = reader.document.location(node?.mark) ?? fallback
+        isMalformed = parentMalformed
         guard let node, !Self.isNull(node) else { return }
         guard let mapping = node.mapping else {
             reader.report(.wrongType, path, at: location,
                           "expected a mapping of keys, found \(Self.describe(node))")
+            isMalformed = true
             return
         }
         for (keyNode, value) in mapping {
@@ -108,7 +112,8 @@ final class Section {
     }
 
     func section(_ key: String) -> Section {
-        let section = Section(reader: reader, path: Self.join(path, key), node: node(key), fallback: location(of: key))
+        let section = Section(reader: reader, path: Self.join(path, key), node: node(key), fallback: location(of: key),
+                              parentMalformed: isMalformed)
         reader.register(section)
         return section
     }
@@ -119,6 +124,7 @@ final class Section {
 
     func required<T>(_ key: String, _ parse: (String) -> Result<T, ValueError>) -> T? {
         if node(key) == nil {
+            if isMalformed { return nil }
             reader.report(.missingKey, Self.join(path, key), at: location, "missing required key \(quoted(key))")
             return nil
         }
@@ -127,6 +133,7 @@ final class Section {
 
     /// Reports a missing key that another key's value makes necessary.
     func requireMissing(_ key: String, because reason: String) {
+        if isMalformed { return }
         reader.report(.missingKey, Self.join(path, key), at: location, "missing required key \(quoted(key)) (\(reason))")
     }
 

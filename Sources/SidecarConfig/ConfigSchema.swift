@@ -213,17 +213,14 @@ struct ConfigSchema {
             }
             return .success(lower)
         }
+        // A Domain rules out the __Host- prefix; __Secure- keeps the "set only over https" guarantee.
+        // (Every public_url that loads is secure, as plain http is refused off loopback.)
         let defaultName = !secure ? "sidecar" : session.contains("domain") ? "__Secure-sidecar" : "__Host-sidecar"
         let cookieName = session.value("cookie_name", default: defaultName) { text in
             Names.cookieName(text).flatMap { name in
-                if name.hasPrefix("__Host-"), session.contains("domain") {
-                    return .failure(ValueError("a __Host- cookie cannot have a Domain; drop session.domain or the prefix", kind: .conflict))
-                }
-                if (name.hasPrefix("__Host-") || name.hasPrefix("__Secure-")) && !secure {
-                    return .failure(ValueError("\(name.hasPrefix("__Host-") ? "__Host-" : "__Secure-") cookies need Secure, "
-                        + "which needs an https (or loopback) public_url", kind: .conflict))
-                }
-                return .success(name)
+                name.hasPrefix("__Host-") && session.contains("domain")
+                    ? .failure(ValueError("a __Host- cookie cannot have a Domain; drop session.domain or the prefix", kind: .conflict))
+                    : .success(name)
             }
         }
         let lifetime = session.value("lifetime", default: .days(7), Parse.positiveDuration)
