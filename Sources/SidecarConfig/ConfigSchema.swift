@@ -149,36 +149,32 @@ struct ConfigSchema {
 
     /// Exactly one of `private_key_file` and `private_key` (which may be `env:`/`file:`).
     private func readApplePrivateKey(_ apple: Section) -> (file: String?, key: Secret?) {
-        let hasFile = apple.contains("private_key_file"), hasInline = apple.contains("private_key")
-        if hasFile && hasInline {
+        apple.declare("private_key_file", "private_key")
+        switch (apple.contains("private_key_file"), apple.contains("private_key")) {
+        case (true, true):
             reader.report(.conflict, "apple.private_key", at: apple.location(of: "private_key"),
                           "set either apple.private_key_file or apple.private_key, not both")
-            _ = apple.optional("private_key_file", Parse.nonEmpty)
-            _ = apple.optional("private_key", Parse.nonEmpty)
             return (nil, nil)
-        }
-        if hasInline {
+        case (false, true):
             let key = apple.optional("private_key") { text in
                 Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap(Self.checkPEM)
             }
-            _ = apple.optional("private_key_file", Parse.nonEmpty)
             return (nil, key)
-        }
-        guard hasFile else {
-            _ = apple.optional("private_key", Parse.nonEmpty)
+        case (true, false):
+            var path: String?
+            let key = apple.optional("private_key_file") { text in
+                Parse.path(baseDirectory: baseDirectory)(text).flatMap { resolved in
+                    path = resolved
+                    return FilePath.contents(resolved, limit: 64 * 1024)
+                        .map { Secret(bytes: $0, source: "file:\(resolved)") }
+                        .flatMap(Self.checkPEM)
+                }
+            }
+            return (path, key)
+        case (false, false):
             apple.requireMissing("private_key_file", because: "or apple.private_key: the .p8 key that signs client secrets")
             return (nil, nil)
         }
-        var path: String?
-        let key = apple.optional("private_key_file") { text in
-            Parse.path(baseDirectory: baseDirectory)(text).flatMap { resolved in
-                path = resolved
-                return FilePath.contents(resolved, limit: 64 * 1024)
-                    .map { Secret(bytes: $0, source: "file:\(resolved)") }
-                    .flatMap(Self.checkPEM)
-            }
-        }
-        return (path, key)
     }
 
     private static func checkPEM(_ key: Secret) -> Result<Secret, ValueError> {
