@@ -63,13 +63,8 @@ struct ConfigSchema {
     // MARK: Sections
 
     private func readTLS(_ tls: Section) -> Config.TLS? {
-        let readable = { (text: String) -> Result<String, ValueError> in
-            Parse.path(baseDirectory: baseDirectory)(text).flatMap { path in
-                FilePath.checkReadable(path).map { .failure($0) } ?? .success(path)
-            }
-        }
-        let certFile = tls.optional("cert_file", readable)
-        let keyFile = tls.optional("key_file", readable)
+        let certFile = tls.optional("cert_file", Parse.readableFile(baseDirectory: baseDirectory))
+        let keyFile = tls.optional("key_file", Parse.readableFile(baseDirectory: baseDirectory))
         let certSet = tls.contains("cert_file"), keySet = tls.contains("key_file")
         if certSet != keySet {
             tls.requireMissing(certSet ? "key_file" : "cert_file", because: "tls needs both cert_file and key_file")
@@ -105,11 +100,7 @@ struct ConfigSchema {
         }
         let nativeAudiences = apple.list("native_audiences", default: []) { Names.bundleID($0, what: "bundle id") }
         let baseURL = readAppleBaseURL(apple)
-        let caFile = apple.optional("ca_file") { text in
-            Parse.path(baseDirectory: baseDirectory)(text).flatMap { path in
-                FilePath.checkReadable(path).map { .failure($0) } ?? .success(path)
-            }
-        }
+        let caFile = apple.optional("ca_file", Parse.readableFile(baseDirectory: baseDirectory))
         let jwksRefresh = apple.value("jwks_refresh", default: .hours(1), Parse.positiveDuration)
         let clientSecretTTL = apple.value("client_secret_ttl", default: .hours(1)) { text in
             Parse.positiveDuration(text).flatMap { ttl in
@@ -341,7 +332,7 @@ struct ConfigSchema {
                     return FilePath.exists(FilePath.directory(of: path)) ? .success(path)
                         : .failure(ValueError("directory of \(quoted(path)) does not exist", kind: .unresolvable))
                 }
-                return FilePath.checkReadable(path).map { .failure($0) } ?? .success(path)
+                return Parse.readableFile(baseDirectory: baseDirectory)(path)
             }
         }
         return Config.Assertion(
