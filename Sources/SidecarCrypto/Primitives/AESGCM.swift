@@ -1,10 +1,12 @@
 import COpenSSL
 
 /// AES-GCM authenticated encryption (128-, 192- or 256-bit keys; 16-byte tags).
-/// Nonces of any non-zero length are accepted for interoperability; new code should use 12 bytes.
+/// Nonces of 1...128 bytes are accepted for interoperability (128 is OpenSSL 3's limit); new code
+/// should use 12 bytes.
 public enum AESGCM {
     public static let nonceByteCount = 12
     public static let tagByteCount = 16
+    public static let maximumNonceByteCount = 128
 
     /// Encrypts `plaintext`, authenticating it together with `aad`.
     public static func seal(
@@ -67,7 +69,7 @@ public enum AESGCM {
         guard let cipher = Ciphers.gcm(keyByteCount: key.count) else {
             throw .invalidArgument("AES-GCM key must be 16, 24 or 32 bytes")
         }
-        guard !nonce.isEmpty, nonce.count <= 1024 else { throw .invalidArgument("AES-GCM nonce length") }
+        guard !nonce.isEmpty, nonce.count <= maximumNonceByteCount else { throw .invalidArgument("AES-GCM nonce length") }
         guard tag.count == tagByteCount, output.count == input.count, input.count < Int(Int32.max) else {
             throw .invalidArgument("AES-GCM buffer sizes")
         }
