@@ -60,10 +60,11 @@ public enum AESGCM {
     }
 
     /// The core: `output` must have `input.count` bytes and may be the same memory as `input`.
-    /// Encrypting writes `tag`; decrypting checks it.
+    /// The associated data is `aad` followed by `aadSuffix`. Encrypting writes `tag`; decrypting checks it.
     static func crypt(
         encrypt: Bool, key: UnsafeBufferPointer<UInt8>, nonce: UnsafeBufferPointer<UInt8>,
-        aad: UnsafeBufferPointer<UInt8>, input: UnsafeBufferPointer<UInt8>,
+        aad: UnsafeBufferPointer<UInt8>, aadSuffix: UnsafeBufferPointer<UInt8> = UnsafeBufferPointer(start: nil, count: 0),
+        input: UnsafeBufferPointer<UInt8>,
         output: UnsafeMutableBufferPointer<UInt8>, tag: UnsafeMutableBufferPointer<UInt8>
     ) throws(CryptoError) {
         guard let cipher = Ciphers.gcm(keyByteCount: key.count) else {
@@ -85,6 +86,11 @@ public enum AESGCM {
         if !aad.isEmpty {
             guard aad.count < Int(Int32.max),
                   EVP_CipherUpdate(ctx, nil, &written, aad.baseAddress, Int32(aad.count)) == 1
+            else { throw .openSSL("EVP_CipherUpdate(aad)") }
+        }
+        if !aadSuffix.isEmpty {
+            guard aadSuffix.count < Int(Int32.max),
+                  EVP_CipherUpdate(ctx, nil, &written, aadSuffix.baseAddress, Int32(aadSuffix.count)) == 1
             else { throw .openSSL("EVP_CipherUpdate(aad)") }
         }
         if !input.isEmpty {
