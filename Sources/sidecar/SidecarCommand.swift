@@ -19,14 +19,20 @@ struct SidecarCommand: ParsableCommand {
             var command = try parseAsRoot()
             try command.run()
         } catch let failure as RuntimeFailure {
-            fputs("sidecar: \(failure.description)\n", stderr)
-            exit(2)
+            writeStandardError("sidecar: \(failure.description)\n")
+            Glibc.exit(2)
         } catch {
             let code = exitCode(for: error)
             guard code != .success else { exit(withError: error) }
             // ArgumentParser's usage errors exit 64; the sidecar promises 1 (SPEC §2).
-            fputs(fullMessage(for: error) + "\n", stderr)
-            exit(code == .validationFailure ? 1 : code.rawValue)
+            writeStandardError(fullMessage(for: error) + "\n")
+            Glibc.exit(code == .validationFailure ? 1 : code.rawValue)
         }
     }
+}
+
+/// Unbuffered write to fd 2 (glibc's `stderr` global is not importable under Swift 6).
+func writeStandardError(_ text: String) {
+    var text = text
+    text.withUTF8 { bytes in _ = Glibc.write(2, bytes.baseAddress, bytes.count) }
 }
