@@ -76,7 +76,8 @@ public final class AppleHTTPClient {
         if let dns { return dns }
         guard let created = evdns_base_new(base, EVDNS_BASE_DISABLE_WHEN_INACTIVE) else { return nil }
         // A missing or empty file leaves evdns with its default (localhost) name server.
-        _ = evdns_base_resolv_conf_parse(created, DNS_OPTIONS_ALL, configuration.resolvConfPath)
+        let options = DNS_OPTION_SEARCH | DNS_OPTION_NAMESERVERS | DNS_OPTION_MISC | DNS_OPTION_HOSTSFILE
+        _ = evdns_base_resolv_conf_parse(created, options, configuration.resolvConfPath)
         dns = created
         return created
     }

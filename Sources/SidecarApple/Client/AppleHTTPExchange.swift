@@ -170,18 +170,17 @@ final class AppleHTTPExchange {
         }
     }
 
-    /// Tells a TCP failure (never connected) from a TLS one (connected, handshake failed).
+    /// Tells a TCP failure (never connected, nothing received) from a TLS one.
     private func classifyEarlyFailure(_ bev: OpaquePointer) -> AppleHTTPFailure {
         let tcpConnected = SocketAddress.isConnected(bufferevent_getfd(bev))
-        guard client.tls != nil else { return tcpConnected ? .connectionClosed : .connectFailed }
-        var verifyResult = X509_V_OK
-        if let ssl = bufferevent_openssl_get_ssl(bev) { verifyResult = Int32(SSL_get_verify_result(ssl)) }
-        let sslError = bufferevent_get_openssl_error(bev)
-        ERR_clear_error()
-        if verifyResult != X509_V_OK || sslError != 0 || tcpConnected {
-            return .tlsHandshakeFailed(verifyResult: Int(verifyResult))
+        guard client.tls != nil, let ssl = bufferevent_openssl_get_ssl(bev) else {
+            return tcpConnected ? .connectionClosed : .connectFailed
         }
-        return .connectFailed
+        ERR_clear_error()
+        let verifyResult = SSL_get_verify_result(ssl)
+        if verifyResult != X509_V_OK { return .tlsHandshakeFailed(verifyResult: verifyResult) }
+        let peerSpoke = SSL_get_rbio(ssl).map { BIO_number_read($0) > 0 } ?? false
+        return tcpConnected || peerSpoke ? .tlsHandshakeFailed(verifyResult: 0) : .connectFailed
     }
 
     // MARK: Deadline and completion
