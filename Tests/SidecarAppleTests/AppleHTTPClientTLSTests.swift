@@ -134,13 +134,47 @@ final class AppleHTTPClientTLSTests: XCTestCase {
 
     func testUnresolvableHostFailsWithinTheDeadline() throws {
         let loop = TestLoop()
-        let client = try makeClient(
+        var client: AppleHTTPClient? = try makeClient(
             loop, "https://sidecar-test-host.invalid", caFile: nil, connectTimeout: 1.5, totalTimeout: 3)
-        let outcome = loop.run(client, AppleHTTPRequest(method: .GET, path: "/auth/keys"))
-        let failure = outcome.result?.failure
+        var failure: AppleHTTPFailure?
+        var completions = 0
+        let start = Date()
+        client?.send(AppleHTTPRequest(method: .GET, path: "/auth/keys")) { result in
+            failure = result.failure
+            completions += 1
+            client = nil  // the last reference goes away inside the completion
+        }
+        loop.drive(until: { completions > 0 })
+        for _ in 0..<5 { event_base_loop(loop.base, EVLOOP_NONBLOCK) }
         XCTAssertTrue(failure == .dnsFailure || failure == .timeout, "got \(String(describing: failure))")
-        XCTAssertLessThan(outcome.seconds, 2.5)
+        XCTAssertLessThan(Date().timeIntervalSince(start), 2.5)
+        XCTAssertEqual(completions, 1)
+        XCTAssertNil(client)
+        XCTAssertEqual(loop.registeredEvents, 0)
+    }
+
+    func testSilentNameServerIsCoveredByTheDeadline() throws {
+        // A UDP socket that receives queries and never answers them.
+        let dnsSocket = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(dnsSocket) }
+        let port = try bindLoopback(dnsSocket)
+        let resolvConf = FileManager.default.temporaryDirectory
+            .appendingPathComponent("sidecar-resolv-\(getpid()).conf")
+        try "nameserver 127.0.0.1:\(port)\n".write(to: resolvConf, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: resolvConf) }
+
+        let loop = TestLoop()
+        var client: AppleHTTPClient? = try AppleHTTPClient(base: loop.base, configuration: .init(
+            endpoint: AppleEndpoint(baseURL: "https://apple.sidecar.test"), connectTimeout: 0.5,
+            totalTimeout: 2, resolvConfPath: resolvConf.path))
+        let outcome = loop.run(try XCTUnwrap(client), AppleHTTPRequest(method: .GET, path: "/auth/keys"))
+        XCTAssertEqual(outcome.result, .failure(.timeout))
+        XCTAssertGreaterThan(outcome.seconds, 0.4)
+        XCTAssertLessThan(outcome.seconds, 1.5)
         XCTAssertEqual(outcome.completions, 1)
+        // The cancelled lookup is released with the resolver; nothing stays on the loop.
+        client = nil
+        XCTAssertEqual(loop.registeredEvents, 0)
     }
 
     func testMissingCAFileIsASetupError() throws {
@@ -154,6 +188,10 @@ final class AppleHTTPClientTLSTests: XCTestCase {
     private func closedPort() throws -> UInt16 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
+        return try bindLoopback(fd)
+    }
+
+    private func bindLoopback(_ fd: Int32) throws -> UInt16 {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian

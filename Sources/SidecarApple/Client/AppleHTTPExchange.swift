@@ -21,8 +21,10 @@ final class AppleHTTPExchange {
     private var startedAt: Double = 0
     private var decoder: ResponseDecoder
     private var selfReference: Unmanaged<AppleHTTPExchange>?
-    /// Set while `start` runs: results found then are delivered from the loop instead.
-    private var starting = false
+    /// Set inside `send` and inside libevent's resolver callback: a result found then is
+    /// delivered from the loop instead (never re-entrantly, never while evdns is on the stack,
+    /// since the completion may release the client and with it the resolver).
+    private var deliverLater = false
 
     init(client: AppleHTTPClient, requestBytes: [UInt8], completion: @escaping (AppleHTTPResult) -> Void) {
         self.client = client
@@ -37,8 +39,8 @@ final class AppleHTTPExchange {
 
     func start() {
         selfReference = Unmanaged.passRetained(self)
-        starting = true
-        defer { starting = false }
+        deliverLater = true
+        defer { deliverLater = false }
         startedAt = monotonicSeconds()
         timer = sidecar_evtimer_new(client.base, { _, _, arg in
             guard let arg else { return }
@@ -77,7 +79,10 @@ final class AppleHTTPExchange {
             lookup.finished = true
             lookup.request = nil
             guard code != EVUTIL_EAI_CANCEL, let exchange = lookup.exchange else { return }
+            let outer = exchange.deliverLater
+            exchange.deliverLater = true
             exchange.resolved(code: code, info: info)
+            exchange.deliverLater = outer
         }, box.toOpaque())
         // The callback may already have run (hosts file, immediate failure).
         if !lookup.finished { lookup.request = request }
@@ -189,7 +194,7 @@ final class AppleHTTPExchange {
         finish(.failure(pendingFailure ?? .timeout))
     }
 
-    /// Reports a failure found before any I/O started, from the loop, never from `send`.
+    /// Reports a failure from the loop's next turn (see `deliverLater`).
     private func failSoon(_ failure: AppleHTTPFailure) {
         pendingFailure = failure
         if timer != nil { return armTimer(seconds: 0) }
@@ -218,7 +223,7 @@ final class AppleHTTPExchange {
 
     private func finish(_ result: AppleHTTPResult) {
         guard let completion else { return }
-        if starting, case .failure(let failure) = result { return failSoon(failure) }
+        if deliverLater, case .failure(let failure) = result { return failSoon(failure) }
         self.completion = nil
         freeConnection()
         if let timer {
