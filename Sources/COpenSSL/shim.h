@@ -42,4 +42,5 @@ static inline const char *sidecar_kdf_param_info(void) { return OSSL_KDF_PARAM_I
 static inline long sidecar_SSL_set_tlsext_host_name(SSL *s, const char *name) { return SSL_set_tlsext_host_name(s, name); }
 static inline int sidecar_SSL_CTX_set_min_proto_version(SSL_CTX *c, int v) { return (int)SSL_CTX_set_min_proto_version(c, v); }
 static inline long sidecar_SSL_CTX_set_mode(SSL_CTX *c, long m) { return SSL_CTX_set_mode(c, m); }
+static inline uint64_t sidecar_SSL_OP_IGNORE_UNEXPECTED_EOF(void) { return SSL_OP_IGNORE_UNEXPECTED_EOF; }
 #endif
