@@ -1,5 +1,4 @@
 import ArgumentParser
-import Foundation
 import SidecarConfig
 
 /// `sidecar check` — validate a configuration, its key files and secrets (SPEC §2).
@@ -22,14 +21,13 @@ struct CheckCommand: ParsableCommand {
         do {
             loaded = try Config.load(file: config)
         } catch {
-            FileHandle.standardError.write(Data((error.description + "\n").utf8))
             let count = error.errors.count
-            FileHandle.standardError.write(Data("\(config): \(count) error\(count == 1 ? "" : "s")\n".utf8))
+            writeStandardError(error.description + "\n\(config): \(count) error\(count == 1 ? "" : "s")\n")
             throw ExitCode(1)
         }
         print(Self.summary(of: loaded), terminator: "")
         for warning in loaded.warnings {
-            FileHandle.standardError.write(Data("\(config): warning: \(warning)\n".utf8))
+            writeStandardError("\(config): warning: \(warning)\n")
         }
     }
 
