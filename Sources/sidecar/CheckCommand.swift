@@ -1,4 +1,5 @@
 import ArgumentParser
+import Glibc
 import SidecarConfig
 
 /// `sidecar check` — validate a configuration, its key files and secrets (SPEC §2).
@@ -23,7 +24,8 @@ struct CheckCommand: ParsableCommand {
         } catch {
             let count = error.errors.count
             writeStandardError(error.description + "\n\(config): \(count) error\(count == 1 ? "" : "s")\n")
-            throw ExitCode(1)
+            // Exit here: the messages are complete, the root would add its own line for a thrown ExitCode.
+            Glibc.exit(1)
         }
         print(Self.summary(of: loaded), terminator: "")
         for warning in loaded.warnings {
