@@ -21,9 +21,9 @@ public enum ChunkedDecodingError: Error, Sendable, Hashable {
 /// Trailer fields are validated, bounded and discarded.
 public struct ChunkedDecoder: Sendable {
     public struct Limits: Sendable, Hashable {
-        /// Bytes of one chunk-size line after the digits (extensions).
+        /// Bytes of one chunk-size line after the hex digits (BWS and extensions).
         public var maxExtensionBytes: Int
-        /// Bytes of the whole trailer section.
+        /// Bytes of the trailer fields, their CRLFs included.
         public var maxTrailerBytes: Int
 
         public init(maxExtensionBytes: Int = 4096, maxTrailerBytes: Int = 8192) {
@@ -81,8 +81,12 @@ public struct ChunkedDecoder: Sendable {
                     guard digits > 0 else { throw .invalidChunkSize }
                     switch c {
                     case ASCII.cr: state = .sizeLF
-                    case 0x3B: state = .chunkExtension
-                    case ASCII.sp, ASCII.htab: state = .sizeWhitespace
+                    case 0x3B:
+                        try countExtensionByte()
+                        state = .chunkExtension
+                    case ASCII.sp, ASCII.htab:
+                        try countExtensionByte()
+                        state = .sizeWhitespace
                     default: throw .invalidChunkSize
                     }
                 }
@@ -123,6 +127,8 @@ public struct ChunkedDecoder: Sendable {
             case .trailerStart:
                 if c == ASCII.cr {
                     state = .finalLF
+                } else if c == ASCII.lf {
+                    throw .missingCRLF
                 } else {
                     guard ASCII.isTokenChar(c) else { throw .invalidTrailer }
                     try countTrailerByte()
@@ -133,13 +139,17 @@ public struct ChunkedDecoder: Sendable {
                 if c == ASCII.colon { state = .trailerValue } else if !ASCII.isTokenChar(c) { throw .invalidTrailer }
             case .trailerValue:
                 if c == ASCII.cr {
+                    try countTrailerByte()
                     state = .trailerLF
+                } else if c == ASCII.lf {
+                    throw .missingCRLF
                 } else {
                     guard ASCII.isFieldValueChar(c) else { throw .invalidTrailer }
                     try countTrailerByte()
                 }
             case .trailerLF:
                 guard c == ASCII.lf else { throw .missingCRLF }
+                try countTrailerByte()
                 state = .trailerStart
             case .finalLF:
                 guard c == ASCII.lf else { throw .missingCRLF }
