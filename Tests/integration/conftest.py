@@ -167,7 +167,8 @@ class Sidecar:
         self.config_path, self.port, self.admin_port = config_path, port, admin_port
         self.out_path, self.err_path = workdir / "stdout.log", workdir / "stderr.log"
         self.stopped = False
-        cmd = [str(sidecar_binary())] + (args or ["run", "--config", str(config_path)])
+        args = args or ["run", "--config", "{config}"]
+        cmd = [str(sidecar_binary())] + [a.replace("{config}", str(config_path)) for a in args]
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
         self.pid = self.proc.pid
@@ -278,6 +279,7 @@ def base_config(upstream, keydir):
 def start_sidecar(request, base_config, tmp_path):
     """start_sidecar(overrides=None, text=None, ready=True, args=None) -> Sidecar.
 
+    `args` replaces `run --config {config}` ({config} is the written file's path).
     `overrides` is deep-merged into the base config (None removes a key); `text` replaces
     the YAML entirely. Every started sidecar is stopped after the test, and its output is
     attached to the report of a failing test.
