@@ -1,0 +1,190 @@
+/// The sidecar's configuration, read from `sidecar.yaml` (SPEC §3).
+///
+/// Build one with `Config.load(file:)` (or `Config.parse(yaml:…)` in tests). Every key of
+/// SPEC §3 is here, typed, with its documented default already applied; secrets
+/// (`env:`/`file:` references) are resolved and key files read at load time.
+public struct Config: Sendable {
+    /// The file this configuration came from (used in messages).
+    public var file: String
+
+    public var listen: ListenAddress
+    /// CIDRs of proxies in front of the sidecar whose `X-Forwarded-*` headers are honoured.
+    public var trustedProxies: [CIDR]
+    /// Serve HTTPS directly when set.
+    public var tls: TLS?
+    /// Event loops, one per thread, sharing the port.
+    public var workers: Int
+
+    public var publicURL: HTTPURL
+    public var upstream: Upstream
+    public var upstreamTimeout: TimeSpan
+    public var upstreamConnectTimeout: TimeSpan
+    public var preserveHost: Bool
+
+    public var routes: Routes
+    public var apple: Apple
+    public var session: Session
+    public var access: Access
+    public var headers: Headers
+    public var assertion: Assertion
+    public var notifications: Notifications
+    public var revocations: Revocations
+    public var admin: Admin
+    public var log: Log
+    public var limits: Limits
+
+    /// Things that load but look wrong (e.g. a public_url Apple would never accept).
+    public var warnings: [ConfigWarning]
+
+    /// `public_url` + `routes.prefix` + `/callback`: the redirect_uri registered with Apple.
+    public var redirectURI: String { publicURL.origin + routes.prefix + "/callback" }
+
+    public struct TLS: Sendable, Equatable {
+        public var certFile: String
+        public var keyFile: String
+    }
+
+    public struct Routes: Sendable, Equatable {
+        /// Where the sidecar's own endpoints live, e.g. `/.auth` (no trailing slash).
+        public var prefix: String
+    }
+
+    public struct Apple: Sendable {
+        public var teamID: String
+        /// The Services ID: audience of the web flow.
+        public var clientID: String
+        public var keyID: String
+        /// Where the key came from (`apple.private_key_file`'s path), nil when given by `apple.private_key`.
+        public var privateKeyFile: String?
+        /// The PEM text of the ES256 signing key (parsed by the crypto module).
+        public var privateKey: Secret
+        public var scopes: [String]
+        /// Bundle ids accepted on the native endpoint.
+        public var nativeAudiences: [String]
+        /// Apple's endpoints; the expected `iss` equals `baseURL.string`.
+        public var baseURL: HTTPURL
+        /// Extra trust anchors for talking to `baseURL`.
+        public var caFile: String?
+        public var jwksRefresh: TimeSpan
+        public var clientSecretTTL: TimeSpan
+        public var leeway: TimeSpan
+        public var pkce: Bool
+        public var nativeRequireNonce: Bool
+    }
+
+    public struct Session: Sendable {
+        public var cookieName: String
+        /// Cookie `Domain` attribute; nil = host-only cookie.
+        public var domain: String?
+        /// Whether cookies carry `Secure` (public_url is https or its host is loopback).
+        public var secure: Bool
+        public var lifetime: TimeSpan
+        public var idleTimeout: TimeSpan
+        public var refreshAfter: TimeSpan
+        /// How often the Apple refresh token is used to revalidate; nil = disabled (`0`).
+        public var revalidate: TimeSpan?
+        /// Key material, each ≥ 32 bytes; the first seals, all open.
+        public var secrets: [Secret]
+    }
+
+    public struct Access: Sendable, Equatable {
+        /// Lower-cased addresses.
+        public var allowedEmails: [String]
+        /// Lower-cased domains, matched exactly against the part after the single `@`.
+        public var allowedEmailDomains: [String]
+        public var allowedSubjects: [String]
+        public var allowPrivateRelay: Bool
+        /// Globs (`*`, `**`), each starting with `/`.
+        public var publicPaths: [String]
+        public var apiPaths: [String]
+        public var allowedRedirectHosts: [RedirectHost]
+    }
+
+    public struct Headers: Sendable, Equatable {
+        public var userID: String
+        public var email: String
+        public var emailVerified: String
+        public var privateEmail: String
+        public var name: String
+        public var assertion: String
+        /// More header names removed from every request.
+        public var strip: [String]
+        public var passCookie: Bool
+
+        /// Every identity header the sidecar injects (and therefore strips from clients).
+        public var identityHeaders: [String] {
+            [userID, email, emailVerified, privateEmail, name, assertion]
+        }
+    }
+
+    public struct Assertion: Sendable, Equatable {
+        public var enabled: Bool
+        /// P-256 key; nil = generate one at start.
+        public var privateKeyFile: String?
+        /// The JWT `aud`; defaults to public_url's origin.
+        public var audience: String
+        public var ttl: TimeSpan
+    }
+
+    public struct Notifications: Sendable, Equatable {
+        /// Where verified Apple account events are POSTed; nil = not forwarded.
+        public var forwardTo: HTTPURL?
+    }
+
+    public struct Revocations: Sendable, Equatable {
+        public var store: RevocationStore
+    }
+
+    public struct Admin: Sendable, Equatable {
+        public var listen: ListenAddress
+    }
+
+    public struct Log: Sendable, Equatable {
+        public var format: LogFormat
+        public var level: LogLevel
+        public var access: Bool
+        /// Log emails only when true.
+        public var pii: Bool
+    }
+
+    public struct Limits: Sendable, Equatable {
+        public var maxHeaderBytes: Int
+        public var maxBodyBytes: Int
+        /// 0 = unlimited.
+        public var maxUploadBytes: Int
+        public var headerTimeout: TimeSpan
+        public var idleTimeout: TimeSpan
+        public var maxConnections: Int
+    }
+}
+
+public enum RevocationStore: Sendable, Equatable, CustomStringConvertible {
+    case memory
+    case file(path: String)
+    case redis(host: String, port: UInt16, database: Int)
+
+    public var description: String {
+        switch self {
+        case .memory: return "memory"
+        case .file(let path): return "file:\(path)"
+        case .redis(let host, let port, let database):
+            return "redis://\(HostName.bracketed(host)):\(port)/\(database)"
+        }
+    }
+}
+
+public enum LogFormat: String, Sendable, Equatable, CaseIterable {
+    case json, text
+}
+
+public enum LogLevel: String, Sendable, Equatable, CaseIterable {
+    case trace, debug, info, notice, warning, error, critical
+}
+
+/// An `access.allowed_redirect_hosts` entry; a bare `host` means port 443.
+public struct RedirectHost: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var port: UInt16
+
+    public var description: String { "\(HostName.bracketed(host)):\(port)" }
+}

@@ -1,0 +1,65 @@
+/// One problem found in a configuration file, located by key path, line and column.
+///
+/// `description` reads `sidecar.yaml:12:3: limits.header_timeout: invalid duration "10x" (…)`.
+/// Messages never contain secret values.
+public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// The file is not well-formed YAML (or cannot be read at all).
+        case invalidYAML
+        case unknownKey
+        case duplicateKey
+        case missingKey
+        /// E.g. a list where a string belongs.
+        case wrongType
+        case invalidValue
+        /// An `env:`/`file:` secret or a key file that cannot be resolved.
+        case unresolvable
+        /// Keys that are each fine but contradict one another.
+        case conflict
+    }
+
+    public var kind: Kind
+    public var file: String
+    /// Dotted key path, e.g. `limits.header_timeout` or `session.secrets[1]`; empty for the document.
+    public var path: String
+    public var line: Int?
+    public var column: Int?
+    public var message: String
+
+    public init(kind: Kind, file: String, path: String, line: Int?, column: Int?, message: String) {
+        self.kind = kind
+        self.file = file
+        self.path = path
+        self.line = line
+        self.column = column
+        self.message = message
+    }
+
+    public var description: String {
+        var text = file
+        if let line {
+            text += ":\(line)"
+            if let column { text += ":\(column)" }
+        }
+        text += ": "
+        if !path.isEmpty { text += "\(path): " }
+        return text + message
+    }
+}
+
+/// Every problem found while loading a configuration, in file order.
+public struct ConfigErrors: Error, Sendable, CustomStringConvertible {
+    public var errors: [ConfigError]
+
+    public init(_ errors: [ConfigError]) { self.errors = errors }
+
+    public var description: String { errors.map(\.description).joined(separator: "\n") }
+}
+
+/// A configuration that loads but is probably not what the operator wants.
+public struct ConfigWarning: Sendable, Equatable, CustomStringConvertible {
+    public var path: String
+    public var message: String
+
+    public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+}

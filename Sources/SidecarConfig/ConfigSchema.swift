@@ -1,0 +1,374 @@
+import Foundation
+
+/// The keys of SPEC §3, their defaults and the rules between them.
+///
+/// Reading a key declares it; values that fail are reported by the reader and the key falls
+/// back to its default so that later rules still run and every error is collected.
+struct ConfigSchema {
+    let reader: ConfigReader
+    let file: String
+    let environment: [String: String]
+    let baseDirectory: String
+    private var warnings: [ConfigWarning] = []
+
+    init(reader: ConfigReader, file: String, environment: [String: String], baseDirectory: String) {
+        self.reader = reader
+        self.file = file
+        self.environment = environment
+        self.baseDirectory = baseDirectory
+    }
+
+    static let appleBaseURL = "https://appleid.apple.com"
+
+    mutating func read() -> Config? {
+        let root = reader.root
+        let listen = root.value("listen", default: .tcp(host: "127.0.0.1", port: 8080)) {
+            ListenAddress.parse($0, baseDirectory: baseDirectory)
+        }
+        let trustedProxies = root.list("trusted_proxies", default: [], Parse.cidr)
+        let tls = readTLS(root.section("tls"))
+        let workers = root.value("workers", default: Parse.defaultWorkers, Parse.workers)
+        let publicURL = readPublicURL(root)
+        let upstream = root.required("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
+        let upstreamTimeout = root.value("upstream_timeout", default: .seconds(60), Parse.positiveDuration)
+        let upstreamConnectTimeout = root.value("upstream_connect_timeout", default: .seconds(5), Parse.positiveDuration)
+        let preserveHost = root.bool("preserve_host", default: false)
+        let routes = Config.Routes(prefix: root.section("routes").value("prefix", default: "/.auth", Names.routePrefix))
+        let apple = readApple(root.section("apple"), publicURL: publicURL)
+        let session = readSession(root.section("session"), publicURL: publicURL)
+        let access = readAccess(root.section("access"))
+        let headers = readHeaders(root.section("headers"))
+        let assertion = readAssertion(root.section("assertion"), publicURL: publicURL)
+        let notifications = Config.Notifications(forwardTo: root.section("notifications").optional("forward_to") {
+            HTTPURL.parse($0, allowPath: true, allowQuery: true)
+        })
+        let revocations = Config.Revocations(store: root.section("revocations").value(
+            "store", default: .memory, Parse.revocationStore(baseDirectory: baseDirectory)))
+        let admin = Config.Admin(listen: root.section("admin").value("listen", default: .tcp(host: "127.0.0.1", port: 9090)) {
+            ListenAddress.parse($0, baseDirectory: baseDirectory)
+        })
+        let log = readLog(root.section("log"))
+        let limits = readLimits(root.section("limits"))
+
+        guard let publicURL, let upstream, let apple, let session else { return nil }
+        return Config(
+            file: file, listen: listen, trustedProxies: trustedProxies, tls: tls, workers: workers,
+            publicURL: publicURL, upstream: upstream, upstreamTimeout: upstreamTimeout,
+            upstreamConnectTimeout: upstreamConnectTimeout, preserveHost: preserveHost, routes: routes,
+            apple: apple, session: session, access: access, headers: headers, assertion: assertion,
+            notifications: notifications, revocations: revocations, admin: admin, log: log, limits: limits,
+            warnings: warnings)
+    }
+
+    // MARK: Sections
+
+    private func readTLS(_ tls: Section) -> Config.TLS? {
+        let readable = { (text: String) -> Result<String, ValueError> in
+            Parse.path(baseDirectory: baseDirectory)(text).flatMap { path in
+                FilePath.checkReadable(path).map { .failure($0) } ?? .success(path)
+            }
+        }
+        let certFile = tls.optional("cert_file", readable)
+        let keyFile = tls.optional("key_file", readable)
+        let certSet = tls.contains("cert_file"), keySet = tls.contains("key_file")
+        if certSet != keySet {
+            tls.requireMissing(certSet ? "key_file" : "cert_file", because: "tls needs both cert_file and key_file")
+        }
+        guard let certFile, let keyFile else { return nil }
+        return Config.TLS(certFile: certFile, keyFile: keyFile)
+    }
+
+    private func readPublicURL(_ root: Section) -> HTTPURL? {
+        guard let url = root.required("public_url", { HTTPURL.parse($0, allowPath: false, allowQuery: false) }) else {
+            return nil
+        }
+        if !url.isHTTPS && !url.isLoopback {
+            reader.report(.invalidValue, "public_url", at: root.location(of: "public_url"),
+                          "plain http is only allowed on loopback hosts (localhost, 127.0.0.0/8, [::1]): "
+                          + "Apple's cross-site form_post could never carry the state cookie back (use https)")
+            return nil
+        }
+        return url
+    }
+
+    private mutating func readApple(_ apple: Section, publicURL: HTTPURL?) -> Config.Apple? {
+        let teamID = apple.required("team_id") { Names.appleID($0, what: "team id") }
+        let clientID = apple.required("client_id") { Names.bundleID($0, what: "client id (Services ID)") }
+        let keyID = apple.required("key_id") { Names.appleID($0, what: "key id") }
+        let (privateKeyFile, privateKey) = readApplePrivateKey(apple)
+        let scopes = apple.list("scopes", default: ["name", "email"]) { scope in
+            ["name", "email"].contains(scope) ? .success(scope)
+                : .failure(ValueError("unknown scope \(quoted(scope)) (Apple offers name and email)"))
+        }
+        if Set(scopes).count != scopes.count {
+            reader.report(.invalidValue, "apple.scopes", at: apple.location(of: "scopes"), "lists a scope twice")
+        }
+        let nativeAudiences = apple.list("native_audiences", default: []) { Names.bundleID($0, what: "bundle id") }
+        let baseURL = readAppleBaseURL(apple)
+        let caFile = apple.optional("ca_file") { text in
+            Parse.path(baseDirectory: baseDirectory)(text).flatMap { path in
+                FilePath.checkReadable(path).map { .failure($0) } ?? .success(path)
+            }
+        }
+        let jwksRefresh = apple.value("jwks_refresh", default: .hours(1), Parse.positiveDuration)
+        let clientSecretTTL = apple.value("client_secret_ttl", default: .hours(1)) { text in
+            Parse.positiveDuration(text).flatMap { ttl in
+                ttl <= .days(180) ? .success(ttl)
+                    : .failure(ValueError("\(quoted(text)) is longer than Apple's maximum of 180d"))
+            }
+        }
+        let leeway = apple.value("leeway", default: .seconds(60)) { text in
+            Parse.duration(text).flatMap { span in
+                span <= .minutes(10) ? .success(span)
+                    : .failure(ValueError("\(quoted(text)) is too lenient a clock skew (at most 10m)"))
+            }
+        }
+        let pkce = apple.bool("pkce", default: true)
+        let nativeRequireNonce = apple.bool("native_require_nonce", default: false)
+
+        if !nativeAudiences.isEmpty && !nativeRequireNonce {
+            warnings.append(ConfigWarning(
+                path: "apple.native_require_nonce",
+                message: "false while native_audiences are configured: a native identity token can be replayed until it expires"))
+        }
+        if let publicURL, baseURL.description == Self.appleBaseURL,
+           !publicURL.isHTTPS || publicURL.isLoopback || HostName.isIPLiteral(publicURL.host) {
+            warnings.append(ConfigWarning(
+                path: "public_url",
+                message: "\(publicURL.origin) could never be registered with Apple (Apple requires https and a "
+                    + "domain name, not an IP or localhost); set apple.base_url to an emulator to test locally"))
+        }
+
+        guard let teamID, let clientID, let keyID, let privateKey else { return nil }
+        return Config.Apple(
+            teamID: teamID, clientID: clientID, keyID: keyID, privateKeyFile: privateKeyFile,
+            privateKey: privateKey, scopes: scopes, nativeAudiences: nativeAudiences, baseURL: baseURL,
+            caFile: caFile, jwksRefresh: jwksRefresh, clientSecretTTL: clientSecretTTL, leeway: leeway,
+            pkce: pkce, nativeRequireNonce: nativeRequireNonce)
+    }
+
+    /// Exactly one of `private_key_file` and `private_key` (which may be `env:`/`file:`).
+    private func readApplePrivateKey(_ apple: Section) -> (file: String?, key: Secret?) {
+        let hasFile = apple.contains("private_key_file"), hasInline = apple.contains("private_key")
+        if hasFile && hasInline {
+            reader.report(.conflict, "apple.private_key", at: apple.location(of: "private_key"),
+                          "set either apple.private_key_file or apple.private_key, not both")
+            _ = apple.optional("private_key_file", Parse.nonEmpty)
+            _ = apple.optional("private_key", Parse.nonEmpty)
+            return (nil, nil)
+        }
+        if hasInline {
+            let key = apple.optional("private_key") { text in
+                Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap(Self.checkPEM)
+            }
+            _ = apple.optional("private_key_file", Parse.nonEmpty)
+            return (nil, key)
+        }
+        guard hasFile else {
+            _ = apple.optional("private_key", Parse.nonEmpty)
+            apple.requireMissing("private_key_file", because: "or apple.private_key: the .p8 key that signs client secrets")
+            return (nil, nil)
+        }
+        var path: String?
+        let key = apple.optional("private_key_file") { text in
+            Parse.path(baseDirectory: baseDirectory)(text).flatMap { resolved in
+                path = resolved
+                return FilePath.contents(resolved, limit: 64 * 1024)
+                    .map { Secret(bytes: $0, source: "file:\(resolved)") }
+                    .flatMap(Self.checkPEM)
+            }
+        }
+        return (path, key)
+    }
+
+    private static func checkPEM(_ key: Secret) -> Result<Secret, ValueError> {
+        let text = key.string
+        let looksLikePEM = ["PRIVATE KEY", "EC PRIVATE KEY"].contains { label in
+            text.contains("-----BEGIN \(label)-----") && text.contains("-----END \(label)-----")
+        }
+        return looksLikePEM ? .success(key) : .failure(ValueError(
+            "\(key.source) is not a PEM private key (expected -----BEGIN PRIVATE KEY-----, as in Apple's AuthKey_<key id>.p8)"))
+    }
+
+    private func readAppleBaseURL(_ apple: Section) -> HTTPURL {
+        let fallback = HTTPURL(scheme: "https", host: "appleid.apple.com", port: 443, path: "", query: "")
+        return apple.value("base_url", default: fallback) { text in
+            HTTPURL.parse(text, allowPath: true, allowQuery: false).flatMap { url in
+                url.isHTTPS || url.isLoopback ? .success(url)
+                    : .failure(ValueError("\(quoted(text)) must be https unless its host is loopback"))
+            }
+        }
+    }
+
+    private mutating func readSession(_ session: Section, publicURL: HTTPURL?) -> Config.Session? {
+        let secure = publicURL.map { $0.isHTTPS || $0.isLoopback } ?? true
+        let domain = session.optional("domain") { text -> Result<String, ValueError> in
+            var lower = text.lowercased()
+            if lower.hasPrefix(".") { lower.removeFirst() }
+            guard HostName.isValidDNSName(lower), !lower.hasSuffix(".") else {
+                return .failure(ValueError("invalid cookie domain \(quoted(text)) (e.g. example.com)"))
+            }
+            if let host = publicURL?.host, host != lower, !host.hasSuffix("." + lower) {
+                return .failure(ValueError("public_url's host \(quoted(host)) is not within \(quoted(lower)): browsers would refuse the cookie"))
+            }
+            return .success(lower)
+        }
+        // A Domain rules out the __Host- prefix; __Secure- keeps the "set only over https" guarantee.
+        // (Every public_url that loads is secure, as plain http is refused off loopback.)
+        let defaultName = !secure ? "sidecar" : session.contains("domain") ? "__Secure-sidecar" : "__Host-sidecar"
+        let cookieName = session.value("cookie_name", default: defaultName) { text in
+            Names.cookieName(text).flatMap { name in
+                name.hasPrefix("__Host-") && session.contains("domain")
+                    ? .failure(ValueError("a __Host- cookie cannot have a Domain; drop session.domain or the prefix", kind: .conflict))
+                    : .success(name)
+            }
+        }
+        let lifetime = session.value("lifetime", default: .days(7), Parse.positiveDuration)
+        let idleTimeout = session.value("idle_timeout", default: .hours(24), Parse.positiveDuration)
+        let refreshAfter = session.value("refresh_after", default: .hours(1), Parse.positiveDuration)
+        let revalidate = session.value("revalidate", default: .hours(24), Parse.duration)
+        if refreshAfter >= idleTimeout {
+            reader.report(.conflict, "session.refresh_after", at: session.location(of: "refresh_after"),
+                          "must be shorter than session.idle_timeout (\(idleTimeout)), or active sessions would expire")
+        }
+        if idleTimeout > lifetime {
+            warnings.append(ConfigWarning(path: "session.idle_timeout",
+                                          message: "longer than session.lifetime (\(lifetime)): it never takes effect"))
+        }
+        let secrets = readSessionSecrets(session)
+        guard let secrets else { return nil }
+        return Config.Session(
+            cookieName: cookieName, domain: domain, secure: secure, lifetime: lifetime, idleTimeout: idleTimeout,
+            refreshAfter: refreshAfter, revalidate: revalidate.isZero ? nil : revalidate, secrets: secrets)
+    }
+
+    /// Each secret must be base64 (standard or URL-safe) of at least 32 bytes, as printed by
+    /// `sidecar secret`; raw passphrases are refused because their entropy is unknown.
+    private mutating func readSessionSecrets(_ session: Section) -> [Secret]? {
+        guard session.contains("secrets") else {
+            session.requireMissing("secrets", because: "e.g. [env:SIDECAR_COOKIE_SECRET]; generate one with `sidecar secret`")
+            return nil
+        }
+        var failed = false
+        let secrets = session.optionalList("secrets") { text -> Result<Secret, ValueError> in
+            let result = Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { secret in
+                let trimmed = secret.string.trimmingCharacters(in: .whitespaces)
+                guard let decoded = Base64.decode(trimmed) else {
+                    return Result<Secret, ValueError>.failure(ValueError(
+                        "secret from \(secret.source) is not base64 (generate one with `sidecar secret`)"))
+                }
+                guard decoded.count >= 32 else {
+                    return .failure(ValueError(
+                        "secret from \(secret.source) decodes to \(decoded.count) bytes; at least 32 are needed (generate one with `sidecar secret`)"))
+                }
+                return .success(Secret(bytes: decoded, source: secret.source))
+            }
+            if case .failure = result { failed = true }
+            return result
+        }
+        guard let secrets, !failed else { return nil }
+        guard !secrets.isEmpty else {
+            reader.report(.invalidValue, "session.secrets", at: session.location(of: "secrets"),
+                          "needs at least one secret (generate one with `sidecar secret`)")
+            return nil
+        }
+        if Set(secrets.map(\.bytes)).count != secrets.count {
+            warnings.append(ConfigWarning(path: "session.secrets", message: "lists the same secret more than once"))
+        }
+        if secrets.contains(where: { $0.source == "inline" }) {
+            warnings.append(ConfigWarning(path: "session.secrets",
+                                          message: "holds a secret inline; prefer env:NAME or file:/path"))
+        }
+        return secrets
+    }
+
+    private func readAccess(_ access: Section) -> Config.Access {
+        Config.Access(
+            allowedEmails: access.list("allowed_emails", default: [], Names.email),
+            allowedEmailDomains: access.list("allowed_email_domains", default: [], Names.emailDomain),
+            allowedSubjects: access.list("allowed_subjects", default: [], Parse.nonEmpty),
+            allowPrivateRelay: access.bool("allow_private_relay", default: true),
+            publicPaths: access.list("public_paths", default: [], Names.pathGlob),
+            apiPaths: access.list("api_paths", default: [], Names.pathGlob),
+            allowedRedirectHosts: access.list("allowed_redirect_hosts", default: [], Names.redirectHost))
+    }
+
+    /// Headers the sidecar sets or relies on itself: an identity header may not reuse them.
+    private static let managedHeaders: Set<String> = [
+        "host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer",
+        "cookie", "set-cookie", "authorization", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host",
+        "x-request-id",
+    ]
+
+    private func readHeaders(_ headers: Section) -> Config.Headers {
+        let identityKeys = [
+            ("user_id", "X-Auth-User-Id"), ("email", "X-Auth-Email"), ("email_verified", "X-Auth-Email-Verified"),
+            ("private_email", "X-Auth-Private-Email"), ("name", "X-Auth-Name"), ("assertion", "X-Auth-Assertion"),
+        ]
+        var seen: [String: String] = [:]
+        var names: [String] = []
+        for (key, fallback) in identityKeys {
+            let name = headers.value(key, default: fallback) { text in
+                Names.headerName(text).flatMap { name in
+                    Self.managedHeaders.contains(name.lowercased())
+                        ? .failure(ValueError("\(quoted(name)) is managed by the sidecar and cannot carry identity"))
+                        : .success(name)
+                }
+            }
+            // Identity headers are stripped case-insensitively and in their underscore spelling.
+            let canonical = name.lowercased().replacingOccurrences(of: "_", with: "-")
+            if let other = seen[canonical] {
+                reader.report(.conflict, "headers.\(key)", at: headers.location(of: key),
+                              "\(quoted(name)) is already used by headers.\(other)")
+            }
+            seen[canonical] = key
+            names.append(name)
+        }
+        let strip = headers.list("strip", default: []) { text in
+            Names.headerName(text).flatMap { name in
+                ["host", "content-length", "transfer-encoding"].contains(name.lowercased())
+                    ? .failure(ValueError("\(quoted(name)) frames the request and cannot be stripped"))
+                    : .success(name)
+            }
+        }
+        return Config.Headers(
+            userID: names[0], email: names[1], emailVerified: names[2], privateEmail: names[3], name: names[4],
+            assertion: names[5], strip: strip, passCookie: headers.bool("pass_cookie", default: false))
+    }
+
+    private func readAssertion(_ assertion: Section, publicURL: HTTPURL?) -> Config.Assertion {
+        let enabled = assertion.bool("enabled", default: false)
+        let keyFile = assertion.optional("private_key_file") { text in
+            Parse.path(baseDirectory: baseDirectory)(text).flatMap { path in
+                // Generated at start when the file does not exist yet; an existing one must be readable.
+                guard FilePath.exists(path) else {
+                    return FilePath.exists(FilePath.directory(of: path)) ? .success(path)
+                        : .failure(ValueError("directory of \(quoted(path)) does not exist", kind: .unresolvable))
+                }
+                return FilePath.checkReadable(path).map { .failure($0) } ?? .success(path)
+            }
+        }
+        return Config.Assertion(
+            enabled: enabled, privateKeyFile: keyFile,
+            audience: assertion.value("audience", default: publicURL?.origin ?? "", Parse.nonEmpty),
+            ttl: assertion.value("ttl", default: .seconds(60), Parse.positiveDuration))
+    }
+
+    private func readLog(_ log: Section) -> Config.Log {
+        Config.Log(
+            format: log.value("format", default: .json, Parse.oneOf(LogFormat.self)),
+            level: log.value("level", default: .info, Parse.oneOf(LogLevel.self)),
+            access: log.bool("access", default: true),
+            pii: log.bool("pii", default: false))
+    }
+
+    private func readLimits(_ limits: Section) -> Config.Limits {
+        Config.Limits(
+            maxHeaderBytes: limits.value("max_header_bytes", default: 16 << 10, Parse.byteSize(in: (1 << 10)...(1 << 20))),
+            maxBodyBytes: limits.value("max_body_bytes", default: 1 << 20, Parse.byteSize(in: (1 << 10)...(1 << 30))),
+            maxUploadBytes: limits.value("max_upload_bytes", default: 0, Parse.byteSize),
+            headerTimeout: limits.value("header_timeout", default: .seconds(10), Parse.positiveDuration),
+            idleTimeout: limits.value("idle_timeout", default: .seconds(60), Parse.positiveDuration),
+            maxConnections: limits.value("max_connections", default: 10_000, Parse.integer(in: 1...1_000_000)))
+    }
+}

@@ -1,1 +1,0 @@
-// SidecarConfig module — see README "Architecture".

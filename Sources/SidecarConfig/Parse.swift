@@ -1,0 +1,123 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Value parsers used by the schema; each failure message names what was expected.
+enum Parse {
+    static func duration(_ text: String) -> Result<TimeSpan, ValueError> {
+        guard let span = TimeSpan(parsing: text) else {
+            return .failure(ValueError("invalid duration \(quoted(text)) (use e.g. 90s, 15m, 24h, 7d)"))
+        }
+        return .success(span)
+    }
+
+    static func positiveDuration(_ text: String) -> Result<TimeSpan, ValueError> {
+        duration(text).flatMap { span in
+            span.isZero ? .failure(ValueError("must be longer than 0 (use e.g. 90s, 15m, 24h, 7d)")) : .success(span)
+        }
+    }
+
+    static func byteSize(_ text: String) -> Result<Int, ValueError> {
+        guard let bytes = ByteSize.parse(text) else {
+            return .failure(ValueError("invalid size \(quoted(text)) (use e.g. 512, 16KiB, 10MiB)"))
+        }
+        return .success(bytes)
+    }
+
+    static func byteSize(in range: ClosedRange<Int>) -> (String) -> Result<Int, ValueError> {
+        { text in
+            byteSize(text).flatMap { bytes in
+                range.contains(bytes) ? .success(bytes)
+                    : .failure(ValueError("\(quoted(text)) is out of range (\(ByteSize.format(range.lowerBound))–\(ByteSize.format(range.upperBound)))"))
+            }
+        }
+    }
+
+    static func integer(in range: ClosedRange<Int>) -> (String) -> Result<Int, ValueError> {
+        { text in
+            guard let value = Int(text) else { return .failure(ValueError("expected a whole number, found \(quoted(text))")) }
+            guard range.contains(value) else {
+                return .failure(ValueError("\(value) is out of range (\(range.lowerBound)–\(range.upperBound))"))
+            }
+            return .success(value)
+        }
+    }
+
+    static let maxWorkers = 256
+
+    /// One event loop per online core, within 1…256.
+    static var defaultWorkers: Int { min(max(Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), 1), maxWorkers) }
+
+    static func workers(_ text: String) -> Result<Int, ValueError> {
+        text == "auto" ? .success(defaultWorkers) : integer(in: 1...maxWorkers)(text)
+    }
+
+    static func cidr(_ text: String) -> Result<CIDR, ValueError> {
+        if let block = CIDR(text) { return .success(block) }
+        if let masked = CIDR(text, maskingHostBits: true) {
+            return .failure(ValueError("\(quoted(text)) has host bits set (did you mean \(quoted(masked.description))?)"))
+        }
+        return .failure(ValueError("invalid CIDR \(quoted(text)) (use e.g. 10.0.0.0/8, 192.168.1.7 or fd00::/8)"))
+    }
+
+    static func oneOf<T: RawRepresentable & CaseIterable>(_ type: T.Type) -> (String) -> Result<T, ValueError>
+    where T.RawValue == String {
+        { text in
+            guard let value = T(rawValue: text) else {
+                let choices = T.allCases.map(\.rawValue).joined(separator: ", ")
+                return .failure(ValueError("invalid value \(quoted(text)) (one of: \(choices))"))
+            }
+            return .success(value)
+        }
+    }
+
+    static func nonEmpty(_ text: String) -> Result<String, ValueError> {
+        guard !text.isEmpty, !text.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7f...0x9f).contains($0.value) }) else {
+            return .failure(ValueError("expected a non-empty value without control characters"))
+        }
+        return .success(text)
+    }
+
+    /// A path to a file other modules open later; relative to the config's directory.
+    static func path(baseDirectory: String) -> (String) -> Result<String, ValueError> {
+        { text in nonEmpty(text).map { FilePath.resolve($0, against: baseDirectory) } }
+    }
+
+    static func revocationStore(baseDirectory: String) -> (String) -> Result<RevocationStore, ValueError> {
+        { text in
+            if text == "memory" { return .success(.memory) }
+            if text.hasPrefix("file:") {
+                let path = String(text.dropFirst(5))
+                guard !path.isEmpty else { return .failure(ValueError("file: needs a path, e.g. file:/var/lib/sidecar/revocations")) }
+                return .success(.file(path: FilePath.resolve(path, against: baseDirectory)))
+            }
+            if text.hasPrefix("redis://") { return redis(text) }
+            return .failure(ValueError("invalid store \(quoted(text)) (memory, file:/path or redis://host:port/db)"))
+        }
+    }
+
+    private static func redis(_ text: String) -> Result<RevocationStore, ValueError> {
+        let usage = ValueError("invalid redis address \(quoted(text)) (redis://host[:port][/db])")
+        var rest = text.dropFirst("redis://".count)
+        guard !rest.contains("@") else { return .failure(ValueError("redis address must not carry credentials")) }
+        var database = 0
+        if let slash = rest.firstIndex(of: "/") {
+            let dbText = rest[rest.index(after: slash)...]
+            if !dbText.isEmpty {
+                guard dbText.count <= 5, let parsed = Int(dbText), parsed >= 0 else { return .failure(usage) }
+                database = parsed
+            }
+            rest = rest[..<slash]
+        }
+        guard let (rawHost, portText) = HostName.splitHostPort(String(rest)),
+              let host = HostName.normalized(rawHost, allowUnderscore: true) else { return .failure(usage) }
+        var port: UInt16 = 6379
+        if let portText {
+            guard let parsed = HostName.port(portText, allowZero: false) else { return .failure(usage) }
+            port = parsed
+        }
+        return .success(.redis(host: host, port: port, database: database))
+    }
+}

@@ -1,1 +1,0 @@
-// SidecarHTTP module — see README "Architecture".

@@ -1,6 +1,0 @@
-import XCTest
-@testable import SidecarConfig
-
-final class SidecarConfigSmokeTests: XCTestCase {
-    func testModuleLinks() {}
-}

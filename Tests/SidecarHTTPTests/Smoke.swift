@@ -1,6 +1,0 @@
-import XCTest
-@testable import SidecarHTTP
-
-final class SidecarHTTPSmokeTests: XCTestCase {
-    func testModuleLinks() {}
-}
