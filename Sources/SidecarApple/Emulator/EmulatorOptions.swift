@@ -57,6 +57,7 @@ public enum EmulatorConfigurationError: Error, Equatable, CustomStringConvertibl
     case invalidClientKey(String)
     case invalidIssuer(String)
     case keys(String)
+    case usersFile(String)
 
     public var description: String {
         switch self {
@@ -66,6 +67,7 @@ public enum EmulatorConfigurationError: Error, Equatable, CustomStringConvertibl
         case .invalidClientKey(let text): "invalid client key: \(text)"
         case .invalidIssuer(let text): "invalid issuer \"\(text)\": expected an http(s) URL without trailing slash"
         case .keys(let text): "signing keys: \(text)"
+        case .usersFile(let text): "users file: \(text)"
         }
     }
 }
