@@ -67,5 +67,6 @@ let package = Package(
         .testTarget(name: "SidecarCryptoTests", dependencies: ["SidecarCrypto"]),
         .testTarget(name: "SidecarHTTPTests", dependencies: ["SidecarHTTP"]),
         .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig"]),
+        .testTarget(name: "SidecarEmulatorTests", dependencies: ["SidecarApple"]),
     ]
 )

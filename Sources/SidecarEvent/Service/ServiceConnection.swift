@@ -78,8 +78,9 @@ final class ServiceConnection {
         close()
     }
 
+    /// Also called spuriously (a socket that became writable with nothing queued), hence the check.
     private func drained() {
-        if case .closing = phase { close() }
+        if case .closing = phase { finishIfFlushed() }
     }
 
     private func deadlinePassed() {
