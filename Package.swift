@@ -68,5 +68,6 @@ let package = Package(
         .testTarget(name: "SidecarHTTPTests", dependencies: ["SidecarHTTP"]),
         .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig"]),
         .testTarget(name: "SidecarAppleTests", dependencies: ["SidecarApple"], exclude: ["Fixtures"]),
+        .testTarget(name: "SidecarEmulatorTests", dependencies: ["SidecarApple"]),
     ]
 )

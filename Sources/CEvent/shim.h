@@ -18,6 +18,9 @@
 #include <unistd.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 
 #include <event2/event.h>
 #include <event2/buffer.h>
@@ -37,4 +40,10 @@ static inline struct event *sidecar_evsignal_new(struct event_base *b, int sig, 
     return event_new(b, sig, EV_SIGNAL | EV_PERSIST, cb, arg);
 }
 static inline int sidecar_errno(void) { return errno; }
+// Proxy additions.
+static inline int sidecar_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+static inline int sidecar_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {
+    extern int accept4(int, struct sockaddr *, socklen_t *, int);  // _GNU_SOURCE-only in glibc
+    return accept4(fd, addr, len, flags);
+}
 #endif

@@ -12,6 +12,7 @@ struct SidecarCommand: ParsableCommand {
         subcommands: [
             SecretCommand.self,
             CheckCommand.self,
+            EmulatorCommand.self,
         ]
     )
 

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Proxy benchmark (SPEC §8) — not a test. On this machine, in one run, wrk against:
+#   direct  : nginx `return 200` (the upstream itself, 1 worker, access_log off)
+#   nginx   : nginx 1 worker proxy_pass to it (keepalive 64, HTTP/1.1 upstream)
+#   sidecar : the release-built sidecar (workers: 1, log.access: false, public_paths: /**)
+# in ROUNDS alternating rounds; prints req/s and p99 per case (median of rounds), the ratio
+# sidecar/nginx, the p99 the sidecar adds over direct, and RSS holding 1,000 idle keep-alive
+# connections.
+#
+# Env: ROUNDS [3], DURATION [10s], CONNS [50], THREADS [1], IDLE_CONNS [1000],
+#      BENCH_PIN [1] (wrk on CPU 1, servers on CPU 0), SIDECAR_BIN [release build],
+#      BENCH_CASES ["direct nginx sidecar"].
+# More cases: put files in Benchmarks/cases.d/*.sh; each appends its name to CASES and defines
+#   case_<name>     sets CASE_PORT (and CASE_PIDS) of a server it started once, in front of
+#                   $UP_PORT, when the file was sourced
+#   wrk_args_<name> (optional) prints extra wrk args one per line, e.g. -H and
+#                   "Cookie: ..." for the authenticated case (valid session cookie)
+# using the helpers below (write_sidecar_config, start_sidecar_with).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib/deps.sh
+ensure_bench_deps
+
+ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10s}; CONNS=${CONNS:-50}; THREADS=${THREADS:-1}
+IDLE_CONNS=${IDLE_CONNS:-1000}; BENCH_PIN=${BENCH_PIN:-1}
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+
+if [ -z "${SIDECAR_BIN:-}" ] && [[ " ${BENCH_CASES:-sidecar} " == *" sidecar "* ]]; then
+  echo "== swift build -c release --product sidecar"
+  swift build -c release --product sidecar >/dev/null
+  SIDECAR_BIN=$(swift build -c release --show-bin-path)/sidecar
+fi
+
+WORK=$(mktemp -d /tmp/proxy-bench.XXXXXX)
+PIDS=()
+cleanup() {
+  local p
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+server_cpu() { if [ "$BENCH_PIN" = 1 ]; then taskset -c 0 "$@"; else "$@"; fi; }
+client_cpu() { if [ "$BENCH_PIN" = 1 ]; then taskset -c 1 "$@"; else "$@"; fi; }
+wait_port() {  # wait_port PORT [PATH]: until an HTTP GET answers
+  local i
+  for i in $(seq 1 200); do
+    if python3 - "$1" "${2:-/}" <<'EOF' 2>/dev/null; then return 0; fi
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1)
+s.sendall(("GET %s HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n" % sys.argv[2]).encode())
+sys.exit(0 if s.recv(12).startswith(b"HTTP/1.1 200") else 1)
+EOF
+    sleep 0.05
+  done
+  echo "server on port $1 did not come up" >&2; return 1
+}
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+
+# -- nginx -----------------------------------------------------------------------------------
+nginx_conf() {  # nginx_conf NAME SERVER_BLOCK_BODY HTTP_EXTRA PORT → prints its directory
+  local dir="$WORK/$1"; mkdir -p "$dir/logs"
+  cat >"$dir/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+events { worker_connections 8192; }
+http {
+  access_log off;
+  client_body_temp_path $dir/body; proxy_temp_path $dir/proxy;
+  fastcgi_temp_path $dir/fcgi; uwsgi_temp_path $dir/uwsgi; scgi_temp_path $dir/scgi;
+  keepalive_requests 1000000;
+  ${3:-}
+  server {
+    listen 127.0.0.1:$4 reuseport;
+    $2
+  }
+}
+EOF
+  echo "$dir"
+}
+start_nginx() {  # start_nginx DIR → sets NGINX_PID (master)
+  server_cpu nginx -p "$1" -c "$1/nginx.conf" -e "$1/logs/error.log" &
+  NGINX_PID=$!; PIDS+=("$NGINX_PID")
+}
+nginx_worker_pid() { pgrep -P "$1" | head -1; }
+
+# -- sidecar ---------------------------------------------------------------------------------
+APPLE_KEY="$WORK/AuthKey_BENCH12345.p8"
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$APPLE_KEY" 2>/dev/null
+SESSION_SECRET=$(openssl rand -base64 32)
+
+write_sidecar_config() {  # write_sidecar_config FILE PORT ADMIN_PORT PUBLIC_PATHS_YAML_LIST
+  cat >"$1" <<EOF
+listen: 127.0.0.1:$2
+public_url: http://127.0.0.1:$2
+upstream: http://127.0.0.1:$UP_PORT
+workers: 1
+apple:
+  team_id: BENCH12345
+  client_id: com.example.bench
+  key_id: BENCH12345
+  private_key_file: $APPLE_KEY
+  base_url: http://127.0.0.1:$UP_PORT
+session:
+  secrets: ["$SESSION_SECRET"]
+admin:
+  listen: 127.0.0.1:$3
+access:
+  public_paths: $4
+log:
+  access: false
+  level: warning
+EOF
+}
+start_sidecar_with() {  # start_sidecar_with CONFIG → sets SIDECAR_PID
+  server_cpu "$SIDECAR_BIN" run --config "$1" >"$1.log" 2>&1 &
+  SIDECAR_PID=$!; PIDS+=("$SIDECAR_PID")
+}
+
+# -- the upstream and the cases --------------------------------------------------------------
+UP_PORT=$(free_port)
+UP_DIR=$(nginx_conf upstream 'location / { return 200 "ok\n"; }
+    location = /auth/keys { default_type application/json; return 200 "{\"keys\":[]}"; }' \
+  "" "$UP_PORT")
+start_nginx "$UP_DIR"; UP_PID=$NGINX_PID
+wait_port "$UP_PORT"
+
+read -ra CASES <<<"${BENCH_CASES:-direct nginx sidecar}"
+has_case() { [[ " ${CASES[*]} " == *" $1 "* ]]; }
+case_direct() { CASE_PORT=$UP_PORT; CASE_PIDS="$UP_PID"; }
+
+NGINX_PORT=$(free_port)
+NGINX_DIR=$(nginx_conf proxy 'location / {
+      proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection "";
+    }' "upstream backend { server 127.0.0.1:$UP_PORT; keepalive 64; }" "$NGINX_PORT")
+start_nginx "$NGINX_DIR"; NGINX_PROXY_PID=$NGINX_PID
+wait_port "$NGINX_PORT"
+case_nginx() { CASE_PORT=$NGINX_PORT; CASE_PIDS="$NGINX_PROXY_PID"; }
+
+if has_case sidecar; then
+  SIDECAR_PORT=$(free_port); SIDECAR_ADMIN=$(free_port)
+  write_sidecar_config "$WORK/sidecar.yaml" "$SIDECAR_PORT" "$SIDECAR_ADMIN" '["/**"]'
+  start_sidecar_with "$WORK/sidecar.yaml"; SIDECAR_PUBLIC_PID=$SIDECAR_PID
+  wait_port "$SIDECAR_PORT"
+fi
+case_sidecar() { CASE_PORT=$SIDECAR_PORT; CASE_PIDS="$SIDECAR_PUBLIC_PID"; }
+
+for f in Benchmarks/cases.d/*.sh; do [ -e "$f" ] && . "$f"; done
+
+# -- runs ------------------------------------------------------------------------------------
+to_ms() {  # wrk latency "812.00us" / "1.23ms" / "1.01s" → milliseconds
+  awk -v v="$1" 'BEGIN {
+    n = v + 0; u = v; sub(/^[0-9.]+/, "", u);
+    if (u == "us") n /= 1000; else if (u == "s") n *= 1000; else if (u == "m") n *= 60000;
+    printf "%.3f", n }'
+}
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+RESULTS="$WORK/results"; : >"$RESULTS"
+echo "== wrk -t$THREADS -c$CONNS -d$DURATION --latency, $ROUNDS rounds (pinned: $BENCH_PIN)"
+for round in $(seq 1 "$ROUNDS"); do
+  for c in "${CASES[@]}"; do
+    "case_$c"
+    extra=()
+    if declare -F "wrk_args_$c" >/dev/null; then mapfile -t extra < <("wrk_args_$c"); fi
+    out=$(client_cpu wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "${extra[@]}" \
+          "http://127.0.0.1:$CASE_PORT/")
+    rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+    p99=$(to_ms "$(awk '$1 == "99%" {print $2}' <<<"$out")")
+    errors=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
+    printf '%s %s %s %s\n' "$c" "$round" "$rps" "$p99" >>"$RESULTS"
+    printf '  round %d %-10s %10s req/s  p99 %8s ms  %s\n' "$round" "$c" "$rps" "$p99" "$errors"
+  done
+done
+
+echo
+printf '%-10s %12s %12s\n' case "req/s" "p99 (ms)"
+declare -A RPS P99
+for c in "${CASES[@]}"; do
+  RPS[$c]=$(awk -v c="$c" '$1 == c {print $3}' "$RESULTS" | median)
+  P99[$c]=$(awk -v c="$c" '$1 == c {print $4}' "$RESULTS" | median)
+  printf '%-10s %12.0f %12.3f\n' "$c" "${RPS[$c]}" "${P99[$c]}"
+done
+echo
+if has_case sidecar && has_case nginx; then
+  awk -v s="${RPS[sidecar]}" -v n="${RPS[nginx]}" \
+    'BEGIN {printf "throughput sidecar/nginx-proxy: %.2f (target >= 1.00, SPEC §8)\n", s / n}'
+fi
+if has_case sidecar && has_case direct; then
+  awk -v s="${P99[sidecar]}" -v d="${P99[direct]}" \
+    'BEGIN {printf "p99 added over direct: %.3f ms (target <= 1 ms)\n", s - d}'
+fi
+
+# -- memory with idle keep-alive connections -------------------------------------------------
+idle_rss() {  # idle_rss NAME PORT PID
+  local before after
+  before=$(rss_kib "$3")
+  coproc IDLE { python3 Benchmarks/idle_conns.py "$2" "$IDLE_CONNS"; }
+  local line; read -r line <&"${IDLE[0]}"
+  after=$(rss_kib "$3")
+  printf '%-10s RSS %6.1f MiB with %s idle keep-alive connections (%6.1f MiB before)\n' \
+    "$1" "$(awk -v k="$after" 'BEGIN {print k/1024}')" "${line#ready }" \
+    "$(awk -v k="$before" 'BEGIN {print k/1024}')"
+  eval "exec ${IDLE[1]}>&-"; wait "$IDLE_PID" 2>/dev/null || true
+}
+echo
+has_case sidecar && idle_rss sidecar "$SIDECAR_PORT" "$SIDECAR_PUBLIC_PID"
+idle_rss nginx "$NGINX_PORT" "$(nginx_worker_pid "$NGINX_PROXY_PID")"
+echo "(target: sidecar <= 30 MB RSS with 1,000 open keep-alive connections, SPEC §8)"

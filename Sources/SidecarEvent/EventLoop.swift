@@ -1,0 +1,57 @@
+import CEvent
+import Glibc
+
+/// One libevent `event_base`, driven by exactly one thread. Every object created on a loop
+/// (streams, timers, listeners) must only be touched from that loop's thread.
+public final class EventLoop {
+    public let base: OpaquePointer
+
+    public init() throws(EventError) {
+        guard let config = event_config_new() else { throw .libevent("event_config_new") }
+        defer { event_config_free(config) }
+        // Batch event_add/event_del into the next epoll_wait: a write interest added and
+        // removed within one iteration then costs no epoll_ctl at all.
+        _ = event_config_set_flag(config, Int32(EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST.rawValue))
+        // Single-threaded by construction: no locks needed.
+        _ = event_config_set_flag(config, Int32(EVENT_BASE_FLAG_NOLOCK.rawValue))
+        guard let base = event_base_new_with_config(config) else {
+            throw .libevent("event_base_new_with_config")
+        }
+        self.base = base
+    }
+
+    deinit { event_base_free(base) }
+
+    /// Runs until `stop()` or until nothing is registered any more.
+    public func run() { _ = event_base_dispatch(base) }
+
+    /// Makes `run()` return after the current callbacks.
+    public func stop() { _ = event_base_loopbreak(base) }
+
+    /// The loop's cached time in milliseconds since an arbitrary monotonic origin; cheap.
+    public var nowMilliseconds: Int64 {
+        var tv = timeval()
+        _ = event_base_gettimeofday_cached(base, &tv)
+        return Int64(tv.tv_sec) * 1000 + Int64(tv.tv_usec) / 1000
+    }
+}
+
+public enum EventError: Error, CustomStringConvertible, Equatable {
+    case libevent(String)
+    case system(String, errno: Int32)
+    case address(String)
+
+    public var description: String {
+        switch self {
+        case .libevent(let what): return "\(what) failed"
+        case .system(let what, let code): return "\(what): \(String(cString: strerror(code)))"
+        case .address(let text): return "invalid address: \(text)"
+        }
+    }
+}
+
+extension timeval {
+    init(milliseconds: Int64) {
+        self.init(tv_sec: Int(milliseconds / 1000), tv_usec: Int((milliseconds % 1000) * 1000))
+    }
+}

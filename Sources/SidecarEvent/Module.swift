@@ -1,1 +1,0 @@
-// SidecarEvent module — see README "Architecture".

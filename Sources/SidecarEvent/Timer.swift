@@ -1,0 +1,36 @@
+import CEvent
+import Glibc
+
+/// A one-shot timer on a loop. `schedule` re-arms it (no syscall: libevent keeps timers in a
+/// heap); the handler is called on the loop thread.
+public final class Timer {
+    private var event: OpaquePointer?
+    private let handler: () -> Void
+
+    public init(loop: EventLoop, handler: @escaping () -> Void) {
+        self.handler = handler
+        event = event_new(loop.base, -1, 0, { _, _, context in
+            guard let context else { return }
+            let timer = Unmanaged<Timer>.fromOpaque(context).takeUnretainedValue()
+            timer.handler()
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit { if let event { event_free(event) } }
+
+    public func schedule(afterMilliseconds ms: Int64) {
+        guard let event else { return }
+        var tv = timeval(milliseconds: max(0, ms))
+        _ = event_add(event, &tv)
+    }
+
+    public func cancel() {
+        guard let event else { return }
+        _ = event_del(event)
+    }
+
+    public var isScheduled: Bool {
+        guard let event else { return false }
+        return event_pending(event, Int16(EV_TIMEOUT), nil) != 0
+    }
+}

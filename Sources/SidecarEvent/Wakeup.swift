@@ -1,0 +1,41 @@
+import CEvent
+import Glibc
+
+/// A thread-safe doorbell for a loop (an eventfd): any thread may `notify()`; the loop that
+/// `watch`es it runs the handler.
+public final class WakeupChannel: Sendable {
+    let fd: Int32
+
+    public init() throws(EventError) {
+        fd = sidecar_eventfd()
+        guard fd >= 0 else { throw .system("eventfd", errno: errno) }
+    }
+
+    deinit { Socket.close(fd) }
+
+    public func notify() {
+        var one: UInt64 = 1
+        _ = write(fd, &one, 8)
+    }
+}
+
+/// The loop side of a `WakeupChannel`.
+public final class Wakeup {
+    private let channel: WakeupChannel
+    private var event: OpaquePointer?
+    private let handler: () -> Void
+
+    public init(loop: EventLoop, channel: WakeupChannel, handler: @escaping () -> Void) {
+        self.channel = channel
+        self.handler = handler
+        event = event_new(loop.base, channel.fd, Int16(EV_READ | EV_PERSIST), { fd, _, context in
+            guard let context else { return }
+            var value: UInt64 = 0
+            _ = read(fd, &value, 8)
+            Unmanaged<Wakeup>.fromOpaque(context).takeUnretainedValue().handler()
+        }, Unmanaged.passUnretained(self).toOpaque())
+        _ = event_add(event, nil)
+    }
+
+    deinit { if let event { event_free(event) } }
+}

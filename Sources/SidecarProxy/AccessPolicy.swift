@@ -1,0 +1,121 @@
+import SidecarHTTP
+
+/// What happens to a request before anything reaches the upstream (SPEC §4.3). The one
+/// place where sidecar endpoints, public paths and (later) the authenticator decide.
+struct AccessPolicy {
+    enum Decision {
+        /// Forward upstream (identity headers were stripped; later: injected from a session).
+        case forward
+        /// Answer locally.
+        case respond(LocalResponse)
+    }
+
+    private let prefix: [UInt8]
+    private let publicPaths: PathGlobSet
+    private let apiPaths: PathGlobSet
+
+    init(options: ProxyOptions) {
+        var prefix = Array(options.routePrefix.utf8)
+        while prefix.last == UInt8(ascii: "/") { prefix.removeLast() }
+        self.prefix = prefix
+        publicPaths = PathGlobSet(options.publicPaths)
+        apiPaths = PathGlobSet(options.apiPaths)
+    }
+
+    func decide(_ head: HTTPRequestHead, path: [UInt8]) -> Decision {
+        if isUnderPrefix(path) {
+            // The sidecar's own endpoints (login, callback, …) are routed here once they exist.
+            return .respond(.plain(404))
+        }
+        if path.withUnsafeBytes({ publicPaths.matches($0) }) { return .forward }
+        return .respond(unauthenticated(head, path: path))
+    }
+
+    private func isUnderPrefix(_ path: [UInt8]) -> Bool {
+        guard !prefix.isEmpty, path.count >= prefix.count, path.starts(with: prefix) else { return false }
+        return path.count == prefix.count || path[prefix.count] == UInt8(ascii: "/")
+    }
+
+    /// SPEC §4.3: browsers are redirected (GET/HEAD) or get a short HTML 401; API clients
+    /// get 401 JSON with a Bearer challenge.
+    private func unauthenticated(_ head: HTTPRequestHead, path: [UInt8]) -> LocalResponse {
+        let login = prefix + Array("/login".utf8)
+        if isAPIClient(head, path: path) {
+            var body = Array("{\"error\":\"unauthenticated\",\"login\":\"".utf8)
+            body += login
+            body += Array("\"}".utf8)
+            return LocalResponse(
+                status: 401, reason: "Unauthorized", contentType: "application/json", body: body,
+                extraFields: [("WWW-Authenticate", Array("Bearer realm=\"sidecar\"".utf8))])
+        }
+        var location = login + Array("?rd=".utf8)
+        percentEncode(head.bytes(head.path.isEmpty ? head.target : head.path), into: &location)
+        if let query = head.query {
+            location += Array("%3F".utf8)
+            percentEncode(head.bytes(query), into: &location)
+        }
+        if head.method == .get || head.method == .head {
+            return LocalResponse(
+                status: 302, reason: "Found", contentType: "text/html; charset=utf-8",
+                body: Array("<!doctype html><a href=\"".utf8) + location + Array("\">Sign in</a>\n".utf8),
+                extraFields: [("Location", location)])
+        }
+        return LocalResponse(
+            status: 401, reason: "Unauthorized", contentType: "text/html; charset=utf-8",
+            body: Array("<!doctype html><title>Sign in required</title><p>Please <a href=\"".utf8)
+                + location + Array("\">sign in</a>.</p>\n".utf8))
+    }
+
+    /// API client: matches api_paths, sends Authorization or X-Requested-With: XMLHttpRequest,
+    /// or does not accept text/html.
+    private func isAPIClient(_ head: HTTPRequestHead, path: [UInt8]) -> Bool {
+        if path.withUnsafeBytes({ apiPaths.matches($0) }) { return true }
+        if head.firstValue("authorization") != nil { return true }
+        if let xrw = head.firstValue("x-requested-with"),
+           asciiEqualIgnoringCase(head.bytes(xrw), Array("xmlhttprequest".utf8)[...]) {
+            return true
+        }
+        let html = Array("text/html".utf8)
+        for accept in head.values("accept") {
+            let value = head.bytes(accept)
+            if value.count >= html.count {
+                var i = value.startIndex
+                while i + html.count <= value.endIndex {
+                    if asciiEqualIgnoringCase(value[i..<i + html.count], html[...]) { return false }
+                    i += 1
+                }
+            }
+        }
+        return true
+    }
+
+    /// Query-component encoding: unreserved characters and `/` stay, everything else `%XX`.
+    private func percentEncode(_ bytes: ArraySlice<UInt8>, into out: inout [UInt8]) {
+        for b in bytes {
+            switch b {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
+                out.append(b)
+            default:
+                out.append(UInt8(ascii: "%"))
+                out.append(upperHex(b >> 4))
+                out.append(upperHex(b & 0xf))
+            }
+        }
+    }
+
+    private func upperHex(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "A") + v - 10 }
+}
+
+/// `a` equals the lower-case ASCII `lower`, ignoring the case of letters in `a`.
+func asciiEqualIgnoringCase(_ a: ArraySlice<UInt8>, _ lower: ArraySlice<UInt8>) -> Bool {
+    guard a.count == lower.count else { return false }
+    var j = lower.startIndex
+    for x in a {
+        let folded = x >= UInt8(ascii: "A") && x <= UInt8(ascii: "Z") ? x | 0x20 : x
+        if folded != lower[j] { return false }
+        j += 1
+    }
+    return true
+}

@@ -1,0 +1,177 @@
+import CEvent
+import Glibc
+import SidecarEvent
+import SidecarHTTP
+
+/// The admin listener (SPEC §7): `GET /healthz` and `GET /readyz`, one request per
+/// connection. Runs on the control loop, never on a proxy worker.
+final class AdminServer {
+    private let loop: EventLoop
+    private var listener: Listener?
+    private let readiness: Readiness
+    private let upstreamAddress: SocketAddress
+    private let options: ProxyOptions
+    private var connections: [ObjectIdentifier: AdminConnection] = [:]
+    let reaper: Reaper
+
+    init(loop: EventLoop, fd: Int32, options: ProxyOptions, readiness: Readiness, upstreamAddress: SocketAddress) {
+        self.loop = loop
+        self.readiness = readiness
+        self.upstreamAddress = upstreamAddress
+        self.options = options
+        reaper = Reaper(loop: loop)
+        listener = Listener(loop: loop, fd: fd) { [unowned self] fd, _ in
+            guard self.connections.count < 64 else {
+                Socket.close(fd)
+                return
+            }
+            let connection = AdminConnection(server: self, loop: loop, fd: fd)
+            self.connections[ObjectIdentifier(connection)] = connection
+        }
+    }
+
+    func close() {
+        listener?.close()
+        for connection in Array(connections.values) { connection.close() }
+    }
+
+    func closed(_ connection: AdminConnection) {
+        if let removed = connections.removeValue(forKey: ObjectIdentifier(connection)) {
+            reaper.retire(removed)
+        }
+    }
+
+    /// Ready when the upstream accepted a connection recently; otherwise probe it now.
+    func checkReadiness(_ done: @escaping (Bool) -> Void) {
+        if readiness.upstreamRecentlyReachable(nowMs: loop.nowMilliseconds, windowMs: options.readinessWindowMs) {
+            done(true)
+            return
+        }
+        let probe = UpstreamProbe(loop: loop, address: upstreamAddress, timeoutMs: options.upstreamConnectTimeoutMs) {
+            [unowned self] reachable in
+            if reachable { self.readiness.upstreamSucceeded(atMs: self.loop.nowMilliseconds) }
+            done(reachable)
+        }
+        probe.start(reaper: reaper)
+    }
+}
+
+/// A non-blocking connect to the upstream with a deadline.
+final class UpstreamProbe: StreamDelegate {
+    private let loop: EventLoop
+    private let address: SocketAddress
+    private let timeoutMs: Int64
+    private var done: ((Bool) -> Void)?
+    private var stream: Stream?
+    private var timer: Timer?
+    private var reaper: Reaper?
+    private var keepAlive: UpstreamProbe?
+
+    init(loop: EventLoop, address: SocketAddress, timeoutMs: Int64, done: @escaping (Bool) -> Void) {
+        self.loop = loop
+        self.address = address
+        self.timeoutMs = timeoutMs
+        self.done = done
+    }
+
+    func start(reaper: Reaper) {
+        self.reaper = reaper
+        keepAlive = self
+        switch Socket.connect(to: address) {
+        case .connected(let fd):
+            Socket.close(fd)
+            finish(true)
+        case .inProgress(let fd):
+            stream = Stream(loop: loop, fd: fd, connecting: true)
+            stream?.delegate = self
+            timer = Timer(loop: loop) { [unowned self] in self.finish(false) }
+            timer?.schedule(afterMilliseconds: timeoutMs)
+        case .failed:
+            finish(false)
+        }
+    }
+
+    func stream(_ stream: Stream, didConnect error: Int32) { finish(error == 0) }
+    func stream(_ stream: Stream, didRead count: Int, error: Int32) {}
+    func streamDidDrain(_ stream: Stream) {}
+
+    private func finish(_ reachable: Bool) {
+        guard let done else { return }
+        self.done = nil
+        timer?.cancel()
+        stream?.close()
+        done(reachable)
+        if let keepAlive { reaper?.retire(keepAlive) }
+        keepAlive = nil
+    }
+}
+
+final class AdminConnection: StreamDelegate {
+    private unowned let server: AdminServer
+    private let stream: Stream
+    private var timer: Timer?
+    private var answered = false
+
+    init(server: AdminServer, loop: EventLoop, fd: Int32) {
+        self.server = server
+        stream = Stream(loop: loop, fd: fd)
+        stream.delegate = self
+        timer = Timer(loop: loop) { [unowned self] in self.close() }
+        timer?.schedule(afterMilliseconds: 10_000)
+    }
+
+    func stream(_ stream: Stream, didRead count: Int, error: Int32) {
+        guard count > 0 else {
+            close()
+            return
+        }
+        guard !answered else { return }
+        let length = stream.pendingInput
+        guard let base = evbuffer_pullup(stream.input, length) else { return }
+        let head: HTTPRequestHead?
+        do {
+            head = try HTTPRequestHead.parse(UnsafeRawBufferPointer(start: base, count: length),
+                                             limits: HTTPHeadLimits(maxHeadBytes: 8192))
+        } catch {
+            answer(error.status, error.status == 431 ? "too large\n" : "bad request\n")
+            return
+        }
+        guard let head else { return }
+        answered = true
+        let path = head.string(head.path)
+        guard head.method == .get || head.method == .head else {
+            answer(405, "method not allowed\n")
+            return
+        }
+        switch path {
+        case "/healthz":
+            answer(200, "ok\n")
+        case "/readyz":
+            server.checkReadiness { [weak self] ready in
+                self?.answer(ready ? 200 : 503, ready ? "ready\n" : "upstream unreachable\n")
+            }
+        default:
+            answer(404, "not found\n")
+        }
+    }
+
+    func streamDidDrain(_ stream: Stream) { close() }
+    func stream(_ stream: Stream, didConnect error: Int32) {}
+
+    private func answer(_ status: Int, _ body: String) {
+        answered = true
+        let (reason, _) = LocalResponse.describe(status)
+        let reasonText = status == 200 ? "OK" : "\(reason)"
+        let text = "HTTP/1.1 \(status) \(reasonText)\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            + "Content-Length: \(body.utf8.count)\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n\(body)"
+        var bytes = Array(text.utf8)
+        _ = evbuffer_add(stream.output, &bytes, bytes.count)
+        if stream.flush() != 0 || stream.pendingOutput == 0 { close() }
+    }
+
+    func close() {
+        timer?.cancel()
+        stream.close()
+        server.closed(self)
+    }
+}

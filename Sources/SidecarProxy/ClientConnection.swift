@@ -1,0 +1,664 @@
+import CEvent
+import Glibc
+import SidecarEvent
+import SidecarHTTP
+
+/// One client connection: reads request heads, decides, forwards to a pooled upstream
+/// connection and streams both bodies with backpressure; then keep-alive or close.
+///
+/// Phases: `waitingForHead` (idle or reading a head under the total header deadline) →
+/// `exchanging` (request body up, response down; the two may overlap) → back, or `tunnel`
+/// after a 101, or `closing` (flush, half-close, discard input briefly, close).
+final class ClientConnection: StreamDelegate, UpstreamOwner {
+    private enum Phase { case waitingForHead, exchanging, tunnel, closing, closed }
+    private enum Deadline { case none, idle, header, connect, upstream, linger }
+
+    private unowned let worker: Worker
+    private let stream: Stream
+    private let peerText: [UInt8]
+    private let peerTrusted: Bool
+    private var phase = Phase.waitingForHead
+    private var deadline: Timer!
+    private var deadlineKind = Deadline.none
+    private var readingHeads = false
+
+    // The current exchange.
+    private var request: HTTPRequestHead?
+    private var path: [UInt8] = []
+    private var requestId: [UInt8] = []
+    private var keepAlive = true
+    private var startedMs: Int64 = 0
+    private var upstreamStartedMs: Int64 = 0
+    private var lastProgressMs: Int64 = 0
+    private var requestRelay: BodyRelay?
+    private var requestBodyDone = true
+    private var upstream: UpstreamConnection?
+    private var retried = false
+    private var sawResponseBytes = false
+    private var response: HTTPResponseHead?
+    private var responseRelay: BodyRelay?
+    private var status = 0
+    private var bytesSent: UInt64 = 0
+
+    /// Pipelined bytes buffered beyond this stop reading until the current exchange ends.
+    private static let pipelineLimit = 64 * 1024
+    private static let lingerMs: Int64 = 2_000
+
+    init(worker: Worker, fd: Int32, peer: SocketAddress) {
+        self.worker = worker
+        stream = Stream(loop: worker.loop, fd: fd)
+        peerText = Array(peer.ipText.utf8)
+        peerTrusted = worker.rewriter.isTrusted(peer)
+        if peer.family != .unix { Socket.setNoDelay(fd) }
+        stream.delegate = self
+        deadline = Timer(loop: worker.loop) { [unowned self] in self.deadlineFired() }
+        arm(.idle, worker.options.idleTimeoutMs)
+    }
+
+    // MARK: client socket
+
+    func stream(_ stream: Stream, didRead count: Int, error: Int32) {
+        guard count > 0 else {
+            clientEnded()
+            return
+        }
+        switch phase {
+        case .waitingForHead:
+            readHeads()
+        case .exchanging:
+            lastProgressMs = worker.nowMs
+            if requestRelay != nil {
+                relayRequestBody()
+            } else {
+                updateClientReading()
+            }
+        case .tunnel:
+            tunnelClientToUpstream()
+        case .closing:
+            _ = evbuffer_drain(stream.input, stream.pendingInput)
+        case .closed:
+            break
+        }
+    }
+
+    func streamDidDrain(_ stream: Stream) {
+        switch phase {
+        case .closing:
+            lingerClose()
+        case .exchanging:
+            lastProgressMs = worker.nowMs
+            if let upstream, upstream.stream.isReadPaused {
+                upstream.stream.resumeReading()
+                if responseRelay != nil { relayResponseBody() }
+            }
+        case .tunnel:
+            upstream?.stream.resumeReading()
+        case .waitingForHead, .closed:
+            break
+        }
+    }
+
+    func stream(_ stream: Stream, didConnect error: Int32) {}
+
+    private func clientEnded() {
+        if phase == .exchanging {
+            if status == 0 { status = 499 }
+            logExchange()
+        }
+        close()
+    }
+
+    // MARK: heads
+
+    private func readHeads() {
+        guard !readingHeads else { return }
+        readingHeads = true
+        defer { readingHeads = false }
+        while phase == .waitingForHead {
+            let available = stream.pendingInput
+            guard available > 0 else {
+                if deadlineKind != .idle { arm(.idle, worker.options.idleTimeoutMs) }
+                updateClientReading()
+                return
+            }
+            if deadlineKind != .header { arm(.header, worker.options.headerTimeoutMs) }
+            let window = min(available, worker.headLimits.maxHeadBytes + 4)
+            guard let base = evbuffer_pullup(stream.input, window) else { return }
+            let parsed: HTTPRequestHead?
+            do {
+                parsed = try HTTPRequestHead.parse(
+                    UnsafeRawBufferPointer(start: base, count: window), limits: worker.headLimits)
+            } catch {
+                refuse(error.status)
+                return
+            }
+            guard let head = parsed else { return }
+            _ = evbuffer_drain(stream.input, head.headLength)
+            startExchange(head)
+        }
+    }
+
+    private func startExchange(_ head: HTTPRequestHead) {
+        phase = .exchanging
+        request = head
+        startedMs = worker.nowMs
+        lastProgressMs = startedMs
+        status = 0
+        bytesSent = 0
+        retried = false
+        sawResponseBytes = false
+        response = nil
+        keepAlive = head.connection.keepAlive && !worker.isDraining
+        requestBodyDone = head.framing == .none
+        requestId = chooseRequestId(head)
+
+        var normalized: [UInt8] = []
+        swap(&normalized, &path)  // reuse the previous request's capacity
+        normalized.removeAll(keepingCapacity: true)
+        let valid = head.storage.withUnsafeBytes { buf in
+            do {
+                try PathNormalizer.normalize(
+                    UnsafeRawBufferPointer(rebasing: buf[head.path.range]), into: &normalized)
+                return true
+            } catch {
+                return false
+            }
+        }
+        path = normalized
+        guard valid else {
+            refuse(400)
+            return
+        }
+
+        switch worker.policy.decide(head, path: path) {
+        case .respond(let answer):
+            if !requestBodyDone { keepAlive = false }  // the unread body cannot be framed away
+            respond(answer)
+            return
+        case .forward:
+            break
+        }
+        if case .contentLength(let n) = head.framing,
+           worker.options.maxUploadBytes > 0, n > worker.options.maxUploadBytes {
+            refuse(413)
+            return
+        }
+        if !requestBodyDone {
+            requestRelay = BodyRelay(
+                framing: head.framing, chunkOutput: head.framing == .chunked,
+                limit: worker.options.maxUploadBytes)
+        }
+        connectUpstream(fresh: false)
+    }
+
+    private func chooseRequestId(_ head: HTTPRequestHead) -> [UInt8] {
+        if let given = head.firstValue("x-request-id") {
+            let bytes = head.bytes(given)
+            if RequestIDGenerator.isAcceptable(bytes) { return Array(bytes) }
+        }
+        return worker.requestIDs.next()
+    }
+
+    // MARK: upstream
+
+    private func connectUpstream(fresh: Bool) {
+        if !fresh, let pooled = worker.pool.take() {
+            attach(pooled)
+            sendRequest()
+            return
+        }
+        switch worker.pool.connect() {
+        case .ready(let connection):
+            worker.readiness.upstreamSucceeded(atMs: worker.nowMs)
+            attach(connection)
+            sendRequest()
+        case .connecting(let connection):
+            attach(connection)
+            arm(.connect, worker.options.upstreamConnectTimeoutMs)
+            writeRequest()
+        case .failed:
+            failUpstream(502)
+        }
+    }
+
+    private func attach(_ connection: UpstreamConnection) {
+        connection.owner = self
+        upstream = connection
+        upstreamStartedMs = worker.nowMs
+    }
+
+    private func sendRequest() {
+        arm(.upstream, worker.options.upstreamTimeoutMs)
+        writeRequest()
+    }
+
+    private func writeRequest() {
+        guard let upstream, let request else { return }
+        worker.rewriter.write(
+            request, normalizedPath: path, peerText: peerText, peerTrusted: peerTrusted,
+            requestId: requestId, line: &worker.lineScratch, fields: &worker.fieldScratch,
+            to: upstream.stream.output)
+        relayRequestBody()
+    }
+
+    private func relayRequestBody() {
+        guard let upstream else { return }
+        if var relay = requestRelay {
+            let progress = relay.relay(from: stream.input, to: upstream.stream.output)
+            requestRelay = relay
+            switch progress {
+            case .needMore:
+                break
+            case .done:
+                requestRelay = nil
+                requestBodyDone = true
+            case .invalid, .tooLarge:
+                requestRelay = nil
+                keepAlive = false
+                if response == nil {
+                    dropUpstream()
+                    refuse(progress == .invalid ? 400 : 413)
+                } else {
+                    abort()
+                }
+                return
+            }
+        }
+        let error = upstream.stream.flush()
+        if error != 0 {
+            upstreamFailed(error)
+            return
+        }
+        updateClientReading()
+    }
+
+    func upstream(_ upstream: UpstreamConnection, didConnect error: Int32) {
+        guard error == 0 else {
+            upstreamFailed(error)
+            return
+        }
+        worker.readiness.upstreamSucceeded(atMs: worker.nowMs)
+        arm(.upstream, worker.options.upstreamTimeoutMs)
+        let writeError = upstream.stream.flush()
+        if writeError != 0 { upstreamFailed(writeError) }
+    }
+
+    func upstreamDidDrain(_ upstream: UpstreamConnection) {
+        lastProgressMs = worker.nowMs
+        if phase == .exchanging, requestRelay != nil {
+            relayRequestBody()
+        } else {
+            updateClientReading()
+        }
+    }
+
+    func upstream(_ upstream: UpstreamConnection, didRead count: Int, error: Int32) {
+        guard count > 0 else {
+            upstreamEnded(error)
+            return
+        }
+        sawResponseBytes = true
+        switch phase {
+        case .tunnel:
+            tunnelUpstreamToClient()
+        case .exchanging:
+            lastProgressMs = worker.nowMs
+            readResponse()
+        default:
+            break
+        }
+    }
+
+    private func readResponse() {
+        guard let upstream, let request else { return }
+        while response == nil {
+            let available = upstream.stream.pendingInput
+            guard available > 0 else { return }
+            let window = min(available, worker.upstreamHeadLimits.maxHeadBytes + 4)
+            guard let base = evbuffer_pullup(upstream.stream.input, window) else { return }
+            let parsed: HTTPResponseHead?
+            do {
+                parsed = try HTTPResponseHead.parse(
+                    UnsafeRawBufferPointer(start: base, count: window), requestMethod: request.method,
+                    limits: worker.upstreamHeadLimits)
+            } catch {
+                failUpstream(502)
+                return
+            }
+            guard let head = parsed else { return }
+            _ = evbuffer_drain(upstream.stream.input, head.headLength)
+            if head.isInterim {
+                // 100 Continue and friends: pass on to HTTP/1.1 clients, then the real head.
+                if request.version == .http11 { writeResponseHead(head, chunked: false) }
+                continue
+            }
+            if head.isSwitchingProtocols {
+                guard request.connection.upgrade, head.connection.upgrade, requestBodyDone else {
+                    failUpstream(502)
+                    return
+                }
+                startTunnel(head)
+                return
+            }
+            startResponse(head, request: request)
+        }
+        relayResponseBody()
+    }
+
+    private func startResponse(_ head: HTTPResponseHead, request: HTTPRequestHead) {
+        response = head
+        status = head.status
+        let chunked: Bool
+        switch head.framing {
+        case .none, .contentLength:
+            chunked = false
+        case .chunked, .untilClose:
+            chunked = request.version == .http11
+            if !chunked { keepAlive = false }  // HTTP/1.0 reader: the close delimits the body
+        }
+        if !head.connection.keepAlive && head.framing == .untilClose && !chunked { keepAlive = false }
+        writeResponseHead(head, chunked: chunked)
+        responseRelay = BodyRelay(framing: head.framing, chunkOutput: chunked)
+    }
+
+    private func writeResponseHead(_ head: HTTPResponseHead, chunked: Bool) {
+        guard let request else { return }
+        worker.fieldScratch.reset()
+        ResponseRewriter.write(
+            head, chunked: chunked, keepAlive: keepAlive, clientVersion: request.version,
+            into: &worker.fieldScratch)
+        worker.fieldScratch.write(to: stream.output)
+    }
+
+    private func relayResponseBody() {
+        guard let upstream, var relay = responseRelay else { return }
+        let progress = relay.relay(from: upstream.stream.input, to: stream.output)
+        responseRelay = relay
+        bytesSent = relay.transferred
+        if stream.flush() != 0 {
+            clientEnded()
+            return
+        }
+        switch progress {
+        case .done:
+            finishResponse()
+        case .invalid, .tooLarge:
+            abort()
+        case .needMore:
+            if stream.pendingOutput > Worker.highWatermark { upstream.stream.pauseReading() }
+        }
+    }
+
+    /// The upstream closed or failed.
+    private func upstreamEnded(_ error: Int32) {
+        switch phase {
+        case .tunnel:
+            dropUpstream()
+            beginClosing()
+        case .exchanging:
+            if response == nil {
+                upstreamFailed(error == 0 ? ECONNRESET : error)
+            } else if let upstream, var relay = responseRelay {
+                // Until-close bodies end here; anything else is truncated.
+                _ = relay.relay(from: upstream.stream.input, to: stream.output)
+                if relay.finishAtEndOfStream(to: stream.output) {
+                    responseRelay = relay
+                    bytesSent = relay.transferred
+                    _ = stream.flush()
+                    finishResponse()
+                } else {
+                    abort()
+                }
+            } else {
+                abort()
+            }
+        default:
+            dropUpstream()
+        }
+    }
+
+    /// The upstream failed before a response head: retry once on a fresh connection when
+    /// that is safe (a stale pooled connection, an idempotent request without a body),
+    /// else 502.
+    private func upstreamFailed(_ error: Int32) {
+        guard phase == .exchanging else { return }
+        if response != nil {
+            abort()
+            return
+        }
+        if let upstream, upstream.isReused, !retried, !sawResponseBytes, isRetryable {
+            retried = true
+            dropUpstream()
+            connectUpstream(fresh: true)
+            return
+        }
+        failUpstream(error == ETIMEDOUT ? 504 : 502)
+    }
+
+    private var isRetryable: Bool {
+        guard let request, request.framing == .none else { return false }
+        switch request.method {
+        case .get, .head, .options, .put, .delete: return true
+        default: return false
+        }
+    }
+
+    /// Answers 502/504 for an exchange whose response has not started.
+    private func failUpstream(_ code: Int) {
+        dropUpstream()
+        if !requestBodyDone { keepAlive = false }
+        respond(.plain(code))
+    }
+
+    private func finishResponse() {
+        responseRelay = nil
+        logExchange()
+        if let upstream {
+            self.upstream = nil
+            let reusable = response?.connection.keepAlive == true && requestBodyDone
+                && upstream.stream.pendingInput == 0
+            if reusable { worker.pool.release(upstream) } else { worker.pool.discard(upstream) }
+        }
+        if !requestBodyDone { keepAlive = false }
+        finishExchange()
+    }
+
+    private func dropUpstream() {
+        guard let upstream else { return }
+        self.upstream = nil
+        worker.pool.discard(upstream)
+    }
+
+    // MARK: tunnel (after 101)
+
+    private func startTunnel(_ head: HTTPResponseHead) {
+        response = head
+        status = 101
+        writeResponseHead(head, chunked: false)
+        logExchange()
+        phase = .tunnel
+        cancelDeadline()
+        requestRelay = nil
+        tunnelUpstreamToClient()
+        tunnelClientToUpstream()
+    }
+
+    private func tunnelClientToUpstream() {
+        guard let upstream else { return }
+        if stream.pendingInput > 0 { _ = evbuffer_add_buffer(upstream.stream.output, stream.input) }
+        if upstream.stream.flush() != 0 {
+            close()
+            return
+        }
+        updateClientReading()
+    }
+
+    private func tunnelUpstreamToClient() {
+        guard let upstream else { return }
+        if upstream.stream.pendingInput > 0 { _ = evbuffer_add_buffer(stream.output, upstream.stream.input) }
+        if stream.flush() != 0 {
+            close()
+            return
+        }
+        if stream.pendingOutput > Worker.highWatermark { upstream.stream.pauseReading() }
+    }
+
+    // MARK: local answers
+
+    /// A request the sidecar refuses (bad head, too large, timeout): answer and close.
+    private func refuse(_ code: Int) {
+        keepAlive = false
+        if phase != .exchanging {
+            phase = .exchanging
+            startedMs = worker.nowMs
+            request = nil
+            requestId = []
+        }
+        respond(.plain(code))
+    }
+
+    private func respond(_ answer: LocalResponse) {
+        status = answer.status
+        worker.lineScratch.reset()
+        answer.write(
+            keepAlive: keepAlive, headOnly: request?.method == .head, requestId: requestId,
+            into: &worker.lineScratch)
+        worker.lineScratch.write(to: stream.output)
+        bytesSent = UInt64(answer.body.count)
+        if stream.flush() != 0 {
+            close()
+            return
+        }
+        logExchange()
+        finishExchange()
+    }
+
+    private func finishExchange() {
+        request = nil
+        response = nil
+        requestRelay = nil
+        responseRelay = nil
+        if keepAlive && !worker.isDraining && phase == .exchanging {
+            phase = .waitingForHead
+            cancelDeadline()
+            readHeads()
+        } else {
+            beginClosing()
+        }
+    }
+
+    private func logExchange() {
+        guard let log = worker.accessLog else { return }
+        let method = request.map { $0.bytes($0.methodRange) } ?? []
+        log.record(AccessLog.Entry(
+            method: method, path: request == nil ? [] : path[...], status: status, bytes: bytesSent,
+            durationMs: worker.nowMs - startedMs,
+            upstreamMs: upstreamStartedMs >= startedMs && response != nil ? worker.nowMs - upstreamStartedMs : nil,
+            requestId: requestId, timestampMs: worker.nowMs))
+    }
+
+    // MARK: flow control
+
+    private func updateClientReading() {
+        let wantsInput: Bool
+        switch phase {
+        case .exchanging:
+            if requestRelay != nil {
+                wantsInput = (upstream?.stream.pendingOutput ?? 0) < Worker.highWatermark
+            } else {
+                wantsInput = stream.pendingInput < Self.pipelineLimit
+            }
+        case .tunnel:
+            wantsInput = (upstream?.stream.pendingOutput ?? 0) < Worker.highWatermark
+        case .waitingForHead, .closing:
+            wantsInput = true
+        case .closed:
+            return
+        }
+        if wantsInput { stream.resumeReading() } else { stream.pauseReading() }
+    }
+
+    // MARK: deadlines
+
+    private func arm(_ kind: Deadline, _ ms: Int64) {
+        deadlineKind = kind
+        deadline.schedule(afterMilliseconds: ms)
+    }
+
+    private func cancelDeadline() {
+        deadlineKind = .none
+        deadline.cancel()
+    }
+
+    private func deadlineFired() {
+        let kind = deadlineKind
+        deadlineKind = .none
+        switch kind {
+        case .none:
+            break
+        case .idle, .linger:
+            close()
+        case .header:
+            refuse(408)
+        case .connect:
+            failUpstream(504)
+        case .upstream:
+            let idleFor = worker.nowMs - lastProgressMs
+            let timeout = worker.options.upstreamTimeoutMs
+            if idleFor < timeout {
+                arm(.upstream, timeout - idleFor)
+            } else if phase != .exchanging {
+                close()
+            } else if response == nil {
+                if requestBodyDone { failUpstream(504) } else { failUpstream(408) }
+            } else {
+                abort()
+            }
+        }
+    }
+
+    // MARK: closing
+
+    /// Graceful shutdown: idle connections close now, busy ones after their exchange.
+    func drain() {
+        keepAlive = false
+        if phase == .waitingForHead && stream.pendingInput == 0 { close() }
+    }
+
+    private func beginClosing() {
+        guard phase != .closed else { return }
+        phase = .closing
+        if stream.pendingOutput == 0 {
+            lingerClose()
+        } else {
+            arm(.linger, worker.options.idleTimeoutMs)
+            updateClientReading()
+        }
+    }
+
+    /// Half-closes after the last response byte and discards input briefly, so the client
+    /// reads the response instead of a reset caused by unread request bytes.
+    private func lingerClose() {
+        guard phase == .closing else { return }
+        _ = shutdown(stream.fd, Int32(SHUT_WR))
+        _ = evbuffer_drain(stream.input, stream.pendingInput)
+        arm(.linger, Self.lingerMs)
+        stream.resumeReading()
+    }
+
+    /// The exchange cannot be completed (truncated body, client gone): close everything.
+    private func abort() {
+        if status == 0 { status = 502 }
+        logExchange()
+        close()
+    }
+
+    func close() {
+        guard phase != .closed else { return }
+        phase = .closed
+        cancelDeadline()
+        dropUpstream()
+        stream.close()
+        worker.connectionClosed(self)
+    }
+}

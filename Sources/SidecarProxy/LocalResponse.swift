@@ -1,0 +1,59 @@
+import SidecarHTTP
+
+/// A response the sidecar produces itself (errors, the unauthenticated answer, its own
+/// endpoints). Small by construction: written to the client in one piece.
+struct LocalResponse {
+    var status: Int
+    var reason: StaticString
+    var contentType: StaticString = "text/plain; charset=utf-8"
+    var body: [UInt8]
+    var extraFields: [(name: StaticString, value: [UInt8])] = []
+
+    /// Status codes the proxy produces, with a one-line plain-text body.
+    static func plain(_ status: Int) -> LocalResponse {
+        let (reason, text) = describe(status)
+        return LocalResponse(status: status, reason: reason, body: Array("\(text)\n".utf8))
+    }
+
+    static func describe(_ status: Int) -> (StaticString, String) {
+        switch status {
+        case 400: return ("Bad Request", "bad request")
+        case 401: return ("Unauthorized", "unauthorized")
+        case 404: return ("Not Found", "not found")
+        case 405: return ("Method Not Allowed", "method not allowed")
+        case 408: return ("Request Timeout", "request timeout")
+        case 413: return ("Content Too Large", "request body too large")
+        case 431: return ("Request Header Fields Too Large", "request header fields too large")
+        case 502: return ("Bad Gateway", "bad gateway: the upstream failed")
+        case 503: return ("Service Unavailable", "service unavailable")
+        case 504: return ("Gateway Timeout", "gateway timeout: the upstream did not answer in time")
+        case 505: return ("HTTP Version Not Supported", "http version not supported")
+        default: return ("Error", "error")
+        }
+    }
+
+    func write(keepAlive: Bool, headOnly: Bool, requestId: [UInt8], into out: inout ByteBuilder) {
+        out.append("HTTP/1.1 ")
+        out.append(decimal: UInt64(status))
+        out.append(" ")
+        out.append(reason)
+        out.append("\r\nContent-Type: ")
+        out.append(contentType)
+        out.append("\r\nContent-Length: ")
+        out.append(decimal: UInt64(body.count))
+        out.append("\r\nCache-Control: no-store\r\n")
+        for field in extraFields {
+            out.append(field.name)
+            out.append(": ")
+            out.append(field.value)
+            out.append("\r\n")
+        }
+        if !requestId.isEmpty {
+            out.append("X-Request-Id: ")
+            out.append(requestId)
+            out.append("\r\n")
+        }
+        out.append(keepAlive ? "\r\n" : "Connection: close\r\n\r\n")
+        if !headOnly { out.append(body) }
+    }
+}

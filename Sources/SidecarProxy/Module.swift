@@ -1,1 +1,0 @@
-// SidecarProxy module — see README "Architecture".

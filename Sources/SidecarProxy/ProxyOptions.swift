@@ -1,0 +1,74 @@
+import SidecarEvent
+
+/// Everything the proxy engine needs, independent of how it was configured (RunCommand maps
+/// the YAML `Config` into this; tests build it directly).
+public struct ProxyOptions: Sendable {
+    public enum Upstream: Sendable, Equatable {
+        /// `http://host:port[/base]`
+        case tcp(host: String, port: UInt16, basePath: String)
+        /// `unix:/path`
+        case unix(path: String)
+    }
+
+    public var listen = "127.0.0.1:8080"
+    public var workers = 1
+    public var upstream: Upstream = .tcp(host: "127.0.0.1", port: 3000, basePath: "")
+    public var upstreamTimeoutMs: Int64 = 60_000
+    public var upstreamConnectTimeoutMs: Int64 = 5_000
+    public var preserveHost = false
+    /// Idle keep-alive upstream connections kept per worker.
+    public var upstreamPoolSize = 128
+    /// Where the sidecar's own endpoints live (`routes.prefix`).
+    public var routePrefix = "/.auth"
+    /// Globs on the normalized path served without a session.
+    public var publicPaths: [String] = []
+    /// Globs on the normalized path whose unauthenticated answer is 401 JSON.
+    public var apiPaths: [String] = []
+    /// Identity header names (headers.*) plus headers.strip: removed from every request.
+    public var strippedHeaders: [String] = [
+        "X-Auth-User-Id", "X-Auth-Email", "X-Auth-Email-Verified", "X-Auth-Private-Email",
+        "X-Auth-Name", "X-Auth-Assertion",
+    ]
+    /// CIDRs whose X-Forwarded-* headers are honoured.
+    public var trustedProxies: [String] = []
+    /// Scheme of the public listener (`https` once TLS is served directly).
+    public var scheme = "http"
+    public var adminListen: String? = "127.0.0.1:9090"
+    public var accessLog = true
+    public var maxHeaderBytes = 16 * 1024
+    /// 0 = unlimited.
+    public var maxUploadBytes: UInt64 = 0
+    public var headerTimeoutMs: Int64 = 10_000
+    public var idleTimeoutMs: Int64 = 60_000
+    public var maxConnections = 10_000
+    /// How long in-flight requests may finish after SIGTERM/SIGINT.
+    public var shutdownGraceMs: Int64 = 10_000
+    /// An upstream success this recent makes /readyz answer 200 without probing.
+    public var readinessWindowMs: Int64 = 10_000
+
+    public init() {}
+
+    /// Parses `http://host:port[/base]` or `unix:/path`.
+    public static func parseUpstream(_ text: String) -> Upstream? {
+        if text.hasPrefix("unix:") {
+            let path = String(text.dropFirst(5))
+            return path.isEmpty ? nil : .unix(path: path)
+        }
+        guard text.hasPrefix("http://") else { return nil }
+        let rest = text.dropFirst(7)
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authority = rest[..<slash]
+        var base = String(rest[slash...])
+        while base.hasSuffix("/") { base.removeLast() }
+        var host = String(authority)
+        var port: UInt16 = 80
+        if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
+            guard let parsed = UInt16(authority[authority.index(after: colon)...]) else { return nil }
+            port = parsed
+            host = String(authority[..<colon])
+        }
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty else { return nil }
+        return .tcp(host: host, port: port, basePath: base)
+    }
+}

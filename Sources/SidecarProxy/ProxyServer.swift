@@ -1,0 +1,125 @@
+import Glibc
+import Logging
+import SidecarEvent
+
+/// Why the proxy could not start (exit 2 in the CLI).
+public struct ProxyStartError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// The running proxy: N worker threads each with an event loop and its own SO_REUSEPORT
+/// listener, plus a control loop on the calling thread for signals and the admin listener.
+public final class ProxyServer {
+    private let options: ProxyOptions
+    private let logger: Logger
+    private let upstreamAddress: SocketAddress
+    private var listenFDs: [Int32] = []
+    private var adminFD: Int32?
+    /// The bound public address (its port is the real one when `listen` asked for port 0).
+    public let boundAddress: SocketAddress
+
+    public init(options: ProxyOptions, logger: Logger) throws(ProxyStartError) {
+        self.options = options
+        self.logger = logger
+        SignalWatcher.ignoreSIGPIPE()
+        do {
+            switch options.upstream {
+            case .tcp(let host, let port, _): upstreamAddress = try SocketAddress(host: host, port: port)
+            case .unix(let path): upstreamAddress = try SocketAddress(unixPath: path)
+            }
+        } catch {
+            throw ProxyStartError(description: "upstream: \(error)")
+        }
+        do {
+            var address = try SocketAddress(parsing: options.listen)
+            let first = try Socket.listen(on: address, reusePort: true)
+            listenFDs.append(first)
+            if let actual = Socket.localAddress(of: first) { address = actual }
+            boundAddress = address
+            for _ in 1..<max(1, options.workers) {
+                listenFDs.append(try Socket.listen(on: address, reusePort: true))
+            }
+            if let admin = options.adminListen {
+                adminFD = try Socket.listen(on: try SocketAddress(parsing: admin), reusePort: false)
+            }
+        } catch {
+            for fd in listenFDs { Socket.close(fd) }
+            throw ProxyStartError(description: Self.explain(error))
+        }
+    }
+
+    private static func explain(_ error: EventError) -> String {
+        if case .system(let what, let code) = error, code == EADDRINUSE {
+            return "\(what): address already in use (is another process listening on that port?)"
+        }
+        return error.description
+    }
+
+    /// Serves until SIGTERM/SIGINT, then drains (up to `shutdownGraceMs`) and returns.
+    public func run() throws(ProxyStartError) {
+        let control: EventLoop
+        do { control = try EventLoop() } catch { throw ProxyStartError(description: error.description) }
+        let readiness = Readiness()
+        let sink = LogSink(fd: 1)
+        let workersDone: WakeupChannel
+        var shutdownChannels: [WakeupChannel] = []
+        do {
+            workersDone = try WakeupChannel()
+            for _ in listenFDs { shutdownChannels.append(try WakeupChannel()) }
+        } catch {
+            throw ProxyStartError(description: error.description)
+        }
+
+        var admin: AdminServer?
+        if let adminFD {
+            admin = AdminServer(loop: control, fd: adminFD, options: options, readiness: readiness,
+                                upstreamAddress: upstreamAddress)
+        }
+        var running = listenFDs.count
+        let doneWatcher = Wakeup(loop: control, channel: workersDone) {
+            running -= 1
+            if running <= 0 { control.stop() }
+        }
+        var stopping = false
+        let onSignal: (Int32) -> Void = { [logger] signal in
+            guard !stopping else { return }
+            stopping = true
+            logger.info("shutting down", metadata: ["signal": "\(signal)"])
+            admin?.close()
+            for channel in shutdownChannels { channel.notify() }
+        }
+        let term = SignalWatcher(loop: control, signal: SIGTERM, handler: onSignal)
+        let interrupt = SignalWatcher(loop: control, signal: SIGINT, handler: onSignal)
+
+        var threads: [WorkerThread] = []
+        for (index, fd) in listenFDs.enumerated() {
+            let options = self.options
+            let upstream = upstreamAddress
+            let shutdown = shutdownChannels[index]
+            let logger = self.logger
+            do {
+                threads.append(try WorkerThread {
+                    do {
+                        let worker = try Worker(
+                            options: options, listenFD: fd, upstreamAddress: upstream,
+                            readiness: readiness, logSink: sink, shutdown: shutdown)
+                        worker.run()
+                    } catch {
+                        logger.error("worker failed to start", metadata: ["error": "\(error)"])
+                    }
+                    workersDone.notify()
+                })
+            } catch {
+                throw ProxyStartError(description: error.description)
+            }
+        }
+        logger.info("listening", metadata: [
+            "address": "\(boundAddress)", "workers": "\(listenFDs.count)",
+            "admin": "\(options.adminListen ?? "off")",
+        ])
+        control.run()
+        for thread in threads { thread.join() }
+        withExtendedLifetime((term, interrupt, doneWatcher, admin)) {}
+        logger.info("stopped")
+    }
+}

@@ -1,0 +1,58 @@
+import Glibc
+
+/// Per-worker request-id generator: a random prefix drawn once plus a counter — unique
+/// without a syscall per request.
+struct RequestIDGenerator {
+    private var prefix: [UInt8]
+    private var counter: UInt64 = 0
+
+    init() {
+        var random = [UInt8](repeating: 0, count: 8)
+        let fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
+        let got = fd < 0 ? -1 : random.withUnsafeMutableBytes { read(fd, $0.baseAddress, 8) }
+        if fd >= 0 { Glibc.close(fd) }
+        if got != 8 {
+            // Uniqueness, not secrecy, is what matters here: fall back to time and thread.
+            var seed = UInt64(UInt(bitPattern: Int(bitPattern: UInt(pthread_self())))) ^ UInt64(time(nil))
+            for i in 0..<8 {
+                seed = seed &* 6364136223846793005 &+ 1442695040888963407
+                random[i] = UInt8(truncatingIfNeeded: seed >> 33)
+            }
+        }
+        prefix = []
+        for b in random {
+            prefix.append(hexDigit(b >> 4))
+            prefix.append(hexDigit(b & 0xf))
+        }
+        prefix.append(UInt8(ascii: "-"))
+    }
+
+    mutating func next() -> [UInt8] {
+        counter &+= 1
+        var id = prefix
+        var value = counter
+        var digits: [UInt8] = []
+        repeat {
+            digits.append(hexDigit(UInt8(value & 0xf)))
+            value >>= 4
+        } while value > 0
+        id.append(contentsOf: digits.reversed())
+        return id
+    }
+
+    /// A client-sent id is kept only if it matches `[A-Za-z0-9._-]{1,128}`.
+    static func isAcceptable(_ bytes: ArraySlice<UInt8>) -> Bool {
+        guard !bytes.isEmpty, bytes.count <= 128 else { return false }
+        for b in bytes {
+            switch b {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "-"):
+                continue
+            default:
+                return false
+            }
+        }
+        return true
+    }
+}

@@ -1,0 +1,103 @@
+import CEvent
+import Glibc
+import SidecarEvent
+import SidecarHTTP
+
+/// One event loop on one thread with its own listening socket (SO_REUSEPORT), its own
+/// upstream pool, access-log buffer and request-id generator. Nothing mutable is shared
+/// with other workers.
+final class Worker {
+    let loop: EventLoop
+    let options: ProxyOptions
+    let policy: AccessPolicy
+    let rewriter: RequestRewriter
+    let readiness: Readiness
+    let headLimits: HTTPHeadLimits
+    let upstreamHeadLimits = HTTPHeadLimits(maxHeadBytes: 64 * 1024, maxFields: 200)
+    private(set) var pool: UpstreamPool!
+    private(set) var reaper: Reaper
+    private(set) var accessLog: AccessLog?
+    var requestIDs = RequestIDGenerator()
+    /// Scratch buffers for composing heads (never used re-entrantly).
+    var lineScratch = ByteBuilder()
+    var fieldScratch = HeadWriter(capacity: 4096)
+    private var listener: Listener?
+    private var clients: [ObjectIdentifier: ClientConnection] = [:]
+    private let maxConnections: Int
+    private(set) var isDraining = false
+    private var drainDeadline: Timer?
+    private var shutdownWakeup: Wakeup?
+
+    /// Output above this stops reading the other side until it drains (backpressure).
+    static let highWatermark = 256 * 1024
+
+    init(
+        options: ProxyOptions, listenFD: Int32, upstreamAddress: SocketAddress,
+        readiness: Readiness, logSink: LogSink, shutdown: WakeupChannel
+    ) throws(EventError) {
+        loop = try EventLoop()
+        self.options = options
+        policy = AccessPolicy(options: options)
+        rewriter = RequestRewriter(options: options)
+        self.readiness = readiness
+        headLimits = HTTPHeadLimits(maxHeadBytes: options.maxHeaderBytes)
+        maxConnections = max(1, options.maxConnections / max(1, options.workers))
+        reaper = Reaper(loop: loop)
+        pool = UpstreamPool(loop: loop, address: upstreamAddress, capacity: options.upstreamPoolSize, reaper: reaper)
+        if options.accessLog { accessLog = AccessLog(loop: loop, sink: logSink) }
+        listener = Listener(loop: loop, fd: listenFD) { [unowned self] fd, peer in
+            self.accept(fd, peer: peer)
+        }
+        shutdownWakeup = Wakeup(loop: loop, channel: shutdown) { [unowned self] in self.beginDrain() }
+    }
+
+    /// Runs the loop until drained after a shutdown request.
+    func run() {
+        loop.run()
+        accessLog?.flush()
+    }
+
+    var nowMs: Int64 { loop.nowMilliseconds }
+
+    private func accept(_ fd: Int32, peer: SocketAddress) {
+        guard clients.count < maxConnections, !isDraining else {
+            Socket.close(fd)
+            return
+        }
+        let client = ClientConnection(worker: self, fd: fd, peer: peer)
+        clients[ObjectIdentifier(client)] = client
+    }
+
+    /// Called by a connection when it has closed for good.
+    func connectionClosed(_ client: ClientConnection) {
+        if let removed = clients.removeValue(forKey: ObjectIdentifier(client)) {
+            reaper.retire(removed)
+        }
+        if isDraining && clients.isEmpty { finishDrain() }
+    }
+
+    /// SIGTERM/SIGINT: stop accepting, close idle connections, let in-flight exchanges
+    /// finish (each then closes) until the grace deadline.
+    private func beginDrain() {
+        guard !isDraining else { return }
+        isDraining = true
+        listener?.close()
+        pool.closeAll()
+        for client in Array(clients.values) { client.drain() }
+        if clients.isEmpty {
+            finishDrain()
+            return
+        }
+        drainDeadline = Timer(loop: loop) { [unowned self] in
+            for client in Array(self.clients.values) { client.close() }
+            self.finishDrain()
+        }
+        drainDeadline?.schedule(afterMilliseconds: options.shutdownGraceMs)
+    }
+
+    private func finishDrain() {
+        drainDeadline?.cancel()
+        accessLog?.flush()
+        loop.stop()
+    }
+}

@@ -1,0 +1,331 @@
+"""Fixtures for the end-to-end tests: the real `sidecar` binary, a real upstream process,
+generated keys and a complete sidecar.yaml (SPEC §3) per test.
+
+Nothing is built here: `scripts/test` builds first. The binary is `.build/debug/sidecar`
+under the package root, or whatever SIDECAR_BIN names.
+"""
+import base64
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+import rawhttp
+
+HERE = Path(__file__).resolve().parent
+PACKAGE_ROOT = HERE.parents[1]
+TEST_TIMEOUT = 90  # seconds; a hung test fails instead of hanging the suite
+STARTUP_TIMEOUT = 15.0
+
+
+def sidecar_binary():
+    return Path(os.environ.get("SIDECAR_BIN", PACKAGE_ROOT / ".build" / "debug" / "sidecar"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def b64url(n):
+    raw = n.to_bytes((n.bit_length() + 7) // 8, "big")
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+# -- YAML ----------------------------------------------------------------------------------
+def to_yaml(value, indent=0):
+    """Block-style YAML for dicts/lists of scalars; strings double-quoted (JSON escapes)."""
+    pad = "  " * indent
+    lines = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, (dict, list)) and v:
+                lines.append("%s%s:" % (pad, k))
+                lines.append(to_yaml(v, indent + 1))
+            else:
+                lines.append("%s%s: %s" % (pad, k, scalar(v)))
+    else:
+        for v in value:
+            lines.append("%s- %s" % (pad, scalar(v)))
+    return "\n".join(lines)
+
+
+def scalar(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return str(v)
+    if isinstance(v, (list, dict)):
+        return "[]" if isinstance(v, list) else "{}"
+    return json.dumps(str(v))
+
+
+def merge(base, overrides):
+    """Deep-merges overrides into a copy of base; a None value removes the key."""
+    out = dict(base)
+    for k, v in (overrides or {}).items():
+        if v is None:
+            out.pop(k, None)
+        elif isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+# -- keys ----------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def keydir(tmp_path_factory):
+    d = tmp_path_factory.mktemp("keys")
+    apple_key = ec.generate_private_key(ec.SECP256R1())
+    (d / "AuthKey_KEY123ABCD.p8").write_bytes(apple_key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption()))
+    jwks_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pub = jwks_key.public_key().public_numbers()
+    (d / "jwks.json").write_text(json.dumps({"keys": [{
+        "kty": "RSA", "kid": "test-kid-1", "use": "sig", "alg": "RS256",
+        "n": b64url(pub.n), "e": b64url(pub.e)}]}))
+    return d
+
+
+# -- upstream ------------------------------------------------------------------------------
+class Upstream:
+    def __init__(self, proc, port, control, unix):
+        self.proc, self.port, self.control, self.unix = proc, port, control, unix
+
+    def _control(self, path):
+        return rawhttp.request(self.control, "GET", path, timeout=5).json()
+
+    def stats(self):
+        return self._control("/_stats")
+
+    def reset(self):
+        self._control("/_reset")
+
+    def wait_for(self, predicate, timeout=5.0):
+        """Polls the stats until predicate(stats) holds; returns the last stats."""
+        deadline = time.monotonic() + timeout
+        while True:
+            s = self.stats()
+            if predicate(s) or time.monotonic() > deadline:
+                return s
+            time.sleep(0.02)
+
+
+@pytest.fixture(scope="session")
+def upstream(tmp_path_factory, keydir):
+    d = tmp_path_factory.mktemp("upstream")
+    unix = str(d / "up.sock")
+    err = open(d / "stderr.log", "wb")
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "upstream.py"), "--unix", unix,
+         "--jwks", str(keydir / "jwks.json")],
+        stdout=subprocess.PIPE, stderr=err)
+    line = proc.stdout.readline()
+    if not line:
+        proc.wait(5)
+        pytest.fail("upstream.py did not start: %s" % (d / "stderr.log").read_text())
+    ports = json.loads(line)
+    yield Upstream(proc, ports["port"], ports["control"], unix)
+    proc.terminate()
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    err.close()
+
+
+@pytest.fixture(autouse=True)
+def _per_test(request):
+    """Per-test deadline (SIGALRM) and fresh upstream counters."""
+    def on_alarm(signum, frame):
+        raise TimeoutError("test exceeded %d s" % TEST_TIMEOUT)
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, TEST_TIMEOUT)
+    if "upstream" in request.fixturenames:
+        request.getfixturevalue("upstream").reset()
+    yield
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, old)
+
+
+# -- sidecar -------------------------------------------------------------------------------
+class Sidecar:
+    """One running `sidecar run --config F` process."""
+
+    def __init__(self, config_path, port, admin_port, workdir, args=None):
+        self.config_path, self.port, self.admin_port = config_path, port, admin_port
+        self.out_path, self.err_path = workdir / "stdout.log", workdir / "stderr.log"
+        self.stopped = False
+        args = args or ["run", "--config", "{config}"]
+        cmd = [str(sidecar_binary())] + [a.replace("{config}", str(config_path)) for a in args]
+        with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        self.pid = self.proc.pid
+
+    def output(self):
+        return self.out_path.read_text(errors="replace") + self.err_path.read_text(
+            errors="replace")
+
+    def log_tail(self, n=8000):
+        return "exit=%s\n--- stdout ---\n%s\n--- stderr ---\n%s" % (
+            self.proc.poll(), self.out_path.read_text(errors="replace")[-n:],
+            self.err_path.read_text(errors="replace")[-n:])
+
+    def wait_ready(self, timeout=STARTUP_TIMEOUT):
+        deadline = time.monotonic() + timeout
+        step = "listen port %d" % self.port
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError("sidecar exited during start-up (%s)\n%s"
+                                     % (step, self.log_tail()))
+            try:
+                if step.startswith("listen"):
+                    socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                    step = "admin /healthz on %d" % self.admin_port
+                if rawhttp.request(self.admin_port, "GET", "/healthz", timeout=2).status == 200:
+                    return self
+            except (OSError, rawhttp.Closed):
+                pass
+            time.sleep(0.02)
+        raise AssertionError("sidecar not ready after %.0f s (waiting for %s)\n%s"
+                             % (timeout, step, self.log_tail()))
+
+    # -- talking to it --------------------------------------------------------------------
+    def conn(self, **kw):
+        return rawhttp.Conn(self.port, **kw)
+
+    def request(self, method="GET", target="/echo", headers=None, body=b"", **kw):
+        return rawhttp.request(self.port, method, target, headers, body, **kw)
+
+    def admin(self, target):
+        return rawhttp.request(self.admin_port, "GET", target, timeout=5)
+
+    # -- observing it from /proc ----------------------------------------------------------
+    def rss_kib(self):
+        for line in Path("/proc/%d/status" % self.pid).read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+        raise AssertionError("no VmRSS for pid %d" % self.pid)
+
+    def fd_count(self):
+        return len(os.listdir("/proc/%d/fd" % self.pid))
+
+    def thread_cpu_ticks(self):
+        """{tid: utime+stime clock ticks} of every thread."""
+        out = {}
+        for tid in os.listdir("/proc/%d/task" % self.pid):
+            try:
+                stat = Path("/proc/%d/task/%s/stat" % (self.pid, tid)).read_text()
+            except FileNotFoundError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            out[tid] = int(fields[11]) + int(fields[12])
+        return out
+
+    # -- stopping it ----------------------------------------------------------------------
+    def signal(self, sig):
+        self.stopped = True
+        self.proc.send_signal(sig)
+
+    def wait_exit(self, timeout):
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.signal(signal.SIGTERM)
+            if self.wait_exit(5) is None:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+@pytest.fixture
+def base_config(upstream, keydir):
+    """A complete valid config (SPEC §3) in front of the test upstream; everything public."""
+    def make(port, admin_port):
+        return {
+            "listen": "127.0.0.1:%d" % port,
+            "public_url": "http://127.0.0.1:%d" % port,
+            "upstream": "http://127.0.0.1:%d" % upstream.port,
+            "workers": 1,
+            "apple": {
+                "team_id": "TEAM123456",
+                "client_id": "com.example.web",
+                "key_id": "KEY123ABCD",
+                "private_key_file": str(keydir / "AuthKey_KEY123ABCD.p8"),
+                "base_url": "http://127.0.0.1:%d" % upstream.control,
+            },
+            "session": {"secrets": [base64.b64encode(os.urandom(32)).decode()]},
+            "admin": {"listen": "127.0.0.1:%d" % admin_port},
+            "access": {"public_paths": ["/**"]},
+        }
+    return make
+
+
+@pytest.fixture
+def start_sidecar(request, base_config, tmp_path):
+    """start_sidecar(overrides=None, text=None, ready=True, args=None) -> Sidecar.
+
+    `args` replaces `run --config {config}` ({config} is the written file's path).
+    `overrides` is deep-merged into the base config (None removes a key); `text` replaces
+    the YAML entirely. Every started sidecar is stopped after the test, and its output is
+    attached to the report of a failing test.
+    """
+    started = []
+    request.node._sidecars = started
+
+    def start(overrides=None, text=None, ready=True, args=None):
+        workdir = tmp_path / ("sidecar%d" % len(started))
+        workdir.mkdir()
+        port, admin_port = free_port(), free_port()
+        config = merge(base_config(port, admin_port), overrides)
+        path = workdir / "sidecar.yaml"
+        path.write_text(text if text is not None else to_yaml(config) + "\n")
+        sc = Sidecar(path, port, admin_port, workdir, args)
+        sc.config = config
+        started.append(sc)
+        return sc.wait_ready() if ready else sc
+
+    yield start
+    crashed = []
+    for sc in started:
+        if not sc.stopped and sc.proc.poll() is not None:
+            crashed.append(sc)
+        sc.stop()
+    if crashed:
+        pytest.fail("sidecar exited on its own during the test\n" +
+                    "\n".join(sc.log_tail() for sc in crashed))
+
+
+@pytest.fixture
+def sidecar(start_sidecar):
+    """A sidecar with the base config."""
+    return start_sidecar()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.failed:
+        for i, sc in enumerate(getattr(item, "_sidecars", [])):
+            rep.sections.append(("sidecar #%d (port %d) output" % (i, sc.port), sc.log_tail()))
+
+
+def pytest_sessionstart(session):
+    if not sidecar_binary().exists():
+        raise pytest.UsageError("no sidecar binary at %s: run `swift build --product sidecar`"
+                                " first (or set SIDECAR_BIN)" % sidecar_binary())

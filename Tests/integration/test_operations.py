@@ -1,0 +1,153 @@
+"""SPEC §2 and §7 end to end: admin endpoints, signals, exit codes and config errors."""
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+import rawhttp
+from conftest import free_port, sidecar_binary, to_yaml
+
+
+def run_once(args, timeout=15):
+    """Runs the binary to completion; returns (exit code, stdout + stderr)."""
+    p = subprocess.run([str(sidecar_binary())] + args, capture_output=True, timeout=timeout,
+                       stdin=subprocess.DEVNULL)
+    return p.returncode, (p.stdout + p.stderr).decode(errors="replace")
+
+
+def poll(fn, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.05)
+
+
+def test_healthz_and_readyz(sidecar):
+    assert sidecar.admin("/healthz").status == 200
+    assert sidecar.request("GET", "/echo").status == 200
+    ready = poll(lambda: sidecar.admin("/readyz").status == 200)
+    assert ready, "/readyz never became 200 with upstream up and Apple keys served"
+
+
+def test_readyz_is_503_while_upstream_is_unreachable(start_sidecar):
+    sc = start_sidecar({"upstream": "http://127.0.0.1:%d" % free_port()})
+    assert sc.admin("/healthz").status == 200
+    assert sc.request("GET", "/echo").status == 502
+    assert sc.admin("/readyz").status == 503
+
+
+def test_admin_endpoints_are_not_on_the_public_port(sidecar, upstream):
+    e = sidecar.request("GET", "/healthz").json()  # forwarded: everything is public
+    assert e["target"] == "/healthz"
+
+
+def test_sigterm_finishes_in_flight_request_then_exits_0(sidecar, upstream):
+    with sidecar.conn(timeout=10) as c:
+        c.send(rawhttp.build_request("GET", "/slow?delay=1.5"))
+        stats = upstream.wait_for(lambda s: s["requests"] >= 1)
+        assert stats["requests"] == 1
+        sidecar.signal(signal.SIGTERM)
+
+        def refused():
+            try:
+                socket.create_connection(("127.0.0.1", sidecar.port), timeout=0.5).close()
+                return False
+            except OSError:
+                return True
+        assert poll(refused, 2.0), "still accepting connections after SIGTERM"
+        r = c.read_response()
+        assert r.status == 200 and r.body == b"slow done"
+    assert sidecar.wait_exit(10) == 0, sidecar.log_tail()
+
+
+def test_sigint_exits_0(sidecar):
+    sidecar.signal(signal.SIGINT)
+    assert sidecar.wait_exit(10) == 0, sidecar.log_tail()
+
+
+@pytest.mark.parametrize("which", ["listen", "admin"])
+def test_port_in_use_exits_2_with_a_clear_message(base_config, tmp_path, which):
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", 0))
+    blocker.listen()
+    busy = blocker.getsockname()[1]
+    try:
+        port, admin = (busy, free_port()) if which == "listen" else (free_port(), busy)
+        path = tmp_path / "sidecar.yaml"
+        path.write_text(to_yaml(base_config(port, admin)) + "\n")
+        code, out = run_once(["run", "--config", str(path)])
+    finally:
+        blocker.close()
+    assert code == 2, out
+    assert str(busy) in out, out
+
+
+def write_config(tmp_path, base_config, edit):
+    lines = to_yaml(base_config(free_port(), free_port())).split("\n")
+    lines = edit(lines)
+    path = tmp_path / "sidecar.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_unknown_key_exits_1_naming_file_line_and_column(base_config, tmp_path):
+    path = write_config(tmp_path, base_config, lambda ls: ls[:2] + ["upstreem: x"] + ls[2:])
+    code, out = run_once(["run", "--config", str(path)])
+    assert code == 1, out
+    assert "sidecar.yaml:3:1" in out, out
+    assert "upstreem" in out, out
+
+
+def test_bad_value_exits_1_naming_key_and_line(base_config, tmp_path):
+    path = write_config(tmp_path, base_config,
+                        lambda ls: ls + ["limits:", "  max_header_bytes: lots"])
+    line = len(path.read_text().splitlines())
+    code, out = run_once(["run", "--config", str(path)])
+    assert code == 1, out
+    assert "sidecar.yaml:%d:" % line in out, out
+    assert "max_header_bytes" in out, out
+
+
+def test_yaml_syntax_error_exits_1_naming_line(base_config, tmp_path):
+    path = write_config(tmp_path, base_config, lambda ls: ls + ["trusted_proxies: [unclosed"])
+    code, out = run_once(["run", "--config", str(path)])
+    assert code == 1, out
+    assert "sidecar.yaml:" in out, out
+
+
+def test_missing_required_key_exits_1_naming_it(base_config, tmp_path):
+    path = write_config(tmp_path, base_config,
+                        lambda ls: [l for l in ls if not l.startswith("upstream:")])
+    code, out = run_once(["run", "--config", str(path)])
+    assert code == 1, out
+    assert "upstream" in out, out
+
+
+def test_plain_http_public_url_on_a_public_host_exits_1(base_config, tmp_path):
+    path = write_config(tmp_path, base_config, lambda ls: [
+        'public_url: "http://app.example.com"' if l.startswith("public_url:") else l
+        for l in ls])
+    code, out = run_once(["run", "--config", str(path)])
+    assert code == 1, out
+    assert "public_url" in out, out
+
+
+def test_missing_config_file_exits_1(tmp_path):
+    missing = tmp_path / "nope.yaml"
+    code, out = run_once(["run", "--config", str(missing)])
+    assert code == 1, out
+    assert "nope.yaml" in out, out
+
+
+def test_root_command_accepts_config_and_serves(start_sidecar):
+    sc = start_sidecar(args=["--config", "{config}"])
+    assert sc.request("GET", "/echo").status == 200
+
+
+def test_help_on_run(tmp_path):
+    code, out = run_once(["run", "--help"])
+    assert code == 0 and "--config" in out, out

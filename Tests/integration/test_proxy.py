@@ -1,0 +1,471 @@
+"""SPEC §4.3 proxying end to end: the real sidecar in front of the real upstream process."""
+import hashlib
+import os
+import re
+import socket
+import threading
+import time
+
+import pytest
+
+import rawhttp
+from conftest import free_port
+from upstream import pattern
+
+MiB = 1 << 20
+REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+
+
+def seen(echo, name):
+    """Values of header `name` (case-insensitive) as the upstream received them."""
+    return [v for n, v in echo["headers"] if n.lower() == name.lower()]
+
+
+def seen_names(echo):
+    return [n for n, _ in echo["headers"]]
+
+
+class RssSampler:
+    """Samples the sidecar's RSS every 20 ms in a thread; .peak_growth_kib after exit."""
+
+    def __init__(self, sidecar):
+        self.sidecar, self.stop, self.peak = sidecar, threading.Event(), 0
+
+    def run(self):
+        while not self.stop.wait(0.02):
+            try:
+                self.peak = max(self.peak, self.sidecar.rss_kib())
+            except (FileNotFoundError, ProcessLookupError):
+                return
+
+    def __enter__(self):
+        self.base = self.sidecar.rss_kib()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        self.peak_growth_kib = max(0, self.peak - self.base)
+
+
+# -- request headers -------------------------------------------------------------------------
+def test_forwarded_headers_are_replaced_for_untrusted_peer(sidecar):
+    e = sidecar.request("GET", "/echo", [
+        ("X-Forwarded-For", "1.2.3.4"), ("X-Forwarded-Proto", "https"),
+        ("X-Forwarded-Host", "evil.example")], host="app.test").json()
+    assert seen(e, "X-Forwarded-For") == ["127.0.0.1"]
+    assert seen(e, "X-Forwarded-Proto") == ["http"]
+    assert seen(e, "X-Forwarded-Host") == ["app.test"]
+
+
+def test_forwarded_headers_from_peer_outside_trusted_proxies_are_replaced(start_sidecar):
+    sc = start_sidecar({"trusted_proxies": ["10.0.0.0/8", "::1/128"]})
+    e = sc.request("GET", "/echo", [("X-Forwarded-For", "1.2.3.4"),
+                                    ("X-Forwarded-Proto", "https")], host="app.test").json()
+    assert seen(e, "X-Forwarded-For") == ["127.0.0.1"]
+    assert seen(e, "X-Forwarded-Proto") == ["http"]
+
+
+def test_forwarded_headers_from_trusted_proxy_are_honoured(start_sidecar):
+    sc = start_sidecar({"trusted_proxies": ["127.0.0.0/8"]})
+    e = sc.request("GET", "/echo", [
+        ("X-Forwarded-For", "1.2.3.4"), ("X-Forwarded-Proto", "https"),
+        ("X-Forwarded-Host", "public.example")], host="app.test").json()
+    assert ", ".join(seen(e, "X-Forwarded-For")) == "1.2.3.4, 127.0.0.1"
+    assert seen(e, "X-Forwarded-Proto") == ["https"]
+    assert seen(e, "X-Forwarded-Host") == ["public.example"]
+    e = sc.request("GET", "/echo", [("X-Forwarded-For", "1.1.1.1"),
+                                    ("X-Forwarded-For", "2.2.2.2")], host="app.test").json()
+    assert ", ".join(seen(e, "X-Forwarded-For")) == "1.1.1.1, 2.2.2.2, 127.0.0.1"
+    e = sc.request("GET", "/echo", host="app.test").json()
+    assert seen(e, "X-Forwarded-For") == ["127.0.0.1"]
+    assert seen(e, "X-Forwarded-Proto") == ["http"]
+    assert seen(e, "X-Forwarded-Host") == ["app.test"]
+
+
+@pytest.mark.parametrize("rid", ["abc-123", "A.b_C-9", "x" * 128])
+def test_valid_request_id_is_kept(sidecar, rid):
+    e = sidecar.request("GET", "/echo", [("X-Request-Id", rid)]).json()
+    assert seen(e, "X-Request-Id") == [rid]
+
+
+@pytest.mark.parametrize("rid", ["has space", "semi;colon", "x" * 129, "", "üñí",
+                                 "<script>"])
+def test_invalid_request_id_is_replaced(sidecar, rid):
+    e = sidecar.request("GET", "/echo", [("X-Request-Id", rid)]).json()
+    values = seen(e, "X-Request-Id")
+    assert len(values) == 1 and values[0] != rid and REQUEST_ID.match(values[0]), values
+
+
+def test_request_id_is_generated_when_absent(sidecar):
+    ids = [seen(sidecar.request("GET", "/echo").json(), "X-Request-Id") for _ in range(3)]
+    assert all(len(v) == 1 and REQUEST_ID.match(v[0]) for v in ids), ids
+    assert len({v[0] for v in ids}) == 3, "generated request ids repeat: %s" % ids
+
+
+def test_host_is_the_upstreams_unless_preserve_host(start_sidecar, upstream):
+    sc = start_sidecar()
+    e = sc.request("GET", "/echo", host="app.test").json()
+    assert seen(e, "Host") == ["127.0.0.1:%d" % upstream.port]
+    sc = start_sidecar({"preserve_host": True})
+    e = sc.request("GET", "/echo", host="app.test").json()
+    assert seen(e, "Host") == ["app.test"]
+
+
+def test_hop_by_hop_request_headers_are_removed(sidecar):
+    e = sidecar.request("GET", "/echo", [
+        ("Connection", "keep-alive, X-Custom-Hop"), ("X-Custom-Hop", "secret"),
+        ("Keep-Alive", "timeout=5"), ("TE", "trailers"), ("Trailer", "X-T"),
+        ("Upgrade", "foo/1"), ("Proxy-Authorization", "Basic eDp5"),
+        ("Proxy-Connection", "keep-alive"), ("Proxy-Anything", "1"), ("X-Keep", "kept")]).json()
+    names = {n.lower() for n in seen_names(e)}
+    for gone in ("x-custom-hop", "keep-alive", "te", "trailer", "upgrade",
+                 "proxy-authorization", "proxy-connection", "proxy-anything"):
+        assert gone not in names, "%s reached the upstream: %s" % (gone, e["headers"])
+    assert seen(e, "X-Keep") == ["kept"]
+    for value in seen(e, "Connection"):
+        tokens = {t.strip().lower() for t in value.split(",")}
+        assert tokens <= {"keep-alive", "close"}, value
+
+
+def test_hop_by_hop_response_headers_are_removed(sidecar):
+    r = sidecar.request("GET", "/hop")
+    assert r.status == 200 and r.body == b"hop"
+    names = {n.lower() for n, _ in r.headers}
+    for gone in ("x-resp-hop", "proxy-resp", "upgrade"):
+        assert gone not in names, r.headers
+    assert r.header("Keep-Alive") != "timeout=99"
+    assert "x-resp-hop" not in (r.header("Connection") or "").lower()
+    assert r.header("X-Resp-Keep") == "kept"
+
+
+IDENTITY = ["X-Auth-User-Id", "X-Auth-Email", "X-Auth-Email-Verified",
+            "X-Auth-Private-Email", "X-Auth-Name", "X-Auth-Assertion"]
+
+
+def spellings(name):
+    return [name, name.lower(), name.upper(), name.replace("-", "_"),
+            name.lower().replace("-", "_"), name]  # the last one: a duplicate
+
+
+def squash(name):
+    return name.lower().replace("_", "-")
+
+
+def test_identity_headers_are_stripped_in_every_spelling(sidecar):
+    sent = [(s, "forged") for name in IDENTITY for s in spellings(name)]
+    e = sidecar.request("GET", "/echo", sent + [("X-Auth-Other", "kept")]).json()
+    leaked = [n for n in seen_names(e) if squash(n) in {squash(i) for i in IDENTITY}]
+    assert not leaked, "identity headers reached the upstream: %s" % leaked
+    assert seen(e, "X-Auth-Other") == ["kept"]
+
+
+def test_configured_header_names_are_stripped(start_sidecar):
+    sc = start_sidecar({"headers": {"user_id": "X-User", "strip": ["X-Internal-Secret"]}})
+    e = sc.request("GET", "/echo", [
+        ("X-User", "forged"), ("x-user", "forged"), ("X_User", "forged"),
+        ("X-Internal-Secret", "s"), ("x-internal-secret", "s"), ("X-INTERNAL-SECRET", "s"),
+        ("X-Other", "kept")]).json()
+    names = {squash(n) for n in seen_names(e)}
+    assert "x-user" not in names and "x-internal-secret" not in names, e["headers"]
+    assert seen(e, "X-Other") == ["kept"]
+
+
+# -- bodies ----------------------------------------------------------------------------------
+def test_100_mib_response_streams_to_a_slow_client_in_bounded_memory(sidecar):
+    n = 100 * MiB
+    expected = hashlib.sha256(pattern(0, n)).hexdigest()
+    digest = hashlib.sha256()
+    got = 0
+
+    def slow_sink(piece):
+        nonlocal got
+        before = got
+        got += len(piece)
+        digest.update(piece)
+        if got // (512 * 1024) != before // (512 * 1024):
+            time.sleep(0.005)
+
+    with RssSampler(sidecar) as rss, sidecar.conn(rcvbuf=64 * 1024, timeout=30) as c:
+        r = c.request("GET", "/bytes?n=%d" % n, sink=slow_sink)
+        assert r.status == 200 and r.body_len == n
+        assert digest.hexdigest() == expected, "response body corrupted in transit"
+        assert c.request("GET", "/echo").status == 200  # connection still usable
+    assert rss.peak_growth_kib < 64 * 1024, "RSS grew %d KiB" % rss.peak_growth_kib
+
+
+@pytest.mark.parametrize("framing", ["length", "chunked"])
+def test_50_mib_upload_is_streamed(sidecar, framing):
+    data = os.urandom(50 * MiB)
+    if framing == "length":
+        headers, body = [("Content-Length", str(len(data)))], data
+    else:
+        headers, body = [("Transfer-Encoding", "chunked")], rawhttp.chunked(data, 256 * 1024)
+    with RssSampler(sidecar) as rss, sidecar.conn(timeout=30) as c:
+        c.send(rawhttp.build_request("POST", "/echo", headers))
+        for i in range(0, len(body), MiB):
+            c.send(body[i:i + MiB])
+        r = c.read_response()
+    assert r.status == 200
+    e = r.json()
+    assert e["body_len"] == len(data)
+    assert e["body_sha256"] == hashlib.sha256(data).hexdigest()
+    assert rss.peak_growth_kib < 64 * 1024, "RSS grew %d KiB" % rss.peak_growth_kib
+
+
+def test_chunked_request_and_chunked_response(sidecar):
+    data = os.urandom(300000)
+    with sidecar.conn() as c:
+        r = c.request("POST", "/echo", [("Transfer-Encoding", "chunked")],
+                      rawhttp.chunked(data, 7000))
+        assert r.status == 200
+        assert r.json()["body_sha256"] == hashlib.sha256(data).hexdigest()
+        r = c.request("GET", "/chunked?n=1000000&size=3000")
+        assert r.status == 200 and r.body == pattern(0, 1000000)
+        r = c.request("GET", "/chunked?n=0")
+        assert r.status == 200 and r.body == b""
+        assert c.request("GET", "/echo").status == 200
+
+
+def test_close_delimited_response_reaches_client_whole(sidecar):
+    with sidecar.conn() as c:
+        r = c.request("GET", "/eof?n=200000")
+        assert r.status == 200 and r.body == pattern(0, 200000)
+
+
+def test_bodiless_responses_do_not_confuse_keepalive(sidecar):
+    with sidecar.conn() as c:
+        r = c.request("HEAD", "/bytes?n=1000")
+        assert r.status == 200 and r.header("Content-Length") == "1000"
+        r = c.request("GET", "/status?code=204")
+        assert r.status == 204
+        r = c.request("GET", "/status?code=304")
+        assert r.status == 304
+        r = c.request("GET", "/bytes?n=10")
+        assert r.status == 200 and r.body == pattern(0, 10)
+
+
+# -- connections -----------------------------------------------------------------------------
+def test_keepalive_on_both_sides(sidecar, upstream):
+    with sidecar.conn() as c:
+        for i in range(20):
+            assert c.request("GET", "/echo?i=%d" % i).status == 200
+    for i in range(10):  # new client connections reuse the pooled upstream connection
+        assert sidecar.request("GET", "/echo?j=%d" % i).status == 200
+    stats = upstream.stats()
+    assert stats["requests"] == 30
+    assert stats["connections"] == 1, "upstream connections: %d" % stats["connections"]
+
+
+def test_upstream_closing_after_response_causes_no_502(sidecar, upstream):
+    with sidecar.conn() as c:
+        for i in range(30):
+            r = c.request("GET", "/close")
+            assert r.status == 200 and r.body == b"closing", (i, r.status)
+            r = c.request("POST", "/echo", body=b"after close")
+            assert r.status == 200 and r.json()["body"] == "after close", (i, r.status)
+
+
+def test_upstream_down_is_502_quickly(start_sidecar):
+    sc = start_sidecar({"upstream": "http://127.0.0.1:%d" % free_port()})
+    for _ in range(3):
+        t0 = time.monotonic()
+        r = sc.request("GET", "/echo")
+        assert r.status == 502
+        assert time.monotonic() - t0 < 1.0
+        assert 0 < len(r.body) < 4096
+
+
+def test_slow_upstream_is_504_after_upstream_timeout(start_sidecar):
+    sc = start_sidecar({"upstream_timeout": "1s"})
+    t0 = time.monotonic()
+    r = sc.request("GET", "/slow?delay=4")
+    elapsed = time.monotonic() - t0
+    assert r.status == 504
+    assert 0.8 <= elapsed <= 3.0, elapsed
+    assert 0 < len(r.body) < 4096
+    assert sc.request("GET", "/slow?delay=0.1").status == 200
+
+
+def test_upstream_breaking_mid_response_closes_client(sidecar):
+    with sidecar.conn(timeout=5) as c:
+        c.send(rawhttp.build_request("GET", "/bytes?n=1000000&abort_after=300000"))
+        try:
+            r = c.read_response()
+            raise AssertionError("truncated body delivered as complete: %d bytes" % r.body_len)
+        except rawhttp.Closed:
+            pass
+    assert sidecar.request("GET", "/echo").status == 200
+
+
+def test_upstream_speaking_garbage_is_502(sidecar):
+    r = sidecar.request("GET", "/garbage")
+    assert r.status == 502
+    assert sidecar.request("GET", "/echo").status == 200
+
+
+def test_client_disconnect_mid_stream_leaks_nothing(sidecar, upstream):
+    assert sidecar.request("GET", "/echo").status == 200
+    fds = sidecar.fd_count()
+    for _ in range(20):
+        c = sidecar.conn()
+        c.send(rawhttp.build_request("GET", "/bytes?n=%d" % (100 * MiB)))
+        c.read_exact(256 * 1024)
+        c.close()
+    assert sidecar.request("GET", "/echo").status == 200
+    deadline = time.monotonic() + 5
+    while sidecar.fd_count() > fds + 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sidecar.fd_count() <= fds + 2, "fds %d -> %d" % (fds, sidecar.fd_count())
+    stats = upstream.wait_for(lambda s: s["open_connections"] <= 2)
+    assert stats["open_connections"] <= 2, stats
+
+
+def test_websocket_echo_through_the_proxy(sidecar):
+    with sidecar.conn() as c:
+        c.send(rawhttp.build_request("GET", "/ws", [
+            ("Upgrade", "websocket"), ("Connection", "Upgrade"),
+            ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+            ("Sec-WebSocket-Version", "13")]))
+        r = c.read_response()
+        assert r.status == 101
+        assert (r.header("Upgrade") or "").lower() == "websocket"
+        assert "upgrade" in (r.header("Connection") or "").lower()
+        assert r.header("Sec-WebSocket-Accept") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+        c.send(rawhttp.ws_frame(0x1, b"hello"))
+        assert rawhttp.ws_read_frame(c) == (0x1, b"hello")
+        big = os.urandom(70000)
+        c.send(rawhttp.ws_frame(0x2, big))
+        assert rawhttp.ws_read_frame(c) == (0x2, big)
+        c.send(rawhttp.ws_frame(0x8, b"\x03\xe8"))
+        assert rawhttp.ws_read_frame(c)[0] == 0x8
+        assert c.wait_closed(5)
+
+
+def load(port, connections, requests_each):
+    """Runs keep-alive clients in threads; returns the list of non-200 outcomes."""
+    failures = []
+
+    def client():
+        try:
+            with rawhttp.Conn(port, timeout=10) as c:
+                for _ in range(requests_each):
+                    r = c.request("GET", "/echo")
+                    if r.status != 200:
+                        failures.append(r.status)
+        except Exception as e:  # noqa: BLE001 - any failure counts
+            failures.append(repr(e))
+
+    threads = [threading.Thread(target=client) for _ in range(connections)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return failures
+
+
+def test_two_workers_both_serve_many_connections(start_sidecar):
+    sc = start_sidecar({"workers": 2, "log": {"access": False}})
+    before = sc.thread_cpu_ticks()
+    failures = load(sc.port, 64, 60)
+    assert not failures, failures[:5]
+    after = sc.thread_cpu_ticks()
+    busy = [t for t in after if after[t] - before.get(t, 0) >= 1]
+    assert len(busy) >= 2, "only %d thread(s) did work: %s" % (len(busy), after)
+
+
+def test_many_concurrent_connections(sidecar):
+    assert not load(sidecar.port, 200, 3)
+
+
+def test_unix_socket_upstream(start_sidecar, upstream):
+    sc = start_sidecar({"upstream": "unix:" + upstream.unix})
+    with sc.conn() as c:
+        for _ in range(3):
+            r = c.request("POST", "/echo?u=1", body=b"via unix")
+            assert r.status == 200 and r.json()["body"] == "via unix"
+        r = c.request("GET", "/bytes?n=500000")
+        assert r.body == pattern(0, 500000)
+
+
+# -- paths -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("sent,forwarded", [
+    ("/a/./b/../c", "/a/c"),
+    ("/a/%2e%2e/c", "/c"),
+    ("/a/%2E%2E/c", "/c"),
+    ("/a/%2e/c", "/a/c"),
+    ("/x/../../y", "/y"),
+    ("/a/b/..", "/a/"),
+    ("/%2e%2e/%2e%2e/etc", "/etc"),
+    ("/a%2Fb", "/a%2Fb"),
+    ("/a%2Fb/../c", "/c"),
+    ("/%7Euser/%41", "/~user/A"),
+    ("/a%20b", "/a%20b"),
+    ("/x/..?q=/../a", "/?q=/../a"),
+])
+def test_forwarded_path_is_normalized(sidecar, sent, forwarded):
+    e = sidecar.request("GET", sent).json()
+    assert e["target"] == forwarded
+
+
+# -- access decision without a session -------------------------------------------------------
+@pytest.fixture
+def guarded(start_sidecar):
+    return start_sidecar({"access": {"public_paths": ["/pub/**"], "api_paths": ["/api/**"]}})
+
+
+HTML = ("Accept", "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8")
+
+
+def assert_api_401(r):
+    assert r.status == 401
+    assert r.header("WWW-Authenticate") == 'Bearer realm="sidecar"'
+    assert r.json() == {"error": "unauthenticated", "login": "/.auth/login"}
+
+
+def test_browser_get_without_session_is_redirected_to_login(guarded, upstream):
+    from urllib.parse import parse_qs, urlsplit
+    for method in ("GET", "HEAD"):
+        r = guarded.request(method, "/private/page?x=1&y=%2F", [HTML])
+        assert r.status == 302, r.status
+        loc = urlsplit(r.header("Location"))
+        assert loc.path == "/.auth/login"
+        assert loc.netloc in ("", "127.0.0.1:%d" % guarded.port)
+        assert parse_qs(loc.query)["rd"] == ["/private/page?x=1&y=%2F"]
+    assert upstream.stats()["requests"] == 0
+
+
+@pytest.mark.parametrize("headers,target", [
+    ([("Accept", "application/json")], "/private"),
+    ([], "/private"),
+    ([HTML, ("X-Requested-With", "XMLHttpRequest")], "/private"),
+    ([HTML, ("Authorization", "Bearer not-a-session")], "/private"),
+    ([HTML], "/api/things"),
+])
+def test_api_client_without_session_gets_401_json(guarded, upstream, headers, target):
+    assert_api_401(guarded.request("GET", target, headers))
+    assert upstream.stats()["requests"] == 0
+
+
+def test_browser_post_without_session_gets_401_html(guarded, upstream):
+    r = guarded.request("POST", "/private", [HTML], body=b"a=1")
+    assert r.status == 401
+    assert (r.header("Content-Type") or "").startswith("text/html")
+    assert b"/.auth/login" in r.body
+    assert upstream.stats()["requests"] == 0
+
+
+@pytest.mark.parametrize("target", ["/pub/../private", "/pub/%2e%2e/private",
+                                    "/pub%2F..%2Fprivate", "/pub/./../private"])
+def test_public_prefix_cannot_be_escaped(guarded, upstream, target):
+    assert_api_401(guarded.request("GET", target, [("Accept", "application/json")]))
+    assert upstream.stats()["requests"] == 0
+
+
+def test_public_paths_are_forwarded_without_session(guarded):
+    for target in ("/pub", "/pub/", "/pub/a/b.css?v=1"):
+        r = guarded.request("GET", target, [HTML, ("X-Auth-User-Id", "forged")])
+        assert r.status == 200, (target, r.status)
+        assert not seen(r.json(), "X-Auth-User-Id")
