@@ -32,12 +32,16 @@ public final class ProxyServer {
         }
         do {
             var address = try SocketAddress(parsing: options.listen)
-            let first = try Socket.listen(on: address, reusePort: true)
+            if address.family == .unix, options.listen.hasPrefix("unix:") {
+                _ = unlink(String(options.listen.dropFirst(5)))  // a stale socket file from a previous run
+            }
+            let first = try Socket.listen(on: address, reusePort: address.family != .unix)
             listenFDs.append(first)
-            if let actual = Socket.localAddress(of: first) { address = actual }
+            if let actual = Socket.localAddress(of: first), address.family != .unix { address = actual }
             boundAddress = address
             for _ in 1..<max(1, options.workers) {
-                listenFDs.append(try Socket.listen(on: address, reusePort: true))
+                // Unix sockets have no SO_REUSEPORT: the workers share one socket instead.
+                listenFDs.append(address.family == .unix ? dup(first) : try Socket.listen(on: address, reusePort: true))
             }
             if let admin = options.adminListen {
                 adminFD = try Socket.listen(on: try SocketAddress(parsing: admin), reusePort: false)

@@ -9,6 +9,8 @@ struct SidecarCommand: ParsableCommand {
         abstract: "Sign in with Apple in front of any web app.",
         subcommands: [
             // (subcommands register here, one line each)
-        ]
+            RunCommand.self,
+        ],
+        defaultSubcommand: RunCommand.self
     )
 }
