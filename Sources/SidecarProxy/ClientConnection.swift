@@ -34,6 +34,9 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     private var requestBodyDone = true
     private var upstream: UpstreamConnection?
     private var retried = false
+    /// A copy of a small request body that arrived whole, so the request can be replayed
+    /// when a reused upstream connection resets before reading it.
+    private var replayBody: [UInt8]?
     private var sawResponseBytes = false
     private var response: HTTPResponseHead?
     private var responseRelay: BodyRelay?
@@ -43,6 +46,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     /// Pipelined bytes buffered beyond this stop reading until the current exchange ends.
     private static let pipelineLimit = 64 * 1024
     private static let lingerMs: Int64 = 2_000
+    private static let replayLimit: UInt64 = 64 * 1024
 
     init(worker: Worker, fd: Int32, peer: SocketAddress) {
         self.worker = worker
@@ -183,6 +187,12 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             refuse(413)
             return
         }
+        replayBody = nil
+        if case .contentLength(let n) = head.framing, n <= Self.replayLimit, stream.pendingInput >= Int(n) {
+            var copy = [UInt8](repeating: 0, count: Int(n))
+            _ = copy.withUnsafeMutableBytes { evbuffer_copyout(stream.input, $0.baseAddress, Int(n)) }
+            replayBody = copy
+        }
         if !requestBodyDone {
             requestRelay = BodyRelay(
                 framing: head.framing, chunkOutput: head.framing == .chunked,
@@ -202,7 +212,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     // MARK: upstream
 
     private func connectUpstream(fresh: Bool) {
-        if !fresh, let pooled = worker.pool.take() {
+        if !fresh, let pooled = worker.pool.take(verify: !isRetryable) {
             attach(pooled)
             sendRequest()
             return
@@ -238,6 +248,9 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             request, normalizedPath: path, peerText: peerText, peerTrusted: peerTrusted,
             requestId: requestId, line: &worker.lineScratch, fields: &worker.fieldScratch,
             to: upstream.stream.output)
+        if retried, requestBodyDone, let replayBody {
+            replayBody.withUnsafeBytes { _ = evbuffer_add(upstream.stream.output, $0.baseAddress, $0.count) }
+        }
         relayRequestBody()
     }
 
@@ -426,7 +439,9 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             abort()
             return
         }
-        if let upstream, upstream.isReused, !retried, !sawResponseBytes, isRetryable {
+        // A reset means the upstream never read the request: safe to replay a body we kept.
+        let replayable = isRetryable || (error == ECONNRESET && requestBodyDone && replayBody != nil)
+        if let upstream, upstream.isReused, !retried, !sawResponseBytes, replayable {
             retried = true
             dropUpstream()
             connectUpstream(fresh: true)

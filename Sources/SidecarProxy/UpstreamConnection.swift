@@ -58,9 +58,17 @@ final class UpstreamPool {
 
     var idleCount: Int { idle.count }
 
-    func take() -> UpstreamConnection? {
+    /// The warmest idle connection. With `verify`, the socket is first peeked (one extra
+    /// syscall) so a close the loop has not processed yet is caught: used for requests that
+    /// cannot be retried safely (a POST sent on a half-closed connection would be lost).
+    func take(verify: Bool) -> UpstreamConnection? {
         while let connection = idle.popLast() {
-            if !connection.stream.isClosed { return connection }
+            if connection.stream.isClosed { continue }
+            if verify && !Socket.isOpenForReading(connection.stream.fd) {
+                discard(connection)
+                continue
+            }
+            return connection
         }
         return nil
     }
