@@ -13,7 +13,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     private enum Phase { case waitingForHead, exchanging, tunnel, closing, closed }
     private enum Deadline { case none, idle, header, connect, upstream, linger }
 
-    private unowned let worker: Worker
+    private unowned(unsafe) let worker: Worker  // workers outlive their connections
     private let stream: Stream
     private let peerText: [UInt8]
     private let peerTrusted: Bool
@@ -410,6 +410,9 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             beginClosing()
         case .exchanging:
             if response == nil {
+                // A close before any response byte on a reused connection is the keep-alive
+                // race (the upstream dropped the idle connection as our request arrived):
+                // treated like a reset, i.e. the request was not read.
                 upstreamFailed(error == 0 ? ECONNRESET : error)
             } else if let upstream, var relay = responseRelay {
                 // Until-close bodies end here; anything else is truncated.
