@@ -63,6 +63,12 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     func stream(_ stream: Stream, didRead count: Int, error: Int32) {
         guard count > 0 else {
+            if error == 0 && phase == .exchanging && requestBodyDone {
+                // Half-close after a complete request: answer it, then close.
+                keepAlive = false
+                stream.pauseReading()
+                return
+            }
             clientEnded()
             return
         }
@@ -292,8 +298,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         }
         worker.readiness.upstreamSucceeded(atMs: worker.nowMs)
         arm(.upstream, worker.options.upstreamTimeoutMs)
-        let writeError = upstream.stream.flush()
-        if writeError != 0 { upstreamFailed(writeError) }
+        relayRequestBody()  // flushes what queued up while connecting, resumes the client
     }
 
     func upstreamDidDrain(_ upstream: UpstreamConnection) {
