@@ -71,7 +71,13 @@ public struct RedirectPolicy: Sendable, Hashable {
             if c >= 0x80, c <= 0x9F, decoded.last == 0xC2 { return false }
             decoded.append(c)
         }
-        return !(decoded.count >= 2 && decoded[0] == 0x2F && decoded[1] == 0x2F)
+        if decoded.count >= 2 && decoded[0] == 0x2F && decoded[1] == 0x2F { return false }
+        // Nor may removing dot segments turn it into `//host` (`/a/..//evil.com`).
+        var normalized: [UInt8] = []
+        let valid = bytes.withUnsafeBytes { buf in
+            (try? PathNormalizer.normalize(UnsafeRawBufferPointer(rebasing: buf[0..<pathEnd]), into: &normalized)) != nil
+        }
+        return valid && !(normalized.count >= 2 && normalized[1] == 0x2F)
     }
 
     /// RFC 3986 characters: unreserved, reserved and `%`.

@@ -83,7 +83,8 @@ public struct HeadWriter: Sendable {
 
     /// Copies the fields of `head` except hop-by-hop ones (Connection and the names it lists,
     /// Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade, Proxy-*) and names in `dropping`
-    /// (case-insensitive, `_` ≡ `-`). Content-Length is written once in canonical form.
+    /// (case-insensitive, `_` ≡ `-`). Content-Length is written once in canonical form and
+    /// Host is kept even if Connection lists it.
     /// With `keepUpgrade` (a validated upgrade), `Upgrade` is kept and `Connection: upgrade`
     /// is added.
     public mutating func appendFields(
@@ -105,9 +106,11 @@ public struct HeadWriter: Sendable {
                 }
                 if keepUpgrade, ByteCompare.equalsLowercased(buf, field.name, "upgrade") {
                     wroteUpgrade = true
-                } else if HeaderNameSet.hopByHop.contains(name) || dropping.contains(name)
-                            || Self.isListedInConnection(name, head: head, buf: buf) {
+                } else if HeaderNameSet.hopByHop.contains(name) || dropping.contains(name) {
                     continue
+                } else if Self.isListedInConnection(name, head: head, buf: buf),
+                          !ByteCompare.equalsLowercased(buf, field.name, "host") {
+                    continue  // `Connection: host` must not strip the upstream's Host
                 }
                 bytes.append(contentsOf: name)
                 append(": ")
