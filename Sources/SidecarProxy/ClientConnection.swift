@@ -347,7 +347,13 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             _ = evbuffer_drain(upstream.stream.input, head.headLength)
             if head.isInterim {
                 // 100 Continue and friends: pass on to HTTP/1.1 clients, then the real head.
-                if request.version == .http11 { writeResponseHead(head, chunked: false) }
+                if request.version == .http11 {
+                    writeResponseHead(head, chunked: false)
+                    if stream.flush() != 0 {
+                        clientEnded()
+                        return
+                    }
+                }
                 continue
             }
             if head.isSwitchingProtocols {
@@ -480,7 +486,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             self.upstream = nil
             let reusable = response?.connection.keepAlive == true && requestBodyDone
                 && upstream.stream.pendingInput == 0
-            if reusable { worker.pool.release(upstream) } else { worker.pool.discard(upstream) }
+            if reusable { upstream.pool.release(upstream) } else { upstream.pool.discard(upstream) }
         }
         if !requestBodyDone { keepAlive = false }
         finishExchange()
@@ -489,7 +495,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     private func dropUpstream() {
         guard let upstream else { return }
         self.upstream = nil
-        worker.pool.discard(upstream)
+        upstream.pool.discard(upstream)
     }
 
     // MARK: tunnel (after 101)

@@ -17,19 +17,14 @@ public final class ProxyServer {
     private var adminFD: Int32?
     /// The bound public address (its port is the real one when `listen` asked for port 0).
     public let boundAddress: SocketAddress
+    /// Reads the configuration again (SIGHUP); its error is logged and the old one kept.
+    public var reload: (@Sendable () throws -> ProxyOptions)?
 
     public init(options: ProxyOptions, logger: Logger) throws(ProxyStartError) {
         self.options = options
         self.logger = logger
         SignalWatcher.ignoreSIGPIPE()
-        do {
-            switch options.upstream {
-            case .tcp(let host, let port, _): upstreamAddress = try SocketAddress(host: host, port: port)
-            case .unix(let path): upstreamAddress = try SocketAddress(unixPath: path)
-            }
-        } catch {
-            throw ProxyStartError(description: "upstream: \(error)")
-        }
+        upstreamAddress = try Self.resolve(options.upstream)
         do {
             var address = try SocketAddress(parsing: options.listen)
             if address.family == .unix, options.listen.hasPrefix("unix:") {
@@ -52,6 +47,17 @@ public final class ProxyServer {
         }
     }
 
+    private static func resolve(_ upstream: ProxyOptions.Upstream) throws(ProxyStartError) -> SocketAddress {
+        do {
+            switch upstream {
+            case .tcp(let host, let port, _): return try SocketAddress(host: host, port: port)
+            case .unix(let path): return try SocketAddress(unixPath: path)
+            }
+        } catch {
+            throw ProxyStartError(description: "upstream: \(error)")
+        }
+    }
+
     private static func explain(_ error: EventError) -> String {
         if case .system(let what, let code) = error, code == EADDRINUSE {
             return "\(what): address already in use (is another process listening on that port?)"
@@ -67,9 +73,14 @@ public final class ProxyServer {
         let sink = LogSink(fd: 1)
         let workersDone: WakeupChannel
         var shutdownChannels: [WakeupChannel] = []
+        var reloadChannels: [WakeupChannel] = []
+        let settings = SharedSettings(options, upstream: upstreamAddress)
         do {
             workersDone = try WakeupChannel()
-            for _ in listenFDs { shutdownChannels.append(try WakeupChannel()) }
+            for _ in listenFDs {
+                shutdownChannels.append(try WakeupChannel())
+                reloadChannels.append(try WakeupChannel())
+            }
         } catch {
             throw ProxyStartError(description: error.description)
         }
@@ -92,21 +103,38 @@ public final class ProxyServer {
             admin?.close()
             for channel in shutdownChannels { channel.notify() }
         }
+        let startOptions = options
+        let hangUp = SignalWatcher(loop: control, signal: SIGHUP) { [logger, reload] _ in
+            guard !stopping, let reload else { return }
+            do {
+                let new = try reload()
+                let address = try Self.resolve(new.upstream)
+                if new.listen != startOptions.listen || new.workers != startOptions.workers
+                    || new.adminListen != startOptions.adminListen {
+                    logger.warning("listen, workers and admin.listen changes take effect on restart")
+                }
+                settings.replace(new, upstream: address)
+                admin?.upstreamAddress = address
+                for channel in reloadChannels { channel.notify() }
+                logger.info("configuration reloaded")
+            } catch {
+                logger.error("reload failed; keeping the previous configuration", metadata: ["error": "\(error)"])
+            }
+        }
         let term = SignalWatcher(loop: control, signal: SIGTERM, handler: onSignal)
         let interrupt = SignalWatcher(loop: control, signal: SIGINT, handler: onSignal)
 
         var threads: [WorkerThread] = []
         for (index, fd) in listenFDs.enumerated() {
-            let options = self.options
-            let upstream = upstreamAddress
             let shutdown = shutdownChannels[index]
+            let reloaded = reloadChannels[index]
             let logger = self.logger
             do {
                 threads.append(try WorkerThread {
                     do {
                         let worker = try Worker(
-                            options: options, listenFD: fd, upstreamAddress: upstream,
-                            readiness: readiness, logSink: sink, shutdown: shutdown)
+                            settings: settings, listenFD: fd, readiness: readiness, logSink: sink,
+                            shutdown: shutdown, reload: reloaded)
                         worker.run()
                     } catch {
                         logger.error("worker failed to start", metadata: ["error": "\(error)"])
@@ -123,7 +151,7 @@ public final class ProxyServer {
         ])
         control.run()
         for thread in threads { thread.join() }
-        withExtendedLifetime((term, interrupt, doneWatcher, admin)) {}
+        withExtendedLifetime((term, interrupt, hangUp, doneWatcher, admin)) {}
         logger.info("stopped")
     }
 }

@@ -32,6 +32,8 @@ struct RunCommand: ParsableCommand {
         }
         do {
             let server = try ProxyServer(options: ProxyOptions(loaded), logger: logger)
+            let file = config
+            server.reload = { ProxyOptions(try Config.load(file: file)) }
             try server.run()
         } catch {
             logger.error("cannot serve", metadata: ["error": "\(error)"])
