@@ -131,7 +131,6 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
                 updateClientReading()
                 return
             }
-            if deadlineKind != .header { arm(.header, worker.options.headerTimeoutMs) }
             let window = min(available, worker.headLimits.maxHeadBytes + 4)
             guard let base = evbuffer_pullup(stream.input, window) else { return }
             let parsed: HTTPRequestHead?
@@ -142,7 +141,11 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
                 refuse(error.status)
                 return
             }
-            guard let head = parsed else { return }
+            guard let head = parsed else {
+                // Incomplete: the total deadline runs from the head's first byte, not per read.
+                if deadlineKind != .header { arm(.header, worker.options.headerTimeoutMs) }
+                return
+            }
             _ = evbuffer_drain(stream.input, head.headLength)
             startExchange(head)
         }
@@ -150,6 +153,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     private func startExchange(_ head: HTTPRequestHead) {
         phase = .exchanging
+        deadlineKind = .none  // the next arm() reschedules the pending timer (no event_del)
         request = head
         startedMs = worker.nowMs
         lastProgressMs = startedMs
@@ -569,7 +573,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         responseRelay = nil
         if keepAlive && !worker.isDraining && phase == .exchanging {
             phase = .waitingForHead
-            cancelDeadline()
+            deadlineKind = .none  // readHeads arms the idle or header deadline
             readHeads()
         } else {
             beginClosing()
