@@ -67,6 +67,7 @@ let package = Package(
         .testTarget(name: "SidecarCryptoTests", dependencies: ["SidecarCrypto"]),
         .testTarget(name: "SidecarHTTPTests", dependencies: ["SidecarHTTP"]),
         .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig"]),
+        .testTarget(name: "SidecarProxyTests", dependencies: ["SidecarProxy", "SidecarHTTP", "CEvent"]),
         .testTarget(name: "SidecarAppleTests", dependencies: ["SidecarApple"], exclude: ["Fixtures"]),
         .testTarget(name: "SidecarEmulatorTests", dependencies: ["SidecarApple"]),
     ]

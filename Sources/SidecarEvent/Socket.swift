@@ -75,6 +75,14 @@ public enum Socket {
         return value
     }
 
+    /// False when the peer has closed, reset, or sent bytes nobody asked for (an idle
+    /// keep-alive connection must have nothing to read).
+    public static func isOpenForReading(_ fd: Int32) -> Bool {
+        var byte: UInt8 = 0
+        let n = recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+    }
+
     public static func setNoDelay(_ fd: Int32) { setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1) }
 
     public static func close(_ fd: Int32) { _ = CEvent.close(fd) }

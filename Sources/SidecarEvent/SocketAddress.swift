@@ -2,7 +2,7 @@ import CEvent
 import Glibc
 
 /// A resolved socket address: IPv4, IPv6 or a Unix-domain path.
-public struct SocketAddress: Sendable, CustomStringConvertible {
+public struct SocketAddress: Sendable, Equatable, CustomStringConvertible {
     public enum Family: Sendable { case inet, inet6, unix }
 
     private var storage = sockaddr_storage()
@@ -109,6 +109,15 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
             case .inet: return UInt16(bigEndian: raw.load(fromByteOffset: 2, as: UInt16.self))
             case .inet6: return UInt16(bigEndian: raw.load(fromByteOffset: 2, as: UInt16.self))
             case .unix: return 0
+            }
+        }
+    }
+
+    public static func == (a: SocketAddress, b: SocketAddress) -> Bool {
+        guard a.length == b.length else { return false }
+        return withUnsafeBytes(of: a.storage) { x in
+            withUnsafeBytes(of: b.storage) { y in
+                x.prefix(Int(a.length)).elementsEqual(y.prefix(Int(b.length)))
             }
         }
     }

@@ -2,7 +2,7 @@ import SidecarHTTP
 
 /// What happens to a request before anything reaches the upstream (SPEC §4.3). The one
 /// place where sidecar endpoints, public paths and (later) the authenticator decide.
-struct AccessPolicy {
+final class AccessPolicy {
     enum Decision {
         /// Forward upstream (identity headers were stripped; later: injected from a session).
         case forward

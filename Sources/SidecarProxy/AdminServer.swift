@@ -9,7 +9,7 @@ final class AdminServer {
     private let loop: EventLoop
     private var listener: Listener?
     private let readiness: Readiness
-    private let upstreamAddress: SocketAddress
+    var upstreamAddress: SocketAddress
     private let options: ProxyOptions
     private var connections: [ObjectIdentifier: AdminConnection] = [:]
     let reaper: Reaper

@@ -13,7 +13,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     private enum Phase { case waitingForHead, exchanging, tunnel, closing, closed }
     private enum Deadline { case none, idle, header, connect, upstream, linger }
 
-    private unowned let worker: Worker
+    private unowned(unsafe) let worker: Worker  // workers outlive their connections
     private let stream: Stream
     private let peerText: [UInt8]
     private let peerTrusted: Bool
@@ -34,6 +34,9 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     private var requestBodyDone = true
     private var upstream: UpstreamConnection?
     private var retried = false
+    /// A copy of a small request body that arrived whole, so the request can be replayed
+    /// when a reused upstream connection resets before reading it.
+    private var replayBody: [UInt8]?
     private var sawResponseBytes = false
     private var response: HTTPResponseHead?
     private var responseRelay: BodyRelay?
@@ -43,6 +46,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     /// Pipelined bytes buffered beyond this stop reading until the current exchange ends.
     private static let pipelineLimit = 64 * 1024
     private static let lingerMs: Int64 = 2_000
+    private static let replayLimit: UInt64 = 64 * 1024
 
     init(worker: Worker, fd: Int32, peer: SocketAddress) {
         self.worker = worker
@@ -59,6 +63,12 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     func stream(_ stream: Stream, didRead count: Int, error: Int32) {
         guard count > 0 else {
+            if error == 0 && phase == .exchanging && requestBodyDone {
+                // Half-close after a complete request: answer it, then close.
+                keepAlive = false
+                stream.pauseReading()
+                return
+            }
             clientEnded()
             return
         }
@@ -121,7 +131,6 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
                 updateClientReading()
                 return
             }
-            if deadlineKind != .header { arm(.header, worker.options.headerTimeoutMs) }
             let window = min(available, worker.headLimits.maxHeadBytes + 4)
             guard let base = evbuffer_pullup(stream.input, window) else { return }
             let parsed: HTTPRequestHead?
@@ -132,7 +141,11 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
                 refuse(error.status)
                 return
             }
-            guard let head = parsed else { return }
+            guard let head = parsed else {
+                // Incomplete: the total deadline runs from the head's first byte, not per read.
+                if deadlineKind != .header { arm(.header, worker.options.headerTimeoutMs) }
+                return
+            }
             _ = evbuffer_drain(stream.input, head.headLength)
             startExchange(head)
         }
@@ -140,6 +153,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     private func startExchange(_ head: HTTPRequestHead) {
         phase = .exchanging
+        deadlineKind = .none  // the next arm() reschedules the pending timer (no event_del)
         request = head
         startedMs = worker.nowMs
         lastProgressMs = startedMs
@@ -183,6 +197,12 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             refuse(413)
             return
         }
+        replayBody = nil
+        if case .contentLength(let n) = head.framing, n <= Self.replayLimit, stream.pendingInput >= Int(n) {
+            var copy = [UInt8](repeating: 0, count: Int(n))
+            _ = copy.withUnsafeMutableBytes { evbuffer_copyout(stream.input, $0.baseAddress, Int(n)) }
+            replayBody = copy
+        }
         if !requestBodyDone {
             requestRelay = BodyRelay(
                 framing: head.framing, chunkOutput: head.framing == .chunked,
@@ -202,7 +222,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     // MARK: upstream
 
     private func connectUpstream(fresh: Bool) {
-        if !fresh, let pooled = worker.pool.take() {
+        if !fresh, let pooled = worker.pool.take(verify: !isRetryable) {
             attach(pooled)
             sendRequest()
             return
@@ -238,6 +258,9 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             request, normalizedPath: path, peerText: peerText, peerTrusted: peerTrusted,
             requestId: requestId, line: &worker.lineScratch, fields: &worker.fieldScratch,
             to: upstream.stream.output)
+        if retried, requestBodyDone, let replayBody {
+            replayBody.withUnsafeBytes { _ = evbuffer_add(upstream.stream.output, $0.baseAddress, $0.count) }
+        }
         relayRequestBody()
     }
 
@@ -279,8 +302,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         }
         worker.readiness.upstreamSucceeded(atMs: worker.nowMs)
         arm(.upstream, worker.options.upstreamTimeoutMs)
-        let writeError = upstream.stream.flush()
-        if writeError != 0 { upstreamFailed(writeError) }
+        relayRequestBody()  // flushes what queued up while connecting, resumes the client
     }
 
     func upstreamDidDrain(_ upstream: UpstreamConnection) {
@@ -329,7 +351,13 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             _ = evbuffer_drain(upstream.stream.input, head.headLength)
             if head.isInterim {
                 // 100 Continue and friends: pass on to HTTP/1.1 clients, then the real head.
-                if request.version == .http11 { writeResponseHead(head, chunked: false) }
+                if request.version == .http11 {
+                    writeResponseHead(head, chunked: false)
+                    if stream.flush() != 0 {
+                        clientEnded()
+                        return
+                    }
+                }
                 continue
             }
             if head.isSwitchingProtocols {
@@ -397,6 +425,9 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             beginClosing()
         case .exchanging:
             if response == nil {
+                // A close before any response byte on a reused connection is the keep-alive
+                // race (the upstream dropped the idle connection as our request arrived):
+                // treated like a reset, i.e. the request was not read.
                 upstreamFailed(error == 0 ? ECONNRESET : error)
             } else if let upstream, var relay = responseRelay {
                 // Until-close bodies end here; anything else is truncated.
@@ -426,7 +457,9 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             abort()
             return
         }
-        if let upstream, upstream.isReused, !retried, !sawResponseBytes, isRetryable {
+        // A reset means the upstream never read the request: safe to replay a body we kept.
+        let replayable = isRetryable || (error == ECONNRESET && requestBodyDone && replayBody != nil)
+        if let upstream, upstream.isReused, !retried, !sawResponseBytes, replayable {
             retried = true
             dropUpstream()
             connectUpstream(fresh: true)
@@ -457,7 +490,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             self.upstream = nil
             let reusable = response?.connection.keepAlive == true && requestBodyDone
                 && upstream.stream.pendingInput == 0
-            if reusable { worker.pool.release(upstream) } else { worker.pool.discard(upstream) }
+            if reusable { upstream.pool.release(upstream) } else { upstream.pool.discard(upstream) }
         }
         if !requestBodyDone { keepAlive = false }
         finishExchange()
@@ -466,7 +499,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     private func dropUpstream() {
         guard let upstream else { return }
         self.upstream = nil
-        worker.pool.discard(upstream)
+        upstream.pool.discard(upstream)
     }
 
     // MARK: tunnel (after 101)
@@ -540,7 +573,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         responseRelay = nil
         if keepAlive && !worker.isDraining && phase == .exchanging {
             phase = .waitingForHead
-            cancelDeadline()
+            deadlineKind = .none  // readHeads arms the idle or header deadline
             readHeads()
         } else {
             beginClosing()

@@ -17,27 +17,26 @@ public final class ProxyServer {
     private var adminFD: Int32?
     /// The bound public address (its port is the real one when `listen` asked for port 0).
     public let boundAddress: SocketAddress
+    /// Reads the configuration again (SIGHUP); its error is logged and the old one kept.
+    public var reload: (@Sendable () throws -> ProxyOptions)?
 
     public init(options: ProxyOptions, logger: Logger) throws(ProxyStartError) {
         self.options = options
         self.logger = logger
         SignalWatcher.ignoreSIGPIPE()
-        do {
-            switch options.upstream {
-            case .tcp(let host, let port, _): upstreamAddress = try SocketAddress(host: host, port: port)
-            case .unix(let path): upstreamAddress = try SocketAddress(unixPath: path)
-            }
-        } catch {
-            throw ProxyStartError(description: "upstream: \(error)")
-        }
+        upstreamAddress = try Self.resolve(options.upstream)
         do {
             var address = try SocketAddress(parsing: options.listen)
-            let first = try Socket.listen(on: address, reusePort: true)
+            if address.family == .unix, options.listen.hasPrefix("unix:") {
+                _ = unlink(String(options.listen.dropFirst(5)))  // a stale socket file from a previous run
+            }
+            let first = try Socket.listen(on: address, reusePort: address.family != .unix)
             listenFDs.append(first)
-            if let actual = Socket.localAddress(of: first) { address = actual }
+            if let actual = Socket.localAddress(of: first), address.family != .unix { address = actual }
             boundAddress = address
             for _ in 1..<max(1, options.workers) {
-                listenFDs.append(try Socket.listen(on: address, reusePort: true))
+                // Unix sockets have no SO_REUSEPORT: the workers share one socket instead.
+                listenFDs.append(address.family == .unix ? dup(first) : try Socket.listen(on: address, reusePort: true))
             }
             if let admin = options.adminListen {
                 adminFD = try Socket.listen(on: try SocketAddress(parsing: admin), reusePort: false)
@@ -45,6 +44,17 @@ public final class ProxyServer {
         } catch {
             for fd in listenFDs { Socket.close(fd) }
             throw ProxyStartError(description: Self.explain(error))
+        }
+    }
+
+    private static func resolve(_ upstream: ProxyOptions.Upstream) throws(ProxyStartError) -> SocketAddress {
+        do {
+            switch upstream {
+            case .tcp(let host, let port, _): return try SocketAddress(host: host, port: port)
+            case .unix(let path): return try SocketAddress(unixPath: path)
+            }
+        } catch {
+            throw ProxyStartError(description: "upstream: \(error)")
         }
     }
 
@@ -63,9 +73,14 @@ public final class ProxyServer {
         let sink = LogSink(fd: 1)
         let workersDone: WakeupChannel
         var shutdownChannels: [WakeupChannel] = []
+        var reloadChannels: [WakeupChannel] = []
+        let settings = SharedSettings(options, upstream: upstreamAddress)
         do {
             workersDone = try WakeupChannel()
-            for _ in listenFDs { shutdownChannels.append(try WakeupChannel()) }
+            for _ in listenFDs {
+                shutdownChannels.append(try WakeupChannel())
+                reloadChannels.append(try WakeupChannel())
+            }
         } catch {
             throw ProxyStartError(description: error.description)
         }
@@ -88,21 +103,38 @@ public final class ProxyServer {
             admin?.close()
             for channel in shutdownChannels { channel.notify() }
         }
+        let startOptions = options
+        let hangUp = SignalWatcher(loop: control, signal: SIGHUP) { [logger, reload] _ in
+            guard !stopping, let reload else { return }
+            do {
+                let new = try reload()
+                let address = try Self.resolve(new.upstream)
+                if new.listen != startOptions.listen || new.workers != startOptions.workers
+                    || new.adminListen != startOptions.adminListen {
+                    logger.warning("listen, workers and admin.listen changes take effect on restart")
+                }
+                settings.replace(new, upstream: address)
+                admin?.upstreamAddress = address
+                for channel in reloadChannels { channel.notify() }
+                logger.info("configuration reloaded")
+            } catch {
+                logger.error("reload failed; keeping the previous configuration", metadata: ["error": "\(error)"])
+            }
+        }
         let term = SignalWatcher(loop: control, signal: SIGTERM, handler: onSignal)
         let interrupt = SignalWatcher(loop: control, signal: SIGINT, handler: onSignal)
 
         var threads: [WorkerThread] = []
         for (index, fd) in listenFDs.enumerated() {
-            let options = self.options
-            let upstream = upstreamAddress
             let shutdown = shutdownChannels[index]
+            let reloaded = reloadChannels[index]
             let logger = self.logger
             do {
                 threads.append(try WorkerThread {
                     do {
                         let worker = try Worker(
-                            options: options, listenFD: fd, upstreamAddress: upstream,
-                            readiness: readiness, logSink: sink, shutdown: shutdown)
+                            settings: settings, listenFD: fd, readiness: readiness, logSink: sink,
+                            shutdown: shutdown, reload: reloaded)
                         worker.run()
                     } catch {
                         logger.error("worker failed to start", metadata: ["error": "\(error)"])
@@ -119,7 +151,7 @@ public final class ProxyServer {
         ])
         control.run()
         for thread in threads { thread.join() }
-        withExtendedLifetime((term, interrupt, doneWatcher, admin)) {}
+        withExtendedLifetime((term, interrupt, hangUp, doneWatcher, admin)) {}
         logger.info("stopped")
     }
 }

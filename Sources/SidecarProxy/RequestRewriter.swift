@@ -5,7 +5,7 @@ import SidecarHTTP
 /// Builds the head sent upstream: method, base path + normalized path + query, the client's
 /// fields minus hop-by-hop, identity names (every spelling) and the ones rewritten here
 /// (`Host`, `X-Forwarded-*`, `X-Request-Id`), then those rewritten fields.
-struct RequestRewriter {
+final class RequestRewriter {
     private let dropping: HeaderNameSet
     private let trustedProxies: [AddressRange]
     private let upstreamHost: [UInt8]

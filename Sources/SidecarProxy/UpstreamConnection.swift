@@ -13,7 +13,8 @@ protocol UpstreamOwner: AnyObject {
 final class UpstreamConnection: StreamDelegate {
     let stream: Stream
     unowned(unsafe) var owner: (any UpstreamOwner)?
-    private unowned let pool: UpstreamPool
+    /// Strong: a pool replaced by a reload must live until its last connection is done.
+    let pool: UpstreamPool
     /// Served at least one response before (a failure on it may be a stale keep-alive).
     var isReused = false
 
@@ -44,9 +45,11 @@ final class UpstreamConnection: StreamDelegate {
 final class UpstreamPool {
     private let loop: EventLoop
     private let address: SocketAddress
-    private let capacity: Int
+    let capacity: Int
     private let reaper: Reaper
     private var idle: [UpstreamConnection] = []
+    /// Replaced (reload) or shutting down: connections coming back are closed.
+    private var isRetired = false
 
     init(loop: EventLoop, address: SocketAddress, capacity: Int, reaper: Reaper) {
         self.loop = loop
@@ -58,9 +61,17 @@ final class UpstreamPool {
 
     var idleCount: Int { idle.count }
 
-    func take() -> UpstreamConnection? {
+    /// The warmest idle connection. With `verify`, the socket is first peeked (one extra
+    /// syscall) so a close the loop has not processed yet is caught: used for requests that
+    /// cannot be retried safely (a POST sent on a half-closed connection would be lost).
+    func take(verify: Bool) -> UpstreamConnection? {
         while let connection = idle.popLast() {
-            if !connection.stream.isClosed { return connection }
+            if connection.stream.isClosed { continue }
+            if verify && !Socket.isOpenForReading(connection.stream.fd) {
+                discard(connection)
+                continue
+            }
+            return connection
         }
         return nil
     }
@@ -81,7 +92,7 @@ final class UpstreamPool {
     /// Returns a connection whose last exchange ended cleanly.
     func release(_ connection: UpstreamConnection) {
         connection.owner = nil
-        guard idle.count < capacity, !connection.stream.isClosed,
+        guard !isRetired, idle.count < capacity, !connection.stream.isClosed,
               connection.stream.pendingInput == 0, connection.stream.pendingOutput == 0
         else {
             discard(connection)
@@ -101,8 +112,13 @@ final class UpstreamPool {
         reaper.retire(connection)
     }
 
-    func closeAll() {
-        for connection in idle { connection.close() }
+    /// Closes the idle connections and refuses returning ones.
+    func retire() {
+        isRetired = true
+        for connection in idle {
+            connection.close()
+            reaper.retire(connection)
+        }
         idle.removeAll()
     }
 }

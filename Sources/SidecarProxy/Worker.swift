@@ -8,11 +8,11 @@ import SidecarHTTP
 /// with other workers.
 final class Worker {
     let loop: EventLoop
-    let options: ProxyOptions
-    let policy: AccessPolicy
-    let rewriter: RequestRewriter
+    private(set) var options: ProxyOptions
+    private(set) var policy: AccessPolicy
+    private(set) var rewriter: RequestRewriter
     let readiness: Readiness
-    let headLimits: HTTPHeadLimits
+    private(set) var headLimits: HTTPHeadLimits
     let upstreamHeadLimits = HTTPHeadLimits(maxHeadBytes: 64 * 1024, maxFields: 200)
     private(set) var pool: UpstreamPool!
     private(set) var reaper: Reaper
@@ -27,14 +27,22 @@ final class Worker {
     private(set) var isDraining = false
     private var drainDeadline: Timer?
     private var shutdownWakeup: Wakeup?
+    private var reloadWakeup: Wakeup?
+    private let settings: SharedSettings
+    private let logSink: LogSink
+    private var upstreamAddress: SocketAddress
 
     /// Output above this stops reading the other side until it drains (backpressure).
     static let highWatermark = 256 * 1024
 
     init(
-        options: ProxyOptions, listenFD: Int32, upstreamAddress: SocketAddress,
-        readiness: Readiness, logSink: LogSink, shutdown: WakeupChannel
+        settings: SharedSettings, listenFD: Int32, readiness: Readiness, logSink: LogSink,
+        shutdown: WakeupChannel, reload: WakeupChannel
     ) throws(EventError) {
+        let (options, upstreamAddress) = settings.current
+        self.settings = settings
+        self.logSink = logSink
+        self.upstreamAddress = upstreamAddress
         loop = try EventLoop()
         self.options = options
         policy = AccessPolicy(options: options)
@@ -49,6 +57,29 @@ final class Worker {
             self.accept(fd, peer: peer)
         }
         shutdownWakeup = Wakeup(loop: loop, channel: shutdown) { [unowned self] in self.beginDrain() }
+        reloadWakeup = Wakeup(loop: loop, channel: reload) { [unowned self] in self.applySettings() }
+    }
+
+    /// SIGHUP: take the reloaded settings. Connections keep running; new requests see the
+    /// new policy, header rules, limits and timeouts. A new upstream gets a new pool (the
+    /// old one's idle connections close; busy ones finish and close).
+    private func applySettings() {
+        let (options, address) = settings.current
+        self.options = options
+        policy = AccessPolicy(options: options)
+        rewriter = RequestRewriter(options: options)
+        headLimits = HTTPHeadLimits(maxHeadBytes: options.maxHeaderBytes)
+        if address != upstreamAddress || options.upstreamPoolSize != pool.capacity {
+            upstreamAddress = address
+            pool.retire()
+            pool = UpstreamPool(loop: loop, address: address, capacity: options.upstreamPoolSize, reaper: reaper)
+        }
+        if options.accessLog && accessLog == nil {
+            accessLog = AccessLog(loop: loop, sink: logSink)
+        } else if !options.accessLog, let log = accessLog {
+            log.flush()
+            accessLog = nil
+        }
     }
 
     /// Runs the loop until drained after a shutdown request.
@@ -82,7 +113,7 @@ final class Worker {
         guard !isDraining else { return }
         isDraining = true
         listener?.close()
-        pool.closeAll()
+        pool.retire()
         for client in Array(clients.values) { client.drain() }
         if clients.isEmpty {
             finishDrain()

@@ -10,10 +10,12 @@ struct SidecarCommand: ParsableCommand {
         commandName: "sidecar",
         abstract: "Sign in with Apple in front of any web app.",
         subcommands: [
+            RunCommand.self,
             SecretCommand.self,
             CheckCommand.self,
             EmulatorCommand.self,
-        ]
+        ],
+        defaultSubcommand: RunCommand.self
     )
 
     static func main() {

@@ -205,6 +205,17 @@ def test_incomplete_head_gets_408_after_header_timeout(start_sidecar, upstream):
     assert_nothing_reached_upstream(upstream)
 
 
+def test_header_timeout_applies_to_later_keepalive_requests(start_sidecar, upstream):
+    sc = start_sidecar({"limits": {"header_timeout": "1s", "idle_timeout": "30s"}})
+    with sc.conn() as c:
+        assert c.request("GET", "/echo").status == 200
+        time.sleep(1.2)  # idle between requests is idle_timeout's business, not this one's
+        c.send(b"GET /echo HTTP/1.1\r\nHost: test.local\r\n")
+        t0 = time.monotonic()
+        assert c.read_response().status == 408
+        assert 0.8 <= time.monotonic() - t0 <= 3.0
+
+
 def test_slowloris_does_not_extend_header_deadline(start_sidecar, upstream):
     """A byte every 0.5 s never lets a per-read timer of 2 s fire; the total deadline must."""
     sc = start_sidecar({"limits": {"header_timeout": "2s"}})

@@ -7,7 +7,7 @@ import time
 import pytest
 
 import rawhttp
-from conftest import free_port, sidecar_binary, to_yaml
+from conftest import free_port, merge, sidecar_binary, to_yaml
 
 
 def run_once(args, timeout=15):
@@ -67,6 +67,33 @@ def test_sigterm_finishes_in_flight_request_then_exits_0(sidecar, upstream):
 def test_sigint_exits_0(sidecar):
     sidecar.signal(signal.SIGINT)
     assert sidecar.wait_exit(10) == 0, sidecar.log_tail()
+
+
+def test_sighup_reloads_config_without_dropping_connections(sidecar):
+    with sidecar.conn() as c:
+        e = c.request("GET", "/echo", [("X-Reload-Test", "1")]).json()
+        assert [n for n, _ in e["headers"] if n == "X-Reload-Test"]
+        sidecar.config_path.write_text(
+            to_yaml(merge(sidecar.config, {"headers": {"strip": ["X-Reload-Test"]}})) + "\n")
+        sidecar.proc.send_signal(signal.SIGHUP)
+
+        def reloaded():
+            e = sidecar.request("GET", "/echo", [("X-Reload-Test", "1")]).json()
+            return not [n for n, _ in e["headers"] if n == "X-Reload-Test"]
+        assert poll(reloaded), "SIGHUP did not apply the new config"
+        assert c.request("GET", "/echo").status == 200, "keep-alive connection dropped"
+    assert sidecar.proc.poll() is None
+
+
+def test_sighup_with_bad_config_keeps_the_old_one(sidecar):
+    with sidecar.conn() as c:
+        assert c.request("GET", "/echo").status == 200
+        sidecar.config_path.write_text(sidecar.config_path.read_text() + "upstreem: x\n")
+        sidecar.proc.send_signal(signal.SIGHUP)
+        assert poll(lambda: "upstreem" in sidecar.output()), "reload failure not logged"
+        assert sidecar.proc.poll() is None, "a bad reload stopped the sidecar"
+        assert c.request("GET", "/echo").status == 200
+    assert sidecar.request("GET", "/echo").status == 200
 
 
 @pytest.mark.parametrize("which", ["listen", "admin"])

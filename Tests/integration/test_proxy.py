@@ -268,6 +268,40 @@ def test_upstream_closing_after_response_causes_no_502(sidecar, upstream):
             assert r.status == 200 and r.json()["body"] == "after close", (i, r.status)
 
 
+def test_pooled_connection_closed_by_upstream_while_idle_is_not_reused(sidecar, upstream):
+    """The upstream closes its side 0.1 s after answering; a POST (not retryable) sent later
+    must not be written into that dead pooled connection."""
+    with sidecar.conn() as c:
+        for i in range(5):
+            assert c.request("GET", "/close?linger=0.1").status == 200
+            upstream.wait_for(lambda s: s["open_connections"] == 0, timeout=2)
+            r = c.request("POST", "/echo", body=b"not retryable")
+            assert r.status == 200 and r.json()["body"] == "not retryable", (i, r.status)
+
+
+def test_client_connection_close_is_honoured(sidecar):
+    with sidecar.conn() as c:
+        r = c.request("GET", "/echo", [("Connection", "close")])
+        assert r.status == 200
+        assert c.wait_closed(3), "connection kept open after Connection: close"
+    with sidecar.conn() as c:
+        c.send(b"GET /echo HTTP/1.0\r\nHost: test.local\r\n\r\n")
+        r = c.read_response()
+        assert r.status == 200 and r.json()["target"] == "/echo"
+        assert c.wait_closed(3), "HTTP/1.0 connection without keep-alive left open"
+
+
+def test_expect_100_continue(sidecar):
+    with sidecar.conn(timeout=3) as c:
+        c.send(rawhttp.build_request("POST", "/echo", [("Content-Length", "5"),
+                                                       ("Expect", "100-continue")]))
+        interim = c.read_response(skip_interim=False)
+        assert interim.status == 100, "no 100 Continue for Expect: 100-continue"
+        c.send(b"hello")
+        r = c.read_response()
+        assert r.status == 200 and r.json()["body"] == "hello"
+
+
 def test_upstream_down_is_502_quickly(start_sidecar):
     sc = start_sidecar({"upstream": "http://127.0.0.1:%d" % free_port()})
     for _ in range(3):
@@ -461,6 +495,14 @@ def test_browser_post_without_session_gets_401_html(guarded, upstream):
                                     "/pub%2F..%2Fprivate", "/pub/./../private"])
 def test_public_prefix_cannot_be_escaped(guarded, upstream, target):
     assert_api_401(guarded.request("GET", target, [("Accept", "application/json")]))
+    assert upstream.stats()["requests"] == 0
+
+
+def test_upgrade_on_a_protected_path_needs_a_session(guarded, upstream):
+    r = guarded.request("GET", "/private/ws", [
+        ("Upgrade", "websocket"), ("Connection", "Upgrade"),
+        ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), ("Sec-WebSocket-Version", "13")])
+    assert r.status == 401
     assert upstream.stats()["requests"] == 0
 
 

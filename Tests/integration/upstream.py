@@ -12,12 +12,13 @@ Proxied endpoints:
   /chunked?n=N&size=S   chunked body of N bytes in chunks of S bytes
   /eof?n=N         body delimited by closing the connection (no length, no chunking)
   /slow?delay=S    answers after S seconds
-  /close           answers, then closes without sending `Connection: close`
+  /close?linger=S  answers, then closes S seconds later without sending `Connection: close`
   /hop             a response carrying hop-by-hop headers the proxy must remove
   /status?code=C   an empty response with that status (204/304 carry no body)
   /garbage         not HTTP at all, then close
   /ws              WebSocket echo (RFC 6455 handshake, echoes data frames, answers close)
   anything else    same as /echo
+`Expect: 100-continue` is answered with `100 Continue` before the body is read.
 Control endpoints (control port): /_stats, /_reset, /auth/keys (a JWKS file, if given).
 """
 import argparse
@@ -202,6 +203,9 @@ async def handle_request(reader, writer, method, target, version, headers):
     if path == "/ws" and (header(headers, "upgrade") or "").lower() == "websocket":
         await serve_ws(reader, writer, headers)
         return False
+    if (header(headers, "expect") or "").lower() == "100-continue":
+        writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        await writer.drain()
     framing = await read_body(reader, headers, sink)
     head_only = method == "HEAD"
 
@@ -245,6 +249,8 @@ async def handle_request(reader, writer, method, target, version, headers):
         return True
     if path == "/close":
         send_simple(200, b"closing", content_type="text/plain")
+        await writer.drain()
+        await asyncio.sleep(float(q.get("linger", "0")))
         return False
     if path == "/hop":
         send_simple(200, b"hop", content_type="text/plain", extra=[

@@ -1,0 +1,127 @@
+import CEvent
+import SidecarHTTP
+import XCTest
+
+@testable import SidecarProxy
+
+final class BodyRelayTests: XCTestCase {
+    private var source: OpaquePointer!
+    private var sink: OpaquePointer!
+
+    override func setUp() {
+        source = evbuffer_new()
+        sink = evbuffer_new()
+    }
+
+    override func tearDown() {
+        evbuffer_free(source)
+        evbuffer_free(sink)
+    }
+
+    private func feed(_ text: String) {
+        var bytes = Array(text.utf8)
+        evbuffer_add(source, &bytes, bytes.count)
+    }
+
+    private func drained(_ buffer: OpaquePointer) -> String {
+        let n = evbuffer_get_length(buffer)
+        var bytes = [UInt8](repeating: 0, count: n)
+        evbuffer_remove(buffer, &bytes, n)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    func testContentLengthStopsAtTheLengthAndLeavesTheNextMessage() {
+        var relay = BodyRelay(framing: .contentLength(5), chunkOutput: false)
+        feed("hel")
+        XCTAssertEqual(relay.relay(from: source, to: sink), .needMore)
+        feed("loGET / HTTP/1.1\r\n")
+        XCTAssertEqual(relay.relay(from: source, to: sink), .done)
+        XCTAssertEqual(drained(sink), "hello")
+        XCTAssertEqual(drained(source), "GET / HTTP/1.1\r\n")
+        XCTAssertEqual(relay.transferred, 5)
+    }
+
+    func testChunkedIsRechunkedAndTrailersDropped() {
+        var relay = BodyRelay(framing: .chunked, chunkOutput: true)
+        feed("5;ext=1\r\nhel")
+        XCTAssertEqual(relay.relay(from: source, to: sink), .needMore)
+        feed("lo\r\na\r\n world, hi\r\n0\r\nX-Trailer: smuggled\r\n\r\nNEXT")
+        XCTAssertEqual(relay.relay(from: source, to: sink), .done)
+        XCTAssertEqual(drained(sink), "3\r\nhel\r\n2\r\nlo\r\na\r\n world, hi\r\n0\r\n\r\n")
+        XCTAssertEqual(drained(source), "NEXT")
+        XCTAssertEqual(relay.transferred, 15)
+    }
+
+    func testChunkedDecodedRawForHTTP10Readers() {
+        var relay = BodyRelay(framing: .chunked, chunkOutput: false)
+        feed("3\r\nabc\r\n0\r\n\r\n")
+        XCTAssertEqual(relay.relay(from: source, to: sink), .done)
+        XCTAssertEqual(drained(sink), "abc")
+    }
+
+    func testMalformedChunkIsInvalid() {
+        var relay = BodyRelay(framing: .chunked, chunkOutput: true)
+        feed("zz\r\nabc\r\n")
+        XCTAssertEqual(relay.relay(from: source, to: sink), .invalid)
+    }
+
+    func testChunkedLimitIsEnforced() {
+        var relay = BodyRelay(framing: .chunked, chunkOutput: true, limit: 4)
+        feed("5\r\nhello\r\n0\r\n\r\n")
+        XCTAssertEqual(relay.relay(from: source, to: sink), .tooLarge)
+    }
+
+    func testUntilCloseIsChunkedAndEndsAtEndOfStream() {
+        var relay = BodyRelay(framing: .untilClose, chunkOutput: true)
+        feed("streamed")
+        XCTAssertEqual(relay.relay(from: source, to: sink), .needMore)
+        XCTAssertTrue(relay.finishAtEndOfStream(to: sink))
+        XCTAssertEqual(drained(sink), "8\r\nstreamed\r\n0\r\n\r\n")
+    }
+
+    func testEndOfStreamTruncatesALengthDelimitedBody() {
+        var relay = BodyRelay(framing: .contentLength(10), chunkOutput: false)
+        feed("short")
+        XCTAssertEqual(relay.relay(from: source, to: sink), .needMore)
+        XCTAssertFalse(relay.finishAtEndOfStream(to: sink))
+    }
+}
+
+final class AddressRangeTests: XCTestCase {
+    func testIPv4AndIPv6Blocks() throws {
+        let ten = try XCTUnwrap(AddressRange("10.0.0.0/8"))
+        XCTAssertTrue(ten.contains([10, 1, 2, 3]))
+        XCTAssertFalse(ten.contains([11, 0, 0, 1]))
+        let host = try XCTUnwrap(AddressRange("192.168.1.7"))
+        XCTAssertTrue(host.contains([192, 168, 1, 7]))
+        XCTAssertFalse(host.contains([192, 168, 1, 8]))
+        let odd = try XCTUnwrap(AddressRange("172.16.0.0/12"))
+        XCTAssertTrue(odd.contains([172, 31, 255, 255]))
+        XCTAssertFalse(odd.contains([172, 32, 0, 0]))
+        let loopback6 = try XCTUnwrap(AddressRange("::1/128"))
+        XCTAssertTrue(loopback6.contains([UInt8](repeating: 0, count: 15) + [1]))
+        XCTAssertFalse(loopback6.contains([127, 0, 0, 1]))
+    }
+
+    func testInvalidBlocksAreRejected() {
+        XCTAssertNil(AddressRange("10.0.0.0/33"))
+        XCTAssertNil(AddressRange("not-an-ip"))
+        XCTAssertNil(AddressRange("10.0.0.0/x"))
+    }
+}
+
+final class RequestIDTests: XCTestCase {
+    func testGeneratedIdsAreUniqueAndAcceptable() {
+        var generator = RequestIDGenerator()
+        let a = generator.next(), b = generator.next()
+        XCTAssertNotEqual(a, b)
+        XCTAssertTrue(RequestIDGenerator.isAcceptable(a[...]))
+    }
+
+    func testClientIdsAreValidated() {
+        XCTAssertTrue(RequestIDGenerator.isAcceptable(Array("abc-123_X.y".utf8)[...]))
+        XCTAssertFalse(RequestIDGenerator.isAcceptable(Array("a b".utf8)[...]))
+        XCTAssertFalse(RequestIDGenerator.isAcceptable([][...]))
+        XCTAssertFalse(RequestIDGenerator.isAcceptable([UInt8](repeating: 0x61, count: 129)[...]))
+    }
+}
