@@ -340,6 +340,13 @@ def test_upstream_speaking_garbage_is_502(sidecar):
     assert sidecar.request("GET", "/echo").status == 200
 
 
+@pytest.mark.parametrize("kind", ["cl_te", "two_cl", "bad_cl", "te_gzip"])
+def test_ambiguous_upstream_response_is_502(sidecar, kind):
+    r = sidecar.request("GET", "/badresp?kind=" + kind)
+    assert r.status == 502
+    assert sidecar.request("GET", "/echo").status == 200
+
+
 def test_client_disconnect_mid_stream_leaks_nothing(sidecar, upstream):
     assert sidecar.request("GET", "/echo").status == 200
     fds = sidecar.fd_count()
@@ -444,6 +451,13 @@ def test_forwarded_path_is_normalized(sidecar, sent, forwarded):
     assert e["target"] == forwarded
 
 
+def test_encoded_crlf_never_becomes_a_header(sidecar):
+    e = sidecar.request("GET", "/a%0d%0aX-Injected:%201").json()
+    assert not seen(e, "X-Injected")
+    assert "\r" not in e["target"] and "\n" not in e["target"]
+    assert e["target"].lower() == "/a%0d%0ax-injected:%201"
+
+
 # -- access decision without a session -------------------------------------------------------
 @pytest.fixture
 def guarded(start_sidecar):
@@ -469,6 +483,13 @@ def test_browser_get_without_session_is_redirected_to_login(guarded, upstream):
         assert loc.netloc in ("", "127.0.0.1:%d" % guarded.port)
         assert parse_qs(loc.query)["rd"] == ["/private/page?x=1&y=%2F"]
     assert upstream.stats()["requests"] == 0
+
+
+def test_login_redirect_cannot_be_used_for_header_injection(guarded):
+    r = guarded.request("GET", "/private%0d%0aSet-Cookie:%20x=1", [HTML])
+    assert r.status == 302
+    assert all("x=1" not in v for v in r.header_all("Set-Cookie")), r.headers
+    assert "\r" not in r.header("Location") and "\n" not in r.header("Location")
 
 
 @pytest.mark.parametrize("headers,target", [
