@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .executable(name: "sidecar", targets: ["sidecar"]),
         .executable(name: "http-fuzz", targets: ["HTTPFuzz"]),
+        .executable(name: "crypto-bench", targets: ["CryptoBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
@@ -60,8 +61,12 @@ let package = Package(
             name: "HTTPFuzz", dependencies: ["SidecarHTTP"],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
 
+        // Crypto micro-benchmarks: swift run -c release crypto-bench
+        .executableTarget(name: "CryptoBench", dependencies: ["SidecarCrypto"], path: "Benchmarks/CryptoBench"),
+
         .testTarget(name: "SidecarCryptoTests", dependencies: ["SidecarCrypto"]),
         .testTarget(name: "SidecarHTTPTests", dependencies: ["SidecarHTTP"]),
         .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig"]),
+        .testTarget(name: "SidecarAppleTests", dependencies: ["SidecarApple"], exclude: ["Fixtures"]),
     ]
 )

@@ -106,6 +106,11 @@ final class Section {
         entries[key].flatMap { reader.document.location($0.value.mark) } ?? location
     }
 
+    /// Marks keys as known without reading them (their values are read conditionally).
+    func declare(_ keys: String...) {
+        for key in keys where !readKeys.contains(key) { readKeys.append(key) }
+    }
+
     func contains(_ key: String) -> Bool {
         guard let value = entries[key]?.value else { return false }
         return !Self.isNull(value)

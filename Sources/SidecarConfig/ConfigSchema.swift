@@ -63,13 +63,8 @@ struct ConfigSchema {
     // MARK: Sections
 
     private func readTLS(_ tls: Section) -> Config.TLS? {
-        let readable = { (text: String) -> Result<String, ValueError> in
-            Parse.path(baseDirectory: baseDirectory)(text).flatMap { path in
-                FilePath.checkReadable(path).map { .failure($0) } ?? .success(path)
-            }
-        }
-        let certFile = tls.optional("cert_file", readable)
-        let keyFile = tls.optional("key_file", readable)
+        let certFile = tls.optional("cert_file", Parse.readableFile(baseDirectory: baseDirectory))
+        let keyFile = tls.optional("key_file", Parse.readableFile(baseDirectory: baseDirectory))
         let certSet = tls.contains("cert_file"), keySet = tls.contains("key_file")
         if certSet != keySet {
             tls.requireMissing(certSet ? "key_file" : "cert_file", because: "tls needs both cert_file and key_file")
@@ -105,11 +100,7 @@ struct ConfigSchema {
         }
         let nativeAudiences = apple.list("native_audiences", default: []) { Names.bundleID($0, what: "bundle id") }
         let baseURL = readAppleBaseURL(apple)
-        let caFile = apple.optional("ca_file") { text in
-            Parse.path(baseDirectory: baseDirectory)(text).flatMap { path in
-                FilePath.checkReadable(path).map { .failure($0) } ?? .success(path)
-            }
-        }
+        let caFile = apple.optional("ca_file", Parse.readableFile(baseDirectory: baseDirectory))
         let jwksRefresh = apple.value("jwks_refresh", default: .hours(1), Parse.positiveDuration)
         let clientSecretTTL = apple.value("client_secret_ttl", default: .hours(1)) { text in
             Parse.positiveDuration(text).flatMap { ttl in
@@ -149,36 +140,32 @@ struct ConfigSchema {
 
     /// Exactly one of `private_key_file` and `private_key` (which may be `env:`/`file:`).
     private func readApplePrivateKey(_ apple: Section) -> (file: String?, key: Secret?) {
-        let hasFile = apple.contains("private_key_file"), hasInline = apple.contains("private_key")
-        if hasFile && hasInline {
+        apple.declare("private_key_file", "private_key")
+        switch (apple.contains("private_key_file"), apple.contains("private_key")) {
+        case (true, true):
             reader.report(.conflict, "apple.private_key", at: apple.location(of: "private_key"),
                           "set either apple.private_key_file or apple.private_key, not both")
-            _ = apple.optional("private_key_file", Parse.nonEmpty)
-            _ = apple.optional("private_key", Parse.nonEmpty)
             return (nil, nil)
-        }
-        if hasInline {
+        case (false, true):
             let key = apple.optional("private_key") { text in
                 Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap(Self.checkPEM)
             }
-            _ = apple.optional("private_key_file", Parse.nonEmpty)
             return (nil, key)
-        }
-        guard hasFile else {
-            _ = apple.optional("private_key", Parse.nonEmpty)
+        case (true, false):
+            var path: String?
+            let key = apple.optional("private_key_file") { text in
+                Parse.path(baseDirectory: baseDirectory)(text).flatMap { resolved in
+                    path = resolved
+                    return FilePath.contents(resolved, limit: 64 * 1024)
+                        .map { Secret(bytes: $0, source: "file:\(resolved)") }
+                        .flatMap(Self.checkPEM)
+                }
+            }
+            return (path, key)
+        case (false, false):
             apple.requireMissing("private_key_file", because: "or apple.private_key: the .p8 key that signs client secrets")
             return (nil, nil)
         }
-        var path: String?
-        let key = apple.optional("private_key_file") { text in
-            Parse.path(baseDirectory: baseDirectory)(text).flatMap { resolved in
-                path = resolved
-                return FilePath.contents(resolved, limit: 64 * 1024)
-                    .map { Secret(bytes: $0, source: "file:\(resolved)") }
-                    .flatMap(Self.checkPEM)
-            }
-        }
-        return (path, key)
     }
 
     private static func checkPEM(_ key: Secret) -> Result<Secret, ValueError> {
@@ -345,7 +332,7 @@ struct ConfigSchema {
                     return FilePath.exists(FilePath.directory(of: path)) ? .success(path)
                         : .failure(ValueError("directory of \(quoted(path)) does not exist", kind: .unresolvable))
                 }
-                return FilePath.checkReadable(path).map { .failure($0) } ?? .success(path)
+                return Parse.readableFile(baseDirectory: baseDirectory)(path)
             }
         }
         return Config.Assertion(

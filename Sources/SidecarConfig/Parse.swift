@@ -85,6 +85,15 @@ enum Parse {
         { text in nonEmpty(text).map { FilePath.resolve($0, against: baseDirectory) } }
     }
 
+    /// A file other modules open later, checked now so that `sidecar check` catches it.
+    static func readableFile(baseDirectory: String) -> (String) -> Result<String, ValueError> {
+        { text in
+            path(baseDirectory: baseDirectory)(text).flatMap { path in
+                FilePath.checkReadable(path).map { .failure($0) } ?? .success(path)
+            }
+        }
+    }
+
     static func revocationStore(baseDirectory: String) -> (String) -> Result<RevocationStore, ValueError> {
         { text in
             if text == "memory" { return .success(.memory) }

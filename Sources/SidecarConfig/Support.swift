@@ -34,7 +34,7 @@ func quoted(_ text: String) -> String {
 enum FilePath {
     /// Relative paths in the config are relative to the config file's directory.
     static func resolve(_ path: String, against baseDirectory: String) -> String {
-        if path.hasPrefix("/") || baseDirectory.isEmpty { return path }
+        if path.hasPrefix("/") || baseDirectory.isEmpty || baseDirectory == "." { return path }
         return baseDirectory.hasSuffix("/") ? baseDirectory + path : baseDirectory + "/" + path
     }
 

@@ -17,6 +17,7 @@ struct Location: Sendable, Equatable {
 struct YAMLDocument {
     /// Private-use characters that cannot occur in a sensible config key.
     static let markerDelimiter: Character = "\u{E000}"
+    private static let maxDuplicates = 100
 
     private(set) var root: Node?
     /// Marker id → the key it stands for.
@@ -26,11 +27,14 @@ struct YAMLDocument {
 
     init(text: String, file: String) throws(ConfigError) {
         var working = text
-        var composed: Node?
-        for attempt in 0..<1000 {
+        for attempt in 0...Self.maxDuplicates {
+            if attempt == Self.maxDuplicates {
+                throw ConfigError(kind: .duplicateKey, file: file, path: "", line: nil, column: nil,
+                                  message: "more than \(Self.maxDuplicates) duplicate keys")
+            }
             do {
-                composed = try Yams.compose(yaml: working)
-                break
+                root = try Yams.compose(yaml: working)
+                return
             } catch let YamlError.duplicatedKeysInMapping(duplicates, context) {
                 let marker = "\(Self.markerDelimiter)\(attempt)\(Self.markerDelimiter)"
                 guard let name = duplicates.first, let marked = Self.insert(marker, into: working, at: context.mark) else {
@@ -53,7 +57,6 @@ struct YAMLDocument {
                                   message: "invalid YAML: \(error)")
             }
         }
-        root = composed
     }
 
     /// Maps a node position back to the file as written (undoing marker insertions).

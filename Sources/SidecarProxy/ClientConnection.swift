@@ -13,7 +13,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     private enum Phase { case waitingForHead, exchanging, tunnel, closing, closed }
     private enum Deadline { case none, idle, header, connect, upstream, linger }
 
-    private unowned let worker: Worker
+    private unowned(unsafe) let worker: Worker  // workers outlive their connections
     private let stream: Stream
     private let peerText: [UInt8]
     private let peerTrusted: Bool
@@ -63,6 +63,12 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     func stream(_ stream: Stream, didRead count: Int, error: Int32) {
         guard count > 0 else {
+            if error == 0 && phase == .exchanging && requestBodyDone {
+                // Half-close after a complete request: answer it, then close.
+                keepAlive = false
+                stream.pauseReading()
+                return
+            }
             clientEnded()
             return
         }
@@ -292,8 +298,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         }
         worker.readiness.upstreamSucceeded(atMs: worker.nowMs)
         arm(.upstream, worker.options.upstreamTimeoutMs)
-        let writeError = upstream.stream.flush()
-        if writeError != 0 { upstreamFailed(writeError) }
+        relayRequestBody()  // flushes what queued up while connecting, resumes the client
     }
 
     func upstreamDidDrain(_ upstream: UpstreamConnection) {
@@ -410,6 +415,9 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             beginClosing()
         case .exchanging:
             if response == nil {
+                // A close before any response byte on a reused connection is the keep-alive
+                // race (the upstream dropped the idle connection as our request arrived):
+                // treated like a reset, i.e. the request was not read.
                 upstreamFailed(error == 0 ? ECONNRESET : error)
             } else if let upstream, var relay = responseRelay {
                 // Until-close bodies end here; anything else is truncated.

@@ -29,15 +29,17 @@ struct RequestIDGenerator {
 
     mutating func next() -> [UInt8] {
         counter &+= 1
-        var id = prefix
-        var value = counter
-        var digits: [UInt8] = []
-        repeat {
-            digits.append(hexDigit(UInt8(value & 0xf)))
-            value >>= 4
-        } while value > 0
-        id.append(contentsOf: digits.reversed())
-        return id
+        var digits = 1
+        while digits < 16 && counter >> (4 * UInt64(digits)) != 0 { digits += 1 }
+        return [UInt8](unsafeUninitializedCapacity: prefix.count + digits) { out, count in
+            for (i, b) in prefix.enumerated() { out[i] = b }
+            var value = counter
+            for i in stride(from: prefix.count + digits - 1, through: prefix.count, by: -1) {
+                out[i] = hexDigit(UInt8(value & 0xf))
+                value >>= 4
+            }
+            count = prefix.count + digits
+        }
     }
 
     /// A client-sent id is kept only if it matches `[A-Za-z0-9._-]{1,128}`.

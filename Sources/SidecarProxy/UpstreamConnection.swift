@@ -13,7 +13,7 @@ protocol UpstreamOwner: AnyObject {
 final class UpstreamConnection: StreamDelegate {
     let stream: Stream
     unowned(unsafe) var owner: (any UpstreamOwner)?
-    private unowned let pool: UpstreamPool
+    private unowned(unsafe) let pool: UpstreamPool  // the pool outlives its connections
     /// Served at least one response before (a failure on it may be a stale keep-alive).
     var isReused = false
 

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Glibc
 import Logging
 import SidecarConfig
 import SidecarProxy
@@ -18,7 +17,7 @@ struct RunCommand: ParsableCommand {
         do {
             loaded = try Config.load(file: config)
         } catch {
-            printError("sidecar: invalid configuration\n\(error)")
+            writeStandardError("sidecar: invalid configuration\n\(error)\n")
             throw ExitCode(1)
         }
         let format: SidecarLogHandler.Format = loaded.log.format == .text ? .text : .json
@@ -67,9 +66,4 @@ extension ProxyOptions {
         idleTimeoutMs = config.limits.idleTimeout.milliseconds
         maxConnections = config.limits.maxConnections
     }
-}
-
-private func printError(_ message: String) {
-    var bytes = Array((message + "\n").utf8)
-    _ = write(2, &bytes, bytes.count)
 }

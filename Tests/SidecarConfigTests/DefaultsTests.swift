@@ -101,3 +101,34 @@ final class DefaultsTests: XCTestCase {
         XCTAssertFalse(dumped.contains("bytes"))
     }
 }
+
+final class QuotingStyleTests: XCTestCase {
+    /// Generated configs (e.g. by test harnesses) quote every string and write empty sections as {}.
+    func testJSONQuotedScalarsAndEmptyFlowCollections() throws {
+        let config = try parse("""
+            "listen": "127.0.0.1:18080"
+            "public_url": "http://127.0.0.1:18080"
+            "upstream": "http://127.0.0.1:3000"
+            "workers": 1
+            "apple":
+              "team_id": "TEAM123456"
+              "client_id": "com.example.web"
+              "key_id": "KEY123ABCD"
+              "private_key_file": "AuthKey.p8"
+              "base_url": "http://127.0.0.1:9999"
+            "session":
+              "secrets":
+                - "\(Fixture.cookieSecret)"
+            "access": {"public_paths": ["/**"], "api_paths": []}
+            "headers": {}
+            "log": {"pii": false}
+
+            """)
+        XCTAssertEqual(config.workers, 1)
+        XCTAssertEqual(config.access.publicPaths, ["/**"])
+        XCTAssertEqual(config.apple.teamID, "TEAM123456")
+        XCTAssertEqual(config.headers.userID, "X-Auth-User-Id")
+        XCTAssertEqual(config.session.cookieName, "__Host-sidecar")
+        XCTAssertEqual(config.warnings.map(\.path), ["session.secrets"], "inline secret")
+    }
+}

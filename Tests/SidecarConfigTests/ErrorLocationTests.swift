@@ -186,3 +186,23 @@ final class ErrorLocationTests: XCTestCase {
         XCTAssertEqual(config.file, path)
     }
 }
+
+final class DuplicateKeyTests: XCTestCase {
+    func testQuotedAndPlainSpellingsOfOneKey() throws {
+        let all = try errors(Fixture.minimal + "\"workers\": 2\nworkers: 3\n")
+        XCTAssertEqual(all.map(\.description), [#"sidecar.yaml:12:1: workers: duplicate key "workers" (first set at line 11)"#])
+    }
+
+    func testThreeOccurrencesOnOneFlowLine() throws {
+        let all = try errors(Fixture.minimal + "log: {pii: true, pii: false, pii: true}\n")
+        XCTAssertEqual(all.map(\.path), ["log.pii", "log.pii"])
+        XCTAssertEqual(all.map(\.line), [11, 11])
+        XCTAssertEqual(all.map(\.column), [18, 30], "columns as written, not shifted by the markers")
+    }
+
+    func testDuplicateAlongsideOtherErrors() throws {
+        let all = try errors(Fixture.minimal + "limits:\n  idle_timeout: 5x\n  idle_timeout: 6s\n  header_timeot: 1s\n")
+        XCTAssertEqual(all.map(\.kind), [.invalidValue, .duplicateKey, .unknownKey])
+        XCTAssertEqual(all.map(\.line), [12, 13, 14])
+    }
+}

@@ -13,6 +13,7 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a dotted-quad IPv4 or an IPv6 literal (no brackets, no zone).
     public init?(_ text: String) {
+        guard !text.utf8.contains(0) else { return nil }
         if text.contains(":") {
             var raw = in6_addr()
             guard inet_pton(AF_INET6, text, &raw) == 1 else { return nil }

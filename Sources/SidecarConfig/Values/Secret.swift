@@ -1,6 +1,7 @@
 /// Secret material (a cookie key, a private key). Printing, interpolating or dumping it never
 /// shows the value.
-public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+/// Deliberately not Equatable: comparing secrets is the crypto module's job, in constant time.
+public struct Secret: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public let bytes: [UInt8]
     /// Where it came from, e.g. `env:SIDECAR_COOKIE_SECRET`, `file:/etc/key` or `inline` — safe to show.
     public let source: String

@@ -1,1 +1,0 @@
-// SidecarApple module — see README "Architecture".

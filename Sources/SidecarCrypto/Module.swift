@@ -1,1 +1,0 @@
-// SidecarCrypto module — see README "Architecture".

@@ -1,0 +1,65 @@
+/// Appends big-endian, length-prefixed fields for the sealed payload codecs.
+public struct ByteWriter: Sendable {
+    public private(set) var bytes: [UInt8] = []
+
+    public init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+
+    public mutating func write(_ value: UInt8) { bytes.append(value) }
+    public mutating func write(_ value: Int64) {
+        let bits = UInt64(bitPattern: value)
+        for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+    }
+    public mutating func write(raw: some Collection<UInt8>) { bytes.append(contentsOf: raw) }
+    /// A string with a 1-byte (`wide == false`) or 2-byte length prefix; the caller keeps it within bounds.
+    public mutating func write(_ string: String, wide: Bool) {
+        let utf8 = string.utf8
+        if wide {
+            bytes.append(UInt8(truncatingIfNeeded: utf8.count >> 8))
+        }
+        bytes.append(UInt8(truncatingIfNeeded: utf8.count))
+        bytes.append(contentsOf: utf8)
+    }
+}
+
+/// Reads what `ByteWriter` wrote, with a bounds check on every read. Valid only inside the
+/// closure that provided its buffer.
+public struct ByteReader {
+    private let buffer: UnsafeBufferPointer<UInt8>
+    private var offset = 0
+
+    init(_ buffer: UnsafeBufferPointer<UInt8>) { self.buffer = buffer }
+
+    public var isAtEnd: Bool { offset == buffer.count }
+
+    public mutating func readByte() throws(SealedOpenError) -> UInt8 {
+        guard offset < buffer.count else { throw .invalidPayload }
+        defer { offset += 1 }
+        return buffer[offset]
+    }
+
+    public mutating func readInt64() throws(SealedOpenError) -> Int64 {
+        guard buffer.count - offset >= 8 else { throw .invalidPayload }
+        var bits: UInt64 = 0
+        for index in offset..<(offset + 8) { bits = bits << 8 | UInt64(buffer[index]) }
+        offset += 8
+        return Int64(bitPattern: bits)
+    }
+
+    public mutating func readRaw(_ count: Int) throws(SealedOpenError) -> [UInt8] {
+        guard count >= 0, buffer.count - offset >= count else { throw .invalidPayload }
+        defer { offset += count }
+        return Array(buffer[offset..<(offset + count)])
+    }
+
+    /// A length-prefixed UTF-8 string of at most `maximumByteCount` bytes.
+    public mutating func readString(wide: Bool, maximumByteCount: Int) throws(SealedOpenError) -> String {
+        var count = Int(try readByte())
+        if wide { count = count << 8 | Int(try readByte()) }
+        guard count <= maximumByteCount, buffer.count - offset >= count else { throw .invalidPayload }
+        defer { offset += count }
+        guard let string = String(validating: buffer[offset..<(offset + count)], as: UTF8.self) else {
+            throw .invalidPayload
+        }
+        return string
+    }
+}

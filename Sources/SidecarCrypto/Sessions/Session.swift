@@ -1,0 +1,114 @@
+/// A signed-in user's session, sealed into the session cookie or a bearer token (SPEC §5).
+/// Times are Unix seconds.
+public struct Session: Sendable, Equatable {
+    public static let formatVersion: UInt8 = 1
+    public static let idByteCount = 16
+    static let maximumSubjectBytes = 255
+    static let maximumEmailBytes = 512
+    static let maximumNameBytes = 1024
+    static let maximumRefreshTokenBytes = 2048
+
+    /// Random; a new one for every login.
+    public var id: [UInt8]
+    public var subject: String
+    public var email: String?
+    public var emailVerified: Bool
+    public var privateEmail: Bool
+    public var name: String?
+    public var issuedAt: Int64
+    /// Absolute expiry.
+    public var expiresAt: Int64
+    public var idleDeadline: Int64
+    public var lastRevalidation: Int64
+    public var appleRefreshToken: String?
+
+    public init(id: [UInt8], subject: String, email: String?, emailVerified: Bool, privateEmail: Bool,
+                name: String?, issuedAt: Int64, expiresAt: Int64, idleDeadline: Int64,
+                lastRevalidation: Int64, appleRefreshToken: String?) {
+        self.id = id
+        self.subject = subject
+        self.email = email
+        self.emailVerified = emailVerified
+        self.privateEmail = privateEmail
+        self.name = name
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+        self.idleDeadline = idleDeadline
+        self.lastRevalidation = lastRevalidation
+        self.appleRefreshToken = appleRefreshToken
+    }
+
+    /// A fresh random session id.
+    public static func newID() throws(CryptoError) -> [UInt8] { try SecureRandom.bytes(idByteCount) }
+
+    /// Whether the fields fit the codec's bounds (sealing a session that does not is an error).
+    public var isEncodable: Bool {
+        id.count == Self.idByteCount && !subject.isEmpty && subject.utf8.count <= Self.maximumSubjectBytes
+            && (email?.utf8.count ?? 0) <= Self.maximumEmailBytes && (name?.utf8.count ?? 0) <= Self.maximumNameBytes
+            && (appleRefreshToken?.utf8.count ?? 0) <= Self.maximumRefreshTokenBytes
+    }
+}
+
+extension Session: SealedPayload {
+    public static let purpose = "session"
+
+    private enum Flag {
+        static let emailVerified: UInt8 = 1 << 0
+        static let privateEmail: UInt8 = 1 << 1
+        static let email: UInt8 = 1 << 2
+        static let name: UInt8 = 1 << 3
+        static let refreshToken: UInt8 = 1 << 4
+        static let all: UInt8 = 0x1f
+    }
+
+    /// `version ‖ id(16) ‖ flags ‖ sub(u8 len) ‖ [email(u16)] ‖ [name(u16)] ‖ 4 × i64 ‖ [refresh(u16)]`.
+    /// Callers check `isEncodable` first; `PayloadSealer` users get that from `SessionSealer.seal`.
+    public func encode(into writer: inout ByteWriter) {
+        writer.write(Self.formatVersion)
+        writer.write(raw: id)
+        var flags: UInt8 = 0
+        if emailVerified { flags |= Flag.emailVerified }
+        if privateEmail { flags |= Flag.privateEmail }
+        if email != nil { flags |= Flag.email }
+        if name != nil { flags |= Flag.name }
+        if appleRefreshToken != nil { flags |= Flag.refreshToken }
+        writer.write(flags)
+        writer.write(subject, wide: false)
+        if let email { writer.write(email, wide: true) }
+        if let name { writer.write(name, wide: true) }
+        for time in [issuedAt, expiresAt, idleDeadline, lastRevalidation] { writer.write(time) }
+        if let appleRefreshToken { writer.write(appleRefreshToken, wide: true) }
+    }
+
+    public init(from reader: inout ByteReader) throws(SealedOpenError) {
+        guard try reader.readByte() == Self.formatVersion else { throw .unsupportedVersion }
+        id = try reader.readRaw(Self.idByteCount)
+        let flags = try reader.readByte()
+        guard flags & ~Flag.all == 0 else { throw .invalidPayload }
+        emailVerified = flags & Flag.emailVerified != 0
+        privateEmail = flags & Flag.privateEmail != 0
+        subject = try reader.readString(wide: false, maximumByteCount: Self.maximumSubjectBytes)
+        guard !subject.isEmpty else { throw .invalidPayload }
+        email = flags & Flag.email != 0 ? try reader.readString(wide: true, maximumByteCount: Self.maximumEmailBytes) : nil
+        name = flags & Flag.name != 0 ? try reader.readString(wide: true, maximumByteCount: Self.maximumNameBytes) : nil
+        issuedAt = try reader.readInt64()
+        expiresAt = try reader.readInt64()
+        idleDeadline = try reader.readInt64()
+        lastRevalidation = try reader.readInt64()
+        appleRefreshToken = flags & Flag.refreshToken != 0
+            ? try reader.readString(wide: true, maximumByteCount: Self.maximumRefreshTokenBytes) : nil
+    }
+
+    public func validate(now: Int64) throws(SealedOpenError) {
+        guard now < expiresAt else { throw .expired }
+        guard now < idleDeadline else { throw .idleExpired }
+    }
+}
+
+extension PayloadSealer where Payload == Session {
+    /// Seals a session after checking it fits the codec's bounds.
+    public func sealSession(_ session: Session, cookieName: String) throws(CryptoError) -> String {
+        guard session.isEncodable else { throw .invalidArgument("session field out of bounds") }
+        return try seal(session, context: cookieName)
+    }
+}

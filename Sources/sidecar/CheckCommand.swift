@@ -1,0 +1,52 @@
+import ArgumentParser
+import Glibc
+import SidecarConfig
+
+/// `sidecar check` — validate a configuration, its key files and secrets (SPEC §2).
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Validate a configuration file, its key files and secrets, then print a summary.",
+        discussion: """
+            Loads the file exactly as `sidecar run` would: every key is checked, env: and file: \
+            secrets are resolved and the Apple key file is read. Errors name the file, key, \
+            line and column and go to stderr with exit status 1; otherwise a summary (never \
+            secret values) is printed with any warnings, and the exit status is 0.
+            """)
+
+    @Option(name: .long, help: ArgumentHelp("The configuration file.", valueName: "file"))
+    var config: String = "sidecar.yaml"
+
+    func run() throws {
+        let loaded: Config
+        do {
+            loaded = try Config.load(file: config)
+        } catch {
+            let count = error.errors.count
+            writeStandardError(error.description + "\n\(config): \(count) error\(count == 1 ? "" : "s")\n")
+            // Exit here: the messages are complete, the root would add its own line for a thrown ExitCode.
+            Glibc.exit(1)
+        }
+        print(Self.summary(of: loaded), terminator: "")
+        for warning in loaded.warnings {
+            writeStandardError("\(config): warning: \(warning)\n")
+        }
+    }
+
+    static func summary(of config: Config) -> String {
+        let rows: [(String, String)] = [
+            ("listen", "\(config.listen)\(config.tls == nil ? "" : " (TLS)"), \(config.workers) worker\(config.workers == 1 ? "" : "s")"),
+            ("public_url", config.publicURL.origin),
+            ("redirect_uri", config.redirectURI),
+            ("upstream", config.upstream.description),
+            ("admin", config.admin.listen.description),
+            ("apple", "team \(config.apple.teamID), client \(config.apple.clientID), key \(config.apple.keyID) at \(config.apple.baseURL)"),
+            ("cookie", config.session.cookieName + (config.session.domain.map { ", domain \($0)" } ?? "")),
+            ("secrets", "\(config.session.secrets.count) (\(config.session.secrets.map(\.source).joined(separator: ", ")))"),
+        ]
+        let width = rows.map(\.0.count).max() ?? 0
+        return "\(config.file): OK\n" + rows.map { name, value in
+            "  " + name + String(repeating: " ", count: width - name.count + 2) + value + "\n"
+        }.joined()
+    }
+}

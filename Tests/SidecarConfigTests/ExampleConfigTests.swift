@@ -1,0 +1,95 @@
+import Foundation
+import XCTest
+import SidecarConfig
+
+/// The commented example at the repository root (included in the README) must load, and it
+/// must document the real defaults.
+final class ExampleConfigTests: XCTestCase {
+    private var exampleText: String {
+        get throws {
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent()
+            return try String(contentsOf: root.appendingPathComponent("sidecar.yaml"), encoding: .utf8)
+        }
+    }
+
+    private func load(_ text: String, preparing directory: String) throws -> Config {
+        try FileManager.default.copyItem(atPath: directory + "/AuthKey.p8", toPath: directory + "/AuthKey_XYZ123ABCD.p8")
+        return try Config.parse(yaml: text, file: "sidecar.yaml", environment: Fixture.environment, baseDirectory: directory)
+    }
+
+    func testExampleLoadsAndMatchesTheDefaults() throws {
+        let directory = try Fixture.directory(self)
+        let example = try load(try exampleText, preparing: directory)
+        let minimal = try Config.parse(yaml: Fixture.minimal.replacingOccurrences(of: "listen: 0.0.0.0:8080\n", with: ""),
+                                       environment: Fixture.environment, baseDirectory: directory)
+
+        XCTAssertEqual(example.listen, minimal.listen)
+        XCTAssertEqual(example.trustedProxies, minimal.trustedProxies)
+        XCTAssertEqual(example.workers, minimal.workers)
+        XCTAssertNil(example.tls)
+        XCTAssertEqual(example.publicURL, minimal.publicURL)
+        XCTAssertEqual(example.upstream, minimal.upstream)
+        XCTAssertEqual(example.upstreamTimeout, minimal.upstreamTimeout)
+        XCTAssertEqual(example.upstreamConnectTimeout, minimal.upstreamConnectTimeout)
+        XCTAssertEqual(example.preserveHost, minimal.preserveHost)
+        XCTAssertEqual(example.routes, minimal.routes)
+        XCTAssertEqual(example.apple.scopes, minimal.apple.scopes)
+        XCTAssertEqual(example.apple.nativeAudiences, minimal.apple.nativeAudiences)
+        XCTAssertEqual(example.apple.nativeRequireNonce, minimal.apple.nativeRequireNonce)
+        XCTAssertEqual(example.apple.baseURL, minimal.apple.baseURL)
+        XCTAssertEqual(example.apple.jwksRefresh, minimal.apple.jwksRefresh)
+        XCTAssertEqual(example.apple.clientSecretTTL, minimal.apple.clientSecretTTL)
+        XCTAssertEqual(example.apple.leeway, minimal.apple.leeway)
+        XCTAssertEqual(example.apple.pkce, minimal.apple.pkce)
+        XCTAssertEqual(example.apple.privateKeyFile, directory + "/AuthKey_XYZ123ABCD.p8")
+        XCTAssertEqual(example.session.cookieName, minimal.session.cookieName)
+        XCTAssertEqual(example.session.domain, minimal.session.domain)
+        XCTAssertEqual(example.session.lifetime, minimal.session.lifetime)
+        XCTAssertEqual(example.session.idleTimeout, minimal.session.idleTimeout)
+        XCTAssertEqual(example.session.refreshAfter, minimal.session.refreshAfter)
+        XCTAssertEqual(example.session.revalidate, minimal.session.revalidate)
+        XCTAssertEqual(example.session.secrets.map(\.bytes), minimal.session.secrets.map(\.bytes))
+        XCTAssertEqual(example.session.secrets.map(\.source), minimal.session.secrets.map(\.source))
+        XCTAssertEqual(example.access, minimal.access)
+        XCTAssertEqual(example.headers, minimal.headers)
+        XCTAssertEqual(example.assertion, minimal.assertion)
+        XCTAssertEqual(example.notifications, minimal.notifications)
+        XCTAssertEqual(example.revocations, minimal.revocations)
+        XCTAssertEqual(example.admin, minimal.admin)
+        XCTAssertEqual(example.log, minimal.log)
+        XCTAssertEqual(example.limits, minimal.limits)
+        XCTAssertEqual(example.warnings, [])
+    }
+
+    /// Uncommenting every commented-out setting must still give a valid configuration: the
+    /// optional keys are spelled right and their sample values are valid together.
+    func testExampleWithEveryOptionalKeyUncommentedLoads() throws {
+        let directory = try Fixture.directory(self)
+        try FileManager.default.createDirectory(atPath: directory + "/tls", withIntermediateDirectories: true)
+        for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem"] {
+            try "PEM".write(toFile: directory + "/" + file, atomically: true, encoding: .utf8)
+        }
+        let setting = try NSRegularExpression(pattern: #"^(\s*)# (\s*[a-z_]+:( .*)?)$"#)
+        var uncommented = 0
+        let text = try exampleText.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            let line = String(line)
+            let range = NSRange(line.startIndex..., in: line)
+            guard let match = setting.firstMatch(in: line, range: range),
+                  let indent = Range(match.range(at: 1), in: line), let body = Range(match.range(at: 2), in: line) else {
+                return line
+            }
+            uncommented += 1
+            return String(line[indent]) + String(line[body])
+        }.joined(separator: "\n")
+        XCTAssertEqual(uncommented, 9)
+
+        let config = try load(text, preparing: directory)
+        XCTAssertEqual(config.tls?.certFile, directory + "/tls/cert.pem")
+        XCTAssertEqual(config.apple.caFile, directory + "/emulator-ca.pem")
+        XCTAssertEqual(config.session.domain, "example.com")
+        XCTAssertEqual(config.session.cookieName, "__Secure-sidecar")
+        XCTAssertEqual(config.assertion.privateKeyFile, directory + "/assertion.pem")
+        XCTAssertEqual(config.notifications.forwardTo?.description, "http://127.0.0.1:3000/hooks/apple")
+    }
+}

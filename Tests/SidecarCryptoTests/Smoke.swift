@@ -1,6 +1,0 @@
-import XCTest
-@testable import SidecarCrypto
-
-final class SidecarCryptoSmokeTests: XCTestCase {
-    func testModuleLinks() {}
-}
