@@ -190,6 +190,9 @@ echo
 if has_case sidecar && has_case nginx; then
   awk -v s="${RPS[sidecar]}" -v n="${RPS[nginx]}" \
     'BEGIN {printf "throughput sidecar/nginx-proxy: %.2f (target >= 1.00, SPEC §8)\n", s / n}'
+  per_round=$(awk '$1 == "sidecar" {s[$2] = $3} $1 == "nginx" {n[$2] = $3}
+    END {for (r in s) if (n[r] > 0) print s[r] / n[r]}' "$RESULTS" | median)
+  printf 'median of per-round ratios (same-round pairs, less drift): %.2f\n' "$per_round"
 fi
 if has_case sidecar && has_case direct; then
   awk -v s="${P99[sidecar]}" -v d="${P99[direct]}" \
