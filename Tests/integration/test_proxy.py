@@ -312,6 +312,51 @@ def test_upstream_down_is_502_quickly(start_sidecar):
         assert 0 < len(r.body) < 4096
 
 
+def test_unanswered_upstream_connect_gives_up_after_connect_timeout(start_sidecar):
+    """A listener whose accept queue is full drops SYNs: connecting to it hangs."""
+    blackhole = socket.socket()
+    blackhole.bind(("127.0.0.1", 0))
+    blackhole.listen(0)
+    fillers = []
+    try:
+        for _ in range(3):
+            s = socket.socket()
+            s.setblocking(False)
+            s.connect_ex(blackhole.getsockname())
+            fillers.append(s)
+        time.sleep(0.2)  # let the handshakes that can complete, complete
+        sc = start_sidecar({"upstream": "http://127.0.0.1:%d" % blackhole.getsockname()[1],
+                            "upstream_connect_timeout": "1s"})
+        t0 = time.monotonic()
+        r = sc.request("GET", "/echo")
+        elapsed = time.monotonic() - t0
+        assert r.status in (502, 504), r.status
+        assert 0.8 <= elapsed <= 3.0, elapsed
+    finally:
+        for s in fillers:
+            s.close()
+        blackhole.close()
+
+
+def test_slow_upstream_does_not_hold_up_other_clients(sidecar):
+    with sidecar.conn() as slow:
+        slow.send(rawhttp.build_request("GET", "/slow?delay=2"))
+        t0 = time.monotonic()
+        assert sidecar.request("GET", "/echo").status == 200
+        assert time.monotonic() - t0 < 0.5
+        assert slow.read_response().status == 200
+
+
+def test_stalled_reader_does_not_hold_up_other_clients(sidecar):
+    with sidecar.conn(rcvbuf=16 * 1024) as stalled:
+        stalled.send(rawhttp.build_request("GET", "/bytes?n=%d" % (100 * MiB)))
+        stalled.read_exact(64 * 1024)  # then stop reading
+        for _ in range(5):
+            t0 = time.monotonic()
+            assert sidecar.request("GET", "/echo").status == 200
+            assert time.monotonic() - t0 < 0.5
+
+
 def test_slow_upstream_is_504_after_upstream_timeout(start_sidecar):
     sc = start_sidecar({"upstream_timeout": "1s"})
     t0 = time.monotonic()
