@@ -237,6 +237,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             arm(.connect, worker.options.upstreamConnectTimeoutMs)
             writeRequest()
         case .failed:
+            worker.recordUpstreamConnectFailure()
             failUpstream(502)
         }
     }
@@ -297,6 +298,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     func upstream(_ upstream: UpstreamConnection, didConnect error: Int32) {
         guard error == 0 else {
+            worker.recordUpstreamConnectFailure()
             upstreamFailed(error)
             return
         }
@@ -375,6 +377,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     private func startResponse(_ head: HTTPResponseHead, request: HTTPRequestHead) {
         response = head
+        worker.recordUpstreamLatency(ms: worker.nowMs - upstreamStartedMs)
         status = head.status
         let chunked: Bool
         switch head.framing {
@@ -581,6 +584,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     }
 
     private func logExchange() {
+        worker.recordRequest(route: response == nil ? .sidecar : .upstream, status: status)
         guard let log = worker.accessLog else { return }
         let method = request.map { $0.bytes($0.methodRange) } ?? []
         log.record(AccessLog.Entry(
@@ -634,6 +638,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         case .header:
             refuse(408)
         case .connect:
+            worker.recordUpstreamConnectFailure()
             failUpstream(504)
         case .upstream:
             let idleFor = worker.nowMs - lastProgressMs
