@@ -69,5 +69,6 @@ let package = Package(
         .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig"]),
         .testTarget(name: "SidecarProxyTests", dependencies: ["SidecarProxy", "SidecarHTTP", "CEvent"]),
         .testTarget(name: "SidecarAppleTests", dependencies: ["SidecarApple"], exclude: ["Fixtures"]),
+        .testTarget(name: "SidecarEmulatorTests", dependencies: ["SidecarApple"]),
     ]
 )

@@ -10,10 +10,10 @@ struct SidecarCommand: ParsableCommand {
         commandName: "sidecar",
         abstract: "Sign in with Apple in front of any web app.",
         subcommands: [
-            // (subcommands register here, one line each)
             RunCommand.self,
             SecretCommand.self,
             CheckCommand.self,
+            EmulatorCommand.self,
         ],
         defaultSubcommand: RunCommand.self
     )

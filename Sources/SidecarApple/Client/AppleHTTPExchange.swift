@@ -1,6 +1,7 @@
 import CEvent
 import COpenSSL
 import Glibc
+import SidecarEvent
 
 /// One request in flight: resolve → connect (each address in turn) → TLS → write → read.
 ///
@@ -92,7 +93,7 @@ final class AppleHTTPExchange {
         lookup = nil
         var next = code == 0 ? info : nil
         while let entry = next {
-            if let address = SocketAddress(entry.pointee.ai_addr, length: entry.pointee.ai_addrlen) {
+            if let address = SocketAddress(resolved: entry.pointee.ai_addr, length: entry.pointee.ai_addrlen) {
                 candidates.append(address)
             }
             next = entry.pointee.ai_next
@@ -125,7 +126,7 @@ final class AppleHTTPExchange {
             guard let arg else { return }
             Unmanaged<AppleHTTPExchange>.fromOpaque(arg).takeUnretainedValue().event(events)
         }, context)
-        let started = address.withSockaddr { bufferevent_socket_connect(bev, $0, $1) }
+        let started = address.withSockaddr { bufferevent_socket_connect(bev, $0, Int32($1)) }
         if started != 0 { connectionAttemptFailed(.connectFailed) }
     }
 

@@ -1,0 +1,157 @@
+import Foundation
+import SidecarCrypto
+import SidecarEvent
+
+/// Test-control endpoints under `/emulator/` (only on the emulator; unauthenticated, so bind
+/// it to loopback). Bodies and answers are JSON.
+extension AppleEmulator {
+    static let controlHelp = """
+    Apple emulator test controls (JSON bodies):
+      GET  /emulator/users            known test users
+      POST /emulator/users            replace them: [{"email", "firstName"?, "lastName"?, "hideMyEmail"?}]
+      GET  /emulator/auto-approve     the user every authorization is approved as (null: show the page)
+      POST /emulator/auto-approve     {"email", "firstName"?, "lastName"?, "hideMyEmail"?} or null
+      GET  /emulator/faults           faults armed for the next /auth/token requests, in order
+      POST /emulator/faults           {"fault": NAME} or {"faults": [NAME, …]}; one is used per token request
+      DELETE /emulator/faults         disarm all
+      POST /emulator/rotate-keys      a new signing key; previous keys stay published
+      POST /emulator/notify           {"type", "sub", "aud"?, "email"?, "is_private_email"?, "event_time"?}
+                                      -> {"payload": JWT}; POST that body to the notification URL yourself
+      POST /emulator/revoke-consent   {"client_id", "sub"}: the user removes the app in their Apple ID settings
+    Fault names: \(EmulatorFault.allNames.joined(separator: ", "))
+    Per request, GET /auth/authorize?…&emulator_auto_approve=EMAIL skips the page.
+
+    """
+
+    func control(_ request: ServiceRequest) -> ServiceResponse {
+        let route = (request.method, request.path)
+        do throws(ControlError) {
+            switch route {
+            case ("GET", "/emulator"), ("GET", "/emulator/"):
+                return .text(200, Self.controlHelp)
+            case ("GET", "/emulator/users"):
+                return .json(200, JSONValue.array(users.map(Self.json)).jsonText)
+            case ("POST", "/emulator/users"):
+                guard case .array(let items) = try jsonBody(request) else { throw ControlError("expected an array of users") }
+                var parsed: [TestUser] = []
+                for item in items { parsed.append(try Self.user(item)) }
+                users = parsed
+                return .json(200, JSONValue.array(users.map(Self.json)).jsonText)
+            case ("GET", "/emulator/auto-approve"):
+                return .json(200, autoApprove.map(Self.json)?.jsonText ?? "null")
+            case ("POST", "/emulator/auto-approve"):
+                let body = try jsonBody(request)
+                autoApprove = body == .null || body == .object([:]) ? nil : try Self.user(body)
+                return .json(200, autoApprove.map(Self.json)?.jsonText ?? "null")
+            case ("GET", "/emulator/faults"):
+                return armedFaults()
+            case ("POST", "/emulator/faults"):
+                let body = try jsonBody(request).objectValue ?? [:]
+                let names: [JSONValue] = body["faults"].flatMap { if case .array(let a) = $0 { a } else { nil } }
+                    ?? body["fault"].map { [$0] } ?? []
+                guard !names.isEmpty else { throw ControlError("expected {\"fault\": NAME} or {\"faults\": [NAME, …]}") }
+                var parsed: [EmulatorFault] = []
+                for name in names {
+                    guard let text = name.stringValue, let fault = EmulatorFault(name: text) else {
+                        throw ControlError("unknown fault \(name.jsonText); known: \(EmulatorFault.allNames.joined(separator: ", "))")
+                    }
+                    parsed.append(fault)
+                }
+                faults.append(contentsOf: parsed)
+                return armedFaults()
+            case ("DELETE", "/emulator/faults"):
+                faults = []
+                return armedFaults()
+            case ("POST", "/emulator/rotate-keys"):
+                let kid: String
+                do { kid = try keys.rotate() } catch { return .json(500, Self.message(error.description)) }
+                return .json(200, JSONValue.object([
+                    "kid": .string(kid), "kids": .array(keys.keys.map { .string($0.kid) }),
+                ]).jsonText)
+            case ("POST", "/emulator/notify"):
+                return try notify(jsonBody(request))
+            case ("POST", "/emulator/revoke-consent"):
+                let body = try jsonBody(request).objectValue ?? [:]
+                guard let clientID = body["client_id"]?.stringValue, let subject = body["sub"]?.stringValue else {
+                    throw ControlError("expected {\"client_id\", \"sub\"}")
+                }
+                let count = store.revokeConsent(clientID: clientID, subject: subject)
+                return .json(200, JSONValue.object(["revoked_tokens": .integer(Int64(count))]).jsonText)
+            default:
+                return .json(404, Self.message("unknown control endpoint; GET /emulator lists them"))
+            }
+        } catch {
+            return .json(400, Self.message(error.message))
+        }
+    }
+
+    private func armedFaults() -> ServiceResponse {
+        .json(200, JSONValue.object(["armed": .array(faults.map { .string($0.name) })]).jsonText)
+    }
+
+    /// A server-to-server notification JWT as Apple sends it: RS256 with the published keys,
+    /// `events` a JSON *string*, `event_time` in milliseconds.
+    private func notify(_ body: JSONValue) throws(ControlError) -> ServiceResponse {
+        guard let object = body.objectValue else { throw ControlError("expected a JSON object") }
+        guard object["url"] == nil else {
+            throw ControlError("url is not supported: POST {\"payload\": …} from this answer to your endpoint yourself")
+        }
+        let known = ["email-disabled", "email-enabled", "consent-revoked", "account-delete", "account-deleted"]
+        guard let type = object["type"]?.stringValue, known.contains(type) else {
+            throw ControlError("type must be one of \(known.joined(separator: ", "))")
+        }
+        guard let subject = object["sub"]?.stringValue, !subject.isEmpty else { throw ControlError("sub required") }
+        guard let audience = object["aud"]?.stringValue ?? options.clients.first?.id else {
+            throw ControlError("aud required (no client configured)")
+        }
+        let now = options.clock()
+        var event: [String: JSONValue] = [
+            "type": .string(type), "sub": .string(subject),
+            "event_time": .integer(object["event_time"]?.integerValue ?? now * 1000),
+        ]
+        if let email = object["email"]?.stringValue { event["email"] = .string(email) }
+        if let isPrivate = object["is_private_email"]?.lenientBoolValue {
+            event["is_private_email"] = .string(isPrivate ? "true" : "false")
+        }
+        let claims: [String: JSONValue]
+        let token: String
+        do {
+            claims = [
+                "iss": .string(options.issuer), "aud": .string(audience), "iat": .integer(now),
+                "exp": .integer(now + 86_400), "jti": .string(Base64URL.encode(try SecureRandom.bytes(16))),
+                "events": .string(JSONValue.object(event).jsonText),
+            ]
+            token = try minter.sign(claims)
+        } catch { return .json(500, Self.message("signing failed")) }
+        return .json(200, JSONValue.object(["payload": .string(token)]).jsonText)
+    }
+
+    private func jsonBody(_ request: ServiceRequest) throws(ControlError) -> JSONValue {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(request.body)) else {
+            throw ControlError("body must be JSON")
+        }
+        return value
+    }
+
+    private static func user(_ value: JSONValue) throws(ControlError) -> TestUser {
+        guard let object = value.objectValue, let email = object["email"]?.stringValue, TestUser.isPlausibleEmail(email) else {
+            throw ControlError("a user is {\"email\", \"firstName\"?, \"lastName\"?, \"hideMyEmail\"?} with a valid email")
+        }
+        return TestUser(email: email, firstName: object["firstName"]?.stringValue, lastName: object["lastName"]?.stringValue,
+                        hideMyEmail: object["hideMyEmail"]?.lenientBoolValue ?? false)
+    }
+
+    private static func json(_ user: TestUser) -> JSONValue {
+        var object: [String: JSONValue] = ["email": .string(user.email), "hideMyEmail": .bool(user.hideMyEmail)]
+        if let first = user.firstName { object["firstName"] = .string(first) }
+        if let last = user.lastName { object["lastName"] = .string(last) }
+        return .object(object)
+    }
+
+    static func message(_ text: String) -> String { JSONValue.object(["error": .string(text)]).jsonText }
+}
+
+struct ControlError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}

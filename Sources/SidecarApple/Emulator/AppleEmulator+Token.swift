@@ -1,0 +1,160 @@
+import SidecarCrypto
+import SidecarEvent
+
+/// `POST /auth/token` and `POST /auth/revoke`.
+extension AppleEmulator {
+    func token(_ request: ServiceRequest, respond: @escaping (ServiceResponse) -> Void) {
+        let fault = faults.isEmpty ? nil : faults.removeFirst()
+        if let fault { logger.info("token request answered with an armed fault", metadata: ["fault": "\(fault.name)"]) }
+        switch fault {
+        case .hang?: return
+        case .http500?: respond(.html(500, "<html><body><h1>Internal Server Error</h1></body></html>"))
+        case .invalidGrant?: respond(OAuthError("invalid_grant").response)
+        case .invalidClient?: respond(OAuthError("invalid_client").response)
+        case .slow(let ms)?: delay(tokenResponse(request, fault: nil), milliseconds: ms, then: respond)
+        default: respond(tokenResponse(request, fault: fault))
+        }
+    }
+
+    private func tokenResponse(_ request: ServiceRequest, fault: EmulatorFault?) -> ServiceResponse {
+        let now = options.clock()
+        let form: [String: String]
+        let clientID: String
+        do throws(OAuthError) {
+            form = try formBody(request)
+            clientID = try authenticateClient(form, now: now)
+        } catch {
+            return error.response
+        }
+        do throws(OAuthError) {
+            switch form["grant_type"] {
+            case nil, ""?: throw OAuthError.invalidRequest("grant_type required")
+            case "authorization_code"?: return try exchangeCode(form, clientID: clientID, now: now, fault: fault)
+            case "refresh_token"?: return try refresh(form, clientID: clientID, now: now, fault: fault)
+            default: throw OAuthError("unsupported_grant_type")
+            }
+        } catch {
+            logger.info("token request refused", metadata: ["error": "\(error.code)", "why": "\(error.description ?? "")"])
+            return error.response
+        }
+    }
+
+    private func exchangeCode(_ form: [String: String], clientID: String, now: Int64,
+                              fault: EmulatorFault?) throws(OAuthError) -> ServiceResponse {
+        guard let code = form["code"], !code.isEmpty else { throw .invalidRequest("code required") }
+        guard let issued = store.code(code), now - issued.issuedAt < options.codeLifetime else {
+            throw OAuthError("invalid_grant", "The code has expired or has been revoked.")
+        }
+        guard !issued.used else { throw OAuthError("invalid_grant", "The code has already been used.") }
+        guard issued.clientID == clientID else { throw OAuthError("invalid_grant", "client_id mismatch.") }
+        guard let redirectURI = form["redirect_uri"] else { throw .invalidRequest("redirect_uri required") }
+        guard redirectURI == issued.redirectURI else { throw OAuthError("invalid_grant", "redirect_uri mismatch.") }
+        let verifier = form["code_verifier"]
+        if let challenge = issued.codeChallenge {
+            guard let verifier else { throw .invalidRequest("code_verifier required") }
+            guard Self.isVerifierSyntax(verifier),
+                  ConstantTime.equals(Array(IDTokenMinter.s256(verifier).utf8), Array(challenge.utf8))
+            else { throw OAuthError("invalid_grant", "code_verifier does not match code_challenge.") }
+        } else if verifier != nil {
+            throw OAuthError("invalid_grant", "code_verifier without code_challenge.")
+        }
+        store.markUsed(code)
+        let accessToken: String, refreshToken: String
+        do {
+            accessToken = try AppleIdentifiers.token(prefix: "a")
+            refreshToken = try AppleIdentifiers.token(prefix: "r")
+        } catch { throw OAuthError("server_error").with(status: 500) }
+        store.insert(refreshToken: refreshToken, RefreshGrant(
+            clientID: clientID, scopes: issued.scopes, identity: issued.identity, authTime: issued.authTime))
+        let context = IDTokenMinter.Context(
+            clientID: clientID, identity: issued.identity, scopes: issued.scopes, nonce: issued.nonce,
+            authTime: issued.authTime, accessToken: accessToken, code: nil)
+        return try success(accessToken: accessToken, refreshToken: refreshToken, context, now: now, fault: fault)
+    }
+
+    /// A refresh grant answers a new access token and id_token, never a new refresh token.
+    private func refresh(_ form: [String: String], clientID: String, now: Int64,
+                         fault: EmulatorFault?) throws(OAuthError) -> ServiceResponse {
+        guard let token = form["refresh_token"], !token.isEmpty else { throw .invalidRequest("refresh_token required") }
+        guard let grant = store.grant(token), grant.clientID == clientID else { throw OAuthError("invalid_grant") }
+        let accessToken: String
+        do { accessToken = try AppleIdentifiers.token(prefix: "a") } catch { throw OAuthError("server_error").with(status: 500) }
+        let context = IDTokenMinter.Context(
+            clientID: clientID, identity: grant.identity, scopes: grant.scopes, nonce: nil,
+            authTime: grant.authTime, accessToken: accessToken, code: nil)
+        return try success(accessToken: accessToken, refreshToken: nil, context, now: now, fault: fault)
+    }
+
+    private func success(accessToken: String, refreshToken: String?, _ context: IDTokenMinter.Context, now: Int64,
+                         fault: EmulatorFault?) throws(OAuthError) -> ServiceResponse {
+        var body: [String: JSONValue] = [
+            "access_token": .string(accessToken), "token_type": .string("Bearer"),
+            "expires_in": .integer(options.accessTokenLifetime),
+        ]
+        if let refreshToken { body["refresh_token"] = .string(refreshToken) }
+        do {
+            if let idToken = try minter.mint(context, now: now, fault: fault) { body["id_token"] = .string(idToken) }
+        } catch { throw OAuthError("server_error").with(status: 500) }
+        return .json(200, JSONValue.object(body).jsonText)
+    }
+
+    func revoke(_ request: ServiceRequest) -> ServiceResponse {
+        let now = options.clock()
+        do throws(OAuthError) {
+            let form = try formBody(request)
+            let clientID = try authenticateClient(form, now: now)
+            guard let token = form["token"], !token.isEmpty else { throw OAuthError.invalidRequest("token required") }
+            switch form["token_type_hint"] {
+            case nil, "refresh_token"?, "access_token"?: break
+            default: throw OAuthError("unsupported_token_type")
+            }
+            if let grant = store.grant(token), grant.clientID == clientID { store.revoke(refreshToken: token) }
+            return ServiceResponse(status: 200)
+        } catch {
+            logger.info("revoke refused", metadata: ["error": "\(error.code)", "why": "\(error.description ?? "")"])
+            return error.response
+        }
+    }
+
+    /// The form body; anything but `application/x-www-form-urlencoded` (JSON included) is refused.
+    private func formBody(_ request: ServiceRequest) throws(OAuthError) -> [String: String] {
+        guard request.mediaType == "application/x-www-form-urlencoded" else {
+            throw .invalidRequest("Content-Type must be application/x-www-form-urlencoded")
+        }
+        guard let text = String(validating: request.body, as: UTF8.self) else { throw .invalidRequest("body is not UTF-8") }
+        do { return try FormCoding.parameters(text, plusIsSpace: true) } catch { throw .invalidRequest("malformed form") }
+    }
+
+    /// `client_id` must be registered and `client_secret` valid for it; returns the client id.
+    private func authenticateClient(_ form: [String: String], now: Int64) throws(OAuthError) -> String {
+        guard let clientID = form["client_id"], !clientID.isEmpty else { throw .invalidRequest("client_id required") }
+        guard let secret = form["client_secret"], !secret.isEmpty else { throw .invalidRequest("client_secret required") }
+        guard options.client(clientID) != nil else { throw OAuthError("invalid_client") }
+        do { try secretVerifier.verify(secret, clientID: clientID, now: now) } catch {
+            logger.info("client secret refused", metadata: ["client_id": "\(clientID)", "why": "\(error)"])
+            throw OAuthError("invalid_client")
+        }
+        return clientID
+    }
+
+    /// RFC 7636: 43–128 characters of `A-Z a-z 0-9 - . _ ~`.
+    private static func isVerifierSyntax(_ verifier: String) -> Bool {
+        (43...128).contains(verifier.utf8.count) && verifier.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A)
+                || c == 0x2D || c == 0x2E || c == 0x5F || c == 0x7E
+        }
+    }
+}
+
+extension OAuthError {
+    func with(status: Int) -> OAuthError {
+        var copy = self
+        copy.status = status
+        return copy
+    }
+}
+
+extension IDTokenMinter {
+    /// PKCE S256: base64url(SHA-256(verifier)).
+    static func s256(_ verifier: String) -> String { Base64URL.encode(SHA256.hash(Array(verifier.utf8))) }
+}
