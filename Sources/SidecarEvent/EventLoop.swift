@@ -5,6 +5,10 @@ import Glibc
 /// (streams, timers, listeners) must only be touched from that loop's thread.
 public final class EventLoop {
     public let base: OpaquePointer
+    /// Where this loop's streams read into before appending what arrived to their input
+    /// evbuffer: a small read then costs a small chain, not a fresh 64 KiB one.
+    let readScratch: UnsafeMutableRawPointer
+    static let readScratchSize = 64 * 1024
 
     public init() throws(EventError) {
         guard let config = event_config_new() else { throw .libevent("event_config_new") }
@@ -18,9 +22,13 @@ public final class EventLoop {
             throw .libevent("event_base_new_with_config")
         }
         self.base = base
+        readScratch = UnsafeMutableRawPointer.allocate(byteCount: Self.readScratchSize, alignment: 16)
     }
 
-    deinit { event_base_free(base) }
+    deinit {
+        event_base_free(base)
+        readScratch.deallocate()
+    }
 
     /// Runs until `stop()` or until nothing is registered any more.
     public func run() { _ = event_base_dispatch(base) }

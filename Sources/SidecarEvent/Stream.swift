@@ -16,8 +16,8 @@ public protocol StreamDelegate: AnyObject {
 ///
 /// Syscall discipline (the proxy's throughput depends on it): the read interest is one
 /// persistent level-triggered event registered for the stream's whole life; each readiness
-/// costs exactly one `read()` straight into reserved evbuffer space (never `evbuffer_read`,
-/// which adds an `ioctl(FIONREAD)`). Output is written immediately with one `writev`
+/// costs exactly one `read()` into the loop's scratch buffer, appended to `input` (never
+/// `evbuffer_read`, which adds an `ioctl(FIONREAD)` per call). Output is written immediately with one `writev`
 /// (`evbuffer_write`); the write interest is added only when a write would block.
 public final class Stream {
     public let fd: Int32
@@ -30,15 +30,14 @@ public final class Stream {
     private var readEvent: OpaquePointer?
     private var writeEvent: OpaquePointer?
     private var writeArmed = false
-
-    /// Bytes asked of the kernel per read.
-    public static let readChunk = 32 * 1024
+    private let scratch: UnsafeMutableRawPointer  // the loop's; streams never outlive it
 
     public init(loop: EventLoop, fd: Int32, connecting: Bool = false) {
         self.fd = fd
         input = evbuffer_new()
         output = evbuffer_new()
         self.connecting = connecting
+        scratch = loop.readScratch
         let context = Unmanaged.passUnretained(self).toOpaque()
         readEvent = event_new(loop.base, fd, Int16(EV_READ | EV_PERSIST), { _, _, context in
             guard let context else { return }
@@ -125,15 +124,12 @@ public final class Stream {
 
     private func readReady() {
         guard !isClosed else { return }
-        var extent = iovec()
-        guard evbuffer_reserve_space(input, Stream.readChunk, &extent, 1) >= 1 else {
-            delegate?.stream(self, didRead: 0, error: ENOMEM)
-            return
-        }
-        let count = CEvent.read(fd, extent.iov_base, extent.iov_len)
+        let count = CEvent.read(fd, scratch, EventLoop.readScratchSize)
         if count > 0 {
-            extent.iov_len = count
-            _ = evbuffer_commit_space(input, &extent, 1)
+            guard evbuffer_add(input, scratch, count) == 0 else {
+                delegate?.stream(self, didRead: 0, error: ENOMEM)
+                return
+            }
             delegate?.stream(self, didRead: count, error: 0)
         } else if count == 0 {
             delegate?.stream(self, didRead: 0, error: 0)
