@@ -42,8 +42,9 @@ cleanup() {
 trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-server_cpu() { if [ "$BENCH_PIN" = 1 ]; then taskset -c 0 "$@"; else "$@"; fi; }
-client_cpu() { if [ "$BENCH_PIN" = 1 ]; then taskset -c 1 "$@"; else "$@"; fi; }
+# Prefixes (not functions) so that `"${SERVER_CPU[@]}" cmd &` makes $! the server's own pid.
+SERVER_CPU=(); CLIENT_CPU=()
+if [ "$BENCH_PIN" = 1 ]; then SERVER_CPU=(taskset -c 0); CLIENT_CPU=(taskset -c 1); fi
 wait_port() {  # wait_port PORT [PATH]: until an HTTP GET answers
   local i
   for i in $(seq 1 200); do
@@ -83,7 +84,7 @@ EOF
   echo "$dir"
 }
 start_nginx() {  # start_nginx DIR → sets NGINX_PID (master)
-  server_cpu nginx -p "$1" -c "$1/nginx.conf" -e "$1/logs/error.log" &
+  "${SERVER_CPU[@]}" nginx -p "$1" -c "$1/nginx.conf" -e "$1/logs/error.log" &
   NGINX_PID=$!; PIDS+=("$NGINX_PID")
 }
 nginx_worker_pid() { pgrep -P "$1" | head -1; }
@@ -117,7 +118,7 @@ log:
 EOF
 }
 start_sidecar_with() {  # start_sidecar_with CONFIG → sets SIDECAR_PID
-  server_cpu "$SIDECAR_BIN" run --config "$1" >"$1.log" 2>&1 &
+  "${SERVER_CPU[@]}" "$SIDECAR_BIN" run --config "$1" >"$1.log" 2>&1 &
   SIDECAR_PID=$!; PIDS+=("$SIDECAR_PID")
 }
 
@@ -167,7 +168,7 @@ for round in $(seq 1 "$ROUNDS"); do
     "case_$c"
     extra=()
     if declare -F "wrk_args_$c" >/dev/null; then mapfile -t extra < <("wrk_args_$c"); fi
-    out=$(client_cpu wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "${extra[@]}" \
+    out=$("${CLIENT_CPU[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "${extra[@]}" \
           "http://127.0.0.1:$CASE_PORT/")
     rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
     p99=$(to_ms "$(awk '$1 == "99%" {print $2}' <<<"$out")")
@@ -189,6 +190,9 @@ echo
 if has_case sidecar && has_case nginx; then
   awk -v s="${RPS[sidecar]}" -v n="${RPS[nginx]}" \
     'BEGIN {printf "throughput sidecar/nginx-proxy: %.2f (target >= 1.00, SPEC §8)\n", s / n}'
+  per_round=$(awk '$1 == "sidecar" {s[$2] = $3} $1 == "nginx" {n[$2] = $3}
+    END {for (r in s) if (n[r] > 0) print s[r] / n[r]}' "$RESULTS" | median)
+  printf 'median of per-round ratios (same-round pairs, less drift): %.2f\n' "$per_round"
 fi
 if has_case sidecar && has_case direct; then
   awk -v s="${P99[sidecar]}" -v d="${P99[direct]}" \

@@ -9,13 +9,18 @@ final class AdminServer {
     private let loop: EventLoop
     private var listener: Listener?
     private let readiness: Readiness
+    let metrics: MetricsBoard
     var upstreamAddress: SocketAddress
     private let options: ProxyOptions
     private var connections: [ObjectIdentifier: AdminConnection] = [:]
     let reaper: Reaper
 
-    init(loop: EventLoop, fd: Int32, options: ProxyOptions, readiness: Readiness, upstreamAddress: SocketAddress) {
+    init(
+        loop: EventLoop, fd: Int32, options: ProxyOptions, readiness: Readiness, metrics: MetricsBoard,
+        upstreamAddress: SocketAddress
+    ) {
         self.loop = loop
+        self.metrics = metrics
         self.readiness = readiness
         self.upstreamAddress = upstreamAddress
         self.options = options
@@ -146,6 +151,8 @@ final class AdminConnection: StreamDelegate {
         switch path {
         case "/healthz":
             answer(200, "ok\n")
+        case "/metrics":
+            answer(200, server.metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
         case "/readyz":
             server.checkReadiness { [weak self] ready in
                 self?.answer(ready ? 200 : 503, ready ? "ready\n" : "upstream unreachable\n")
@@ -158,11 +165,11 @@ final class AdminConnection: StreamDelegate {
     func streamDidDrain(_ stream: Stream) { close() }
     func stream(_ stream: Stream, didConnect error: Int32) {}
 
-    private func answer(_ status: Int, _ body: String) {
+    private func answer(_ status: Int, _ body: String, contentType: String = "text/plain; charset=utf-8") {
         answered = true
         let (reason, _) = LocalResponse.describe(status)
         let reasonText = status == 200 ? "OK" : "\(reason)"
-        let text = "HTTP/1.1 \(status) \(reasonText)\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        let text = "HTTP/1.1 \(status) \(reasonText)\r\nContent-Type: \(contentType)\r\n"
             + "Content-Length: \(body.utf8.count)\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n\(body)"
         var bytes = Array(text.utf8)
         _ = evbuffer_add(stream.output, &bytes, bytes.count)

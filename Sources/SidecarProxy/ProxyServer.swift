@@ -75,6 +75,7 @@ public final class ProxyServer {
         var shutdownChannels: [WakeupChannel] = []
         var reloadChannels: [WakeupChannel] = []
         let settings = SharedSettings(options, upstream: upstreamAddress)
+        let board = MetricsBoard(workers: listenFDs.count)
         do {
             workersDone = try WakeupChannel()
             for _ in listenFDs {
@@ -88,7 +89,7 @@ public final class ProxyServer {
         var admin: AdminServer?
         if let adminFD {
             admin = AdminServer(loop: control, fd: adminFD, options: options, readiness: readiness,
-                                upstreamAddress: upstreamAddress)
+                                metrics: board, upstreamAddress: upstreamAddress)
         }
         var running = listenFDs.count
         let doneWatcher = Wakeup(loop: control, channel: workersDone) {
@@ -133,8 +134,8 @@ public final class ProxyServer {
                 threads.append(try WorkerThread {
                     do {
                         let worker = try Worker(
-                            settings: settings, listenFD: fd, readiness: readiness, logSink: sink,
-                            shutdown: shutdown, reload: reloaded)
+                            index: index, settings: settings, listenFD: fd, readiness: readiness,
+                            board: board, logSink: sink, shutdown: shutdown, reload: reloaded)
                         worker.run()
                     } catch {
                         logger.error("worker failed to start", metadata: ["error": "\(error)"])

@@ -34,14 +34,20 @@ final class Worker {
     private let settings: SharedSettings
     private let logSink: LogSink
     private var upstreamAddress: SocketAddress
+    private let index: Int
+    private let board: MetricsBoard
+    private var metrics = WorkerMetrics()
+    private var publishTimer: Timer?
 
     /// Output above this stops reading the other side until it drains (backpressure).
     static let highWatermark = 256 * 1024
 
     init(
-        settings: SharedSettings, listenFD: Int32, readiness: Readiness, logSink: LogSink,
-        shutdown: WakeupChannel, reload: WakeupChannel
+        index: Int, settings: SharedSettings, listenFD: Int32, readiness: Readiness,
+        board: MetricsBoard, logSink: LogSink, shutdown: WakeupChannel, reload: WakeupChannel
     ) throws(EventError) {
+        self.index = index
+        self.board = board
         let (options, upstreamAddress) = settings.current
         self.settings = settings
         self.logSink = logSink
@@ -68,6 +74,30 @@ final class Worker {
         }
         shutdownWakeup = Wakeup(loop: loop, channel: shutdown) { [unowned self] in self.beginDrain() }
         reloadWakeup = Wakeup(loop: loop, channel: reload) { [unowned self] in self.applySettings() }
+        publishTimer = Timer(loop: loop) { [unowned self] in self.publishMetrics() }
+    }
+
+    // MARK: metrics (plain counters on this thread, published at most once a second)
+
+    func recordRequest(route: WorkerMetrics.Route, status: Int) {
+        metrics.recordRequest(route: route, status: status)
+        metricsChanged()
+    }
+
+    func recordUpstreamLatency(ms: Int64) { metrics.recordUpstreamLatency(ms: ms) }
+
+    func recordUpstreamConnectFailure() {
+        metrics.upstreamConnectFailures &+= 1
+        metricsChanged()
+    }
+
+    private func metricsChanged() {
+        if publishTimer?.isScheduled == false { publishTimer?.schedule(afterMilliseconds: 1000) }
+    }
+
+    private func publishMetrics() {
+        metrics.openConnections = clients.count
+        board.publish(metrics, worker: index)
     }
 
     /// SIGHUP: take the reloaded settings. Connections keep running; new requests see the
@@ -125,12 +155,14 @@ final class Worker {
         }
         let client = ClientConnection(worker: self, fd: fd, peer: peer)
         clients[ObjectIdentifier(client)] = client
+        metricsChanged()
     }
 
     /// Called by a connection when it has closed for good.
     func connectionClosed(_ client: ClientConnection) {
         if let removed = clients.removeValue(forKey: ObjectIdentifier(client)) {
             reaper.retire(removed)
+            metricsChanged()
         }
         if isDraining && clients.isEmpty { finishDrain() }
     }

@@ -40,6 +40,35 @@ def test_readyz_is_503_while_upstream_is_unreachable(start_sidecar):
     assert sc.admin("/readyz").status == 503
 
 
+def test_metrics_are_prometheus_text(sidecar):
+    assert sidecar.request("GET", "/echo").status == 200
+    r = sidecar.admin("/metrics")
+    assert r.status == 200
+    assert (r.header("Content-Type") or "").startswith("text/plain")
+    assert b"# TYPE " in r.body
+
+
+def test_access_log_is_one_json_line_per_request_without_secrets(sidecar):
+    import json
+    r = sidecar.request("GET", "/echo/logged?code=QUERYSECRET789", [
+        ("Cookie", "s=COOKIESECRET123"), ("Authorization", "Bearer TOKENSECRET456"),
+        ("X-Request-Id", "rid-logged-1")])
+    assert r.status == 200
+
+    def line():
+        for l in sidecar.output().splitlines():
+            if "rid-logged-1" in l:
+                return json.loads(l)
+    entry = poll(line)
+    assert entry, "no access-log line for the request:\n" + sidecar.output()
+    values = set(map(str, entry.values()))
+    assert {"GET", "200", "rid-logged-1"} <= values, entry
+    assert any(v.startswith("/echo/logged") for v in values), entry
+    out = sidecar.output()
+    for secret in ("COOKIESECRET123", "TOKENSECRET456", "QUERYSECRET789"):
+        assert secret not in out, "%s was logged" % secret
+
+
 def test_admin_endpoints_are_not_on_the_public_port(sidecar, upstream):
     e = sidecar.request("GET", "/healthz").json()  # forwarded: everything is public
     assert e["target"] == "/healthz"

@@ -312,6 +312,51 @@ def test_upstream_down_is_502_quickly(start_sidecar):
         assert 0 < len(r.body) < 4096
 
 
+def test_unanswered_upstream_connect_gives_up_after_connect_timeout(start_sidecar):
+    """A listener whose accept queue is full drops SYNs: connecting to it hangs."""
+    blackhole = socket.socket()
+    blackhole.bind(("127.0.0.1", 0))
+    blackhole.listen(0)
+    fillers = []
+    try:
+        for _ in range(3):
+            s = socket.socket()
+            s.setblocking(False)
+            s.connect_ex(blackhole.getsockname())
+            fillers.append(s)
+        time.sleep(0.2)  # let the handshakes that can complete, complete
+        sc = start_sidecar({"upstream": "http://127.0.0.1:%d" % blackhole.getsockname()[1],
+                            "upstream_connect_timeout": "1s"})
+        t0 = time.monotonic()
+        r = sc.request("GET", "/echo")
+        elapsed = time.monotonic() - t0
+        assert r.status in (502, 504), r.status
+        assert 0.8 <= elapsed <= 3.0, elapsed
+    finally:
+        for s in fillers:
+            s.close()
+        blackhole.close()
+
+
+def test_slow_upstream_does_not_hold_up_other_clients(sidecar):
+    with sidecar.conn() as slow:
+        slow.send(rawhttp.build_request("GET", "/slow?delay=2"))
+        t0 = time.monotonic()
+        assert sidecar.request("GET", "/echo").status == 200
+        assert time.monotonic() - t0 < 0.5
+        assert slow.read_response().status == 200
+
+
+def test_stalled_reader_does_not_hold_up_other_clients(sidecar):
+    with sidecar.conn(rcvbuf=16 * 1024) as stalled:
+        stalled.send(rawhttp.build_request("GET", "/bytes?n=%d" % (100 * MiB)))
+        stalled.read_exact(64 * 1024)  # then stop reading
+        for _ in range(5):
+            t0 = time.monotonic()
+            assert sidecar.request("GET", "/echo").status == 200
+            assert time.monotonic() - t0 < 0.5
+
+
 def test_slow_upstream_is_504_after_upstream_timeout(start_sidecar):
     sc = start_sidecar({"upstream_timeout": "1s"})
     t0 = time.monotonic()
@@ -336,6 +381,13 @@ def test_upstream_breaking_mid_response_closes_client(sidecar):
 
 def test_upstream_speaking_garbage_is_502(sidecar):
     r = sidecar.request("GET", "/garbage")
+    assert r.status == 502
+    assert sidecar.request("GET", "/echo").status == 200
+
+
+@pytest.mark.parametrize("kind", ["cl_te", "two_cl", "bad_cl", "te_gzip"])
+def test_ambiguous_upstream_response_is_502(sidecar, kind):
+    r = sidecar.request("GET", "/badresp?kind=" + kind)
     assert r.status == 502
     assert sidecar.request("GET", "/echo").status == 200
 
@@ -444,6 +496,13 @@ def test_forwarded_path_is_normalized(sidecar, sent, forwarded):
     assert e["target"] == forwarded
 
 
+def test_encoded_crlf_never_becomes_a_header(sidecar):
+    e = sidecar.request("GET", "/a%0d%0aX-Injected:%201").json()
+    assert not seen(e, "X-Injected")
+    assert "\r" not in e["target"] and "\n" not in e["target"]
+    assert e["target"].lower() == "/a%0d%0ax-injected:%201"
+
+
 # -- access decision without a session -------------------------------------------------------
 @pytest.fixture
 def guarded(start_sidecar):
@@ -469,6 +528,13 @@ def test_browser_get_without_session_is_redirected_to_login(guarded, upstream):
         assert loc.netloc in ("", "127.0.0.1:%d" % guarded.port)
         assert parse_qs(loc.query)["rd"] == ["/private/page?x=1&y=%2F"]
     assert upstream.stats()["requests"] == 0
+
+
+def test_login_redirect_cannot_be_used_for_header_injection(guarded):
+    r = guarded.request("GET", "/private%0d%0aSet-Cookie:%20x=1", [HTML])
+    assert r.status == 302
+    assert all("x=1" not in v for v in r.header_all("Set-Cookie")), r.headers
+    assert "\r" not in r.header("Location") and "\n" not in r.header("Location")
 
 
 @pytest.mark.parametrize("headers,target", [

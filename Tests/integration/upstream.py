@@ -16,6 +16,7 @@ Proxied endpoints:
   /hop             a response carrying hop-by-hop headers the proxy must remove
   /status?code=C   an empty response with that status (204/304 carry no body)
   /garbage         not HTTP at all, then close
+  /badresp?kind=K  a response with ambiguous framing (cl_te, two_cl, bad_cl, te_gzip)
   /ws              WebSocket echo (RFC 6455 handshake, echoes data frames, answers close)
   anything else    same as /echo
 `Expect: 100-continue` is answered with `100 Continue` before the body is read.
@@ -265,6 +266,14 @@ async def handle_request(reader, writer, method, target, version, headers):
         else:
             send_simple(code, b"", content_type="text/plain")
         return True
+    if path == "/badresp":  # ambiguous response framing: a proxy must not pass it on
+        kind = q.get("kind", "cl_te")
+        framing = {"cl_te": b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n",
+                   "two_cl": b"Content-Length: 5\r\nContent-Length: 50\r\n",
+                   "bad_cl": b"Content-Length: +5\r\n",
+                   "te_gzip": b"Transfer-Encoding: gzip\r\n"}[kind]
+        writer.write(b"HTTP/1.1 200 OK\r\n" + framing + b"\r\n0\r\n\r\n")
+        return False
     if path == "/garbage":
         writer.write(b"HELLO THIS IS NOT HTTP\r\n\r\n")
         return False

@@ -14,4 +14,4 @@ ensure_test_deps() {
   apt_ensure nginx openssl
   python3 -c 'import pytest, cryptography' 2>/dev/null || python3 -m pip install -q pytest cryptography
 }
-ensure_bench_deps() { apt_ensure nginx wrk; }
+ensure_bench_deps() { apt_ensure nginx wrk openssl procps; }
