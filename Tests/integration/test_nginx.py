@@ -1,0 +1,188 @@
+"""The committed nginx examples, run by a real nginx (README "Deploying next to nginx").
+
+Examples/nginx-auth-request.conf: nginx proxies to the app and asks the sidecar's
+`/.auth/check` (SPEC §4.8) about every request; a sign-in through nginx (emulator with
+auto-approval) makes the app receive the identity headers, and nothing a client sends can.
+Examples/nginx-in-front.conf: nginx terminates TLS in front of the sidecar; its
+X-Forwarded-* are honoured only when `trusted_proxies` lists it (SPEC §3).
+"""
+import json
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+import rawhttp
+from conftest import free_port
+from nginx_support import HTML, CookieClient, TLSConn, apple_form_post, start_nginx  # noqa: F401
+from tls_support import TestCA
+
+USER = "maria.ruiz@example.com"
+IDENTITY = ("x-auth-user-id", "x-auth-email", "x-auth-email-verified", "x-auth-private-email",
+            "x-auth-name")
+
+
+def echoed(response):
+    """{lower-case name: [values]} of the request the upstream received."""
+    assert response.status == 200, (response.status, response.body[:500])
+    headers = {}
+    for name, value in json.loads(response.body)["headers"]:
+        headers.setdefault(name.lower(), []).append(value)
+    return headers
+
+
+# -- auth_request ----------------------------------------------------------------------------
+@pytest.fixture
+def auth_request(upstream, start_sidecar, start_emulator, start_nginx):
+    """(nginx, sidecar, emulator): nginx on its own port in front of the test upstream, the
+    sidecar (public_url = nginx) deciding, the emulator auto-approving USER."""
+    port = free_port()
+    public_url = "http://127.0.0.1:%d" % port
+    emulator = start_emulator([public_url + "/.auth/callback"], ["--auto-approve", USER])
+    sidecar = start_sidecar({
+        "public_url": public_url,
+        "trusted_proxies": ["127.0.0.1/32"],
+        "apple": {"base_url": emulator.issuer},
+        "access": {"public_paths": []},
+    })
+    nginx = start_nginx("nginx-auth-request.conf", {
+        "127.0.0.1:8080": "127.0.0.1:%d" % sidecar.port,
+        "127.0.0.1:3000": "127.0.0.1:%d" % upstream.port,
+        "listen 80;": "listen 127.0.0.1:%d;" % port,
+    }, port)
+    return nginx, sidecar, emulator
+
+
+def sign_in(client, target):
+    """Browser steps through nginx: protected page → login → Apple → callback → back."""
+    r = client.get(target)
+    assert r.status == 302, (r.status, r.body[:300])
+    login = urlsplit(r.header("Location"))
+    assert login.path == "/.auth/login" and parse_qs(login.query)["rd"] == [target]
+    r = client.get(login.path + "?" + login.query)
+    assert r.status == 302, (r.status, r.body[:300])
+    action, form = apple_form_post(r.header("Location"))
+    assert action == "http://127.0.0.1:%d/.auth/callback" % client.port
+    r = client.request("POST", "/.auth/callback", body=form)
+    assert r.status == 303, (r.status, r.body[:500])
+    assert r.header("Location") == target
+    return r
+
+
+def test_auth_request_without_a_session(auth_request, upstream):
+    nginx, _, _ = auth_request
+    client = CookieClient(nginx.port)
+    r = client.get("/app/page?x=1")
+    assert r.status == 302
+    location = urlsplit(r.header("Location"))
+    assert location.path == "/.auth/login"
+    assert parse_qs(location.query) == {"rd": ["/app/page?x=1"]}
+    r = client.get("/app/data", headers=[("Accept", "application/json"),
+                                         ("X-Auth-User-Id", "forged")])
+    assert r.status == 401
+    assert r.json() == {"error": "unauthenticated", "login": "/.auth/login"}
+    assert r.header("WWW-Authenticate") == 'Bearer realm="sidecar"'
+    assert upstream.stats()["requests"] == 0, "the app was reached without a session"
+
+
+def test_auth_request_sign_in_identity_and_sign_out(auth_request, upstream):
+    nginx, sidecar, _ = auth_request
+    client = CookieClient(nginx.port)
+    sign_in(client, "/app/page?x=1")
+    assert "__Host-sidecar" in client.jar, client.jar
+
+    # The app gets the identity, never the client's copies (any case, underscore spelling).
+    seen = echoed(client.get("/app/page?x=1", headers=[
+        HTML, ("X-Auth-User-Id", "forged"), ("x-auth-email", "forged@evil.example"),
+        ("X_Auth_User_Id", "forged"), ("X-Auth-Name", "forged"), ("X-Auth-Assertion", "forged")]))
+    me = client.get("/.auth/me").json()
+    assert seen["x-auth-user-id"] == [me["id"]] and me["id"]
+    assert seen["x-auth-email"] == [USER] and me["email"] == USER
+    assert seen["x-auth-email-verified"] == ["true"]
+    assert seen["x-auth-private-email"] == ["false"]
+    assert seen["x-auth-name"] == ["Maria%20Ruiz"]
+    assert "x-auth-assertion" not in seen and "x_auth_user_id" not in seen
+    assert all("forged" not in v for vs in seen.values() for v in vs), seen
+
+    # Signing out through nginx ends it, also for a copy of the old cookie.
+    old_jar = dict(client.jar)
+    r = client.request("POST", "/.auth/logout?rd=/app/bye")
+    assert r.status == 303 and r.header("Location") == "/app/bye"
+    assert "__Host-sidecar" not in client.jar
+    upstream.reset()
+    assert client.get("/app/page?x=1").status == 302
+    client.jar = old_jar
+    assert client.get("/app/page?x=1").status == 302, "a signed-out session still works"
+    assert upstream.stats()["requests"] == 0
+
+
+def test_auth_request_spoofed_identity_without_a_session_never_reaches_the_app(
+        auth_request, upstream):
+    nginx, _, _ = auth_request
+    spoof = [("X-Auth-User-Id", "001234.forged"), ("X-Auth-Email", "ceo@example.com"),
+             ("Cookie", "__Host-sidecar=not-a-session")]
+    for accept in (HTML, ("Accept", "*/*")):
+        r = rawhttp.request(nginx.port, "GET", "/app/admin", [accept] + spoof, timeout=10)
+        assert r.status in (302, 401), (r.status, r.body[:300])
+    assert upstream.stats()["requests"] == 0
+
+
+# -- nginx in front ----------------------------------------------------------------------------
+@pytest.fixture
+def in_front(tmp_path, start_sidecar, start_nginx):
+    """start(trusted_proxies) -> (nginx TLS port, TestCA): nginx terminating TLS in front of a
+    sidecar (everything public) in front of the test upstream."""
+    ca = TestCA(tmp_path)
+    leaf = ca.issue("nginx")
+
+    def start(trusted_proxies):
+        port, plain_port = free_port(), free_port()
+        sidecar = start_sidecar({"public_url": "https://127.0.0.1:%d" % port,
+                                 "trusted_proxies": trusted_proxies})
+        nginx = start_nginx("nginx-in-front.conf", {
+            "127.0.0.1:8080": "127.0.0.1:%d" % sidecar.port,
+            "listen 443 ssl;": "listen 127.0.0.1:%d ssl;" % port,
+            "listen 80;": "listen 127.0.0.1:%d;" % plain_port,
+            "/etc/nginx/tls/app.example.com.pem": str(leaf.cert_file),
+            "/etc/nginx/tls/app.example.com.key": str(leaf.key_file),
+        }, port)
+        nginx.plain_port = plain_port
+        return nginx, ca
+    return start
+
+
+SPOOFED_FORWARDING = [("X-Forwarded-For", "203.0.113.7"), ("X-Forwarded-Proto", "http"),
+                      ("X-Forwarded-Host", "evil.example")]
+
+
+@pytest.mark.parametrize("trusted", [True, False], ids=["nginx-trusted", "nginx-untrusted"])
+def test_in_front_forwarded_headers_honoured_only_from_a_trusted_proxy(in_front, trusted):
+    nginx, ca = in_front(["127.0.0.1/32"] if trusted else [])
+    with TLSConn(nginx.port, ca.client_context(), source="127.0.0.3") as conn:
+        seen = echoed(conn.request("GET", "/echo?via=nginx", SPOOFED_FORWARDING,
+                                   host="app.example.com"))
+    if trusted:  # nginx's view (client 127.0.0.3, https), then the sidecar appends nginx
+        assert seen["x-forwarded-for"] == ["127.0.0.3, 127.0.0.1"]
+        assert seen["x-forwarded-proto"] == ["https"]
+    else:  # replaced by what the sidecar sees itself: peer nginx over plain http
+        assert seen["x-forwarded-for"] == ["127.0.0.1"]
+        assert seen["x-forwarded-proto"] == ["http"]
+    assert seen["x-forwarded-host"] == ["app.example.com"]
+    assert "203.0.113.7" not in seen["x-forwarded-for"][0]
+
+
+def test_in_front_redirects_http_and_passes_websockets(in_front):
+    nginx, ca = in_front(["127.0.0.1/32"])
+    r = rawhttp.request(nginx.plain_port, "GET", "/x?y=1", host="app.example.com", timeout=10)
+    assert r.status == 301 and r.header("Location") == "https://app.example.com/x?y=1"
+    with TLSConn(nginx.port, ca.client_context()) as conn:
+        r = conn.request("GET", "/ws", [("Upgrade", "websocket"), ("Connection", "Upgrade"),
+                                        ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="),
+                                        ("Sec-WebSocket-Version", "13")], host="app.example.com")
+        assert r.status == 101, (r.status, r.body[:300])
+        assert r.header("Sec-WebSocket-Accept") == "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+        for payload in (b"hello through nginx", b"x" * 70000):
+            conn.send(rawhttp.ws_frame(0x1 if len(payload) < 100 else 0x2, payload))
+            opcode, echoed_payload = rawhttp.ws_read_frame(conn)
+            assert echoed_payload == payload
+        conn.send(rawhttp.ws_frame(0x8, b"\x03\xe8"))
+        assert rawhttp.ws_read_frame(conn)[0] == 0x8
