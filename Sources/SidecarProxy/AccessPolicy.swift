@@ -1,20 +1,24 @@
 import SidecarHTTP
 
 /// What happens to a request before anything reaches the upstream (SPEC §4.3). The one
-/// place where sidecar endpoints, public paths and (later) the authenticator decide.
+/// place where sidecar endpoints, public paths and the authenticator decide.
 final class AccessPolicy {
     enum Decision {
-        /// Forward upstream (identity headers were stripped; later: injected from a session).
+        /// Forward upstream (identity headers stripped, then injected from the session).
         case forward
         /// Answer locally.
         case respond(LocalResponse)
+        /// One of the sidecar's own endpoints: read the body, then let the authenticator answer.
+        case endpoint(AuthEndpoint)
     }
 
     private let prefix: [UInt8]
     private let publicPaths: PathGlobSet
     private let apiPaths: PathGlobSet
+    private let auth: Authenticator?
 
-    init(options: ProxyOptions) {
+    init(options: ProxyOptions, auth: Authenticator?) {
+        self.auth = auth
         var prefix = Array(options.routePrefix.utf8)
         while prefix.last == UInt8(ascii: "/") { prefix.removeLast() }
         self.prefix = prefix
@@ -22,12 +26,23 @@ final class AccessPolicy {
         apiPaths = PathGlobSet(options.apiPaths)
     }
 
-    func decide(_ head: HTTPRequestHead, path: [UInt8]) -> Decision {
+    /// `identity` (reset by the caller) receives the session and what to strip.
+    func decide(_ head: HTTPRequestHead, path: [UInt8], identity: inout RequestIdentity) -> Decision {
         if isUnderPrefix(path) {
-            // The sidecar's own endpoints (login, callback, …) are routed here once they exist.
-            return .respond(.plain(404))
+            guard auth != nil else { return .respond(.plain(404)) }
+            switch AuthEndpoint.route(path[prefix.count...], method: head.method) {
+            case .success(let endpoint): return .endpoint(endpoint)
+            case .failure(let refusal): return .respond(refusal.response)
+            }
         }
-        if path.withUnsafeBytes({ publicPaths.matches($0) }) { return .forward }
+        if path.withUnsafeBytes({ publicPaths.matches($0) }) {
+            auth?.noteCookie(head, into: &identity)
+            return .forward
+        }
+        if let auth {
+            auth.identify(head, into: &identity)
+            if identity.session != nil { return .forward }
+        }
         return .respond(unauthenticated(head, path: path))
     }
 
@@ -68,7 +83,7 @@ final class AccessPolicy {
 
     /// API client: matches api_paths, sends Authorization or X-Requested-With: XMLHttpRequest,
     /// or does not accept text/html.
-    private func isAPIClient(_ head: HTTPRequestHead, path: [UInt8]) -> Bool {
+    func isAPIClient(_ head: HTTPRequestHead, path: [UInt8]) -> Bool {
         if path.withUnsafeBytes({ apiPaths.matches($0) }) { return true }
         if head.firstValue("authorization") != nil { return true }
         if let xrw = head.firstValue("x-requested-with"),

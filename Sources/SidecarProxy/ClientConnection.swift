@@ -7,11 +7,12 @@ import SidecarHTTP
 /// connection and streams both bodies with backpressure; then keep-alive or close.
 ///
 /// Phases: `waitingForHead` (idle or reading a head under the total header deadline) →
-/// `exchanging` (request body up, response down; the two may overlap) → back, or `tunnel`
-/// after a 101, or `closing` (flush, half-close, discard input briefly, close).
+/// `exchanging` (request body up, response down; the two may overlap — or, for the
+/// sidecar's own endpoints, body buffered then an answer that may come later) → back, or
+/// `tunnel` after a 101, or `closing` (flush, half-close, discard input briefly, close).
 final class ClientConnection: StreamDelegate, UpstreamOwner {
     private enum Phase { case waitingForHead, exchanging, tunnel, closing, closed }
-    private enum Deadline { case none, idle, header, connect, upstream, linger }
+    private enum Deadline { case none, idle, header, connect, upstream, linger, local }
 
     private unowned(unsafe) let worker: Worker  // workers outlive their connections
     private let stream: Stream
@@ -42,6 +43,16 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     private var responseRelay: BodyRelay?
     private var status = 0
     private var bytesSent: UInt64 = 0
+    /// The session of the current request and the credentials to strip.
+    private var identity = RequestIdentity()
+
+    // A local endpoint: its body being buffered, then the wait for its answer.
+    private var localEndpoint: AuthEndpoint?
+    private var localRelay: BodyRelay?
+    private var localBody: OpaquePointer?
+    private var awaitingLocal = false
+    /// Bumped per local exchange: a late answer for an earlier one is dropped.
+    private var localGeneration: UInt64 = 0
 
     /// Pipelined bytes buffered beyond this stop reading until the current exchange ends.
     private static let pipelineLimit = 64 * 1024
@@ -79,6 +90,8 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             lastProgressMs = worker.nowMs
             if requestRelay != nil {
                 relayRequestBody()
+            } else if localRelay != nil {
+                readLocalBody()
             } else {
                 updateClientReading()
             }
@@ -184,10 +197,14 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             return
         }
 
-        switch worker.policy.decide(head, path: path) {
+        identity.reset()
+        switch worker.policy.decide(head, path: path, identity: &identity) {
         case .respond(let answer):
             if !requestBodyDone { keepAlive = false }  // the unread body cannot be framed away
             respond(answer)
+            return
+        case .endpoint(let endpoint):
+            startLocal(endpoint, head)
             return
         case .forward:
             break
@@ -257,7 +274,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         guard let upstream, let request else { return }
         worker.rewriter.write(
             request, normalizedPath: path, peerText: peerText, peerTrusted: peerTrusted,
-            requestId: requestId, line: &worker.lineScratch, fields: &worker.fieldScratch,
+            requestId: requestId, identity: identity, line: &worker.lineScratch, fields: &worker.fieldScratch,
             to: upstream.stream.output)
         if retried, requestBodyDone, let replayBody {
             replayBody.withUnsafeBytes { _ = evbuffer_add(upstream.stream.output, $0.baseAddress, $0.count) }
@@ -397,7 +414,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         worker.fieldScratch.reset()
         ResponseRewriter.write(
             head, chunked: chunked, keepAlive: keepAlive, clientVersion: request.version,
-            into: &worker.fieldScratch)
+            setCookie: head.status >= 200 ? identity.setCookie : nil, into: &worker.fieldScratch)
         worker.fieldScratch.write(to: stream.output)
     }
 
@@ -539,6 +556,95 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         if stream.pendingOutput > Worker.highWatermark { upstream.stream.pauseReading() }
     }
 
+    // MARK: the sidecar's own endpoints
+
+    /// Buffers the body (at most `limits.max_body_bytes`, else 413) under the header
+    /// deadline, then hands the request to the authenticator.
+    private func startLocal(_ endpoint: AuthEndpoint, _ head: HTTPRequestHead) {
+        guard let auth = worker.auth else {
+            respond(.plain(404))
+            return
+        }
+        if requestBodyDone {
+            runLocal(endpoint, body: [])
+            return
+        }
+        let limit = UInt64(max(0, auth.settings.maxBodyBytes))
+        if case .contentLength(let n) = head.framing, n > limit {
+            refuse(413)
+            return
+        }
+        guard let buffer = evbuffer_new() else {
+            refuse(503)
+            return
+        }
+        localEndpoint = endpoint
+        localBody = buffer
+        localRelay = BodyRelay(framing: head.framing, chunkOutput: false, limit: limit)
+        arm(.local, worker.options.headerTimeoutMs)
+        readLocalBody()
+    }
+
+    private func readLocalBody() {
+        guard var relay = localRelay, let buffer = localBody, let endpoint = localEndpoint else { return }
+        let progress = relay.relay(from: stream.input, to: buffer)
+        localRelay = relay
+        switch progress {
+        case .needMore:
+            updateClientReading()
+        case .invalid, .tooLarge:
+            clearLocal()
+            refuse(progress == .invalid ? 400 : 413)
+        case .done:
+            requestBodyDone = true
+            var body = [UInt8](repeating: 0, count: evbuffer_get_length(buffer))
+            _ = body.withUnsafeMutableBytes { evbuffer_remove(buffer, $0.baseAddress, $0.count) }
+            clearLocal()
+            runLocal(endpoint, body: body)
+        }
+    }
+
+    /// Runs the endpoint; its answer may come now or later on this loop (the callback waits
+    /// for Apple). Meanwhile the `.local` deadline runs and a client that goes away closes
+    /// the connection; a late answer then finds `awaitingLocal` false and is dropped.
+    private func runLocal(_ endpoint: AuthEndpoint, body: [UInt8]) {
+        guard let auth = worker.auth, let request else { return }
+        let call = EndpointRequest(
+            head: request, body: body, isAPIClient: worker.policy.isAPIClient(request, path: path))
+        localGeneration &+= 1
+        let generation = localGeneration
+        var synchronous = true
+        var early: LocalResponse?
+        let answer = auth.handle(endpoint, call) { [weak self] answer in
+            if synchronous {
+                early = answer
+                return
+            }
+            guard let self, self.awaitingLocal, self.localGeneration == generation, self.phase == .exchanging else {
+                return
+            }
+            self.awaitingLocal = false
+            self.respond(answer)
+        }
+        synchronous = false
+        if let answer = answer ?? early {
+            respond(answer)
+            return
+        }
+        awaitingLocal = true
+        arm(.local, worker.options.upstreamTimeoutMs + 1_000)  // a backstop behind Apple's own timeout
+        updateClientReading()
+    }
+
+    private func clearLocal() {
+        localEndpoint = nil
+        localRelay = nil
+        if let localBody {
+            evbuffer_free(localBody)
+            self.localBody = nil
+        }
+    }
+
     // MARK: local answers
 
     /// A request the sidecar refuses (bad head, too large, timeout): answer and close.
@@ -570,6 +676,8 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     }
 
     private func finishExchange() {
+        clearLocal()
+        awaitingLocal = false
         request = nil
         response = nil
         requestRelay = nil
@@ -637,6 +745,14 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             close()
         case .header:
             refuse(408)
+        case .local:
+            if awaitingLocal {
+                awaitingLocal = false
+                respond(.plain(504))
+            } else {
+                clearLocal()
+                refuse(408)
+            }
         case .connect:
             worker.recordUpstreamConnectFailure()
             failUpstream(504)
@@ -694,6 +810,8 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     func close() {
         guard phase != .closed else { return }
         phase = .closed
+        awaitingLocal = false
+        clearLocal()
         cancelDeadline()
         dropUpstream()
         stream.close()

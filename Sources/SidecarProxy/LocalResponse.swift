@@ -8,6 +8,8 @@ struct LocalResponse {
     var contentType: StaticString = "text/plain; charset=utf-8"
     var body: [UInt8]
     var extraFields: [(name: StaticString, value: [UInt8])] = []
+    /// Fields whose names come from configuration (the identity headers of `/check`).
+    var dynamicFields: [(name: [UInt8], value: [UInt8])] = []
 
     /// Status codes the proxy produces, with a one-line plain-text body.
     static func plain(_ status: Int) -> LocalResponse {
@@ -43,6 +45,12 @@ struct LocalResponse {
         out.append(decimal: UInt64(body.count))
         out.append("\r\nCache-Control: no-store\r\n")
         for field in extraFields {
+            out.append(field.name)
+            out.append(": ")
+            out.append(field.value)
+            out.append("\r\n")
+        }
+        for field in dynamicFields {
             out.append(field.name)
             out.append(": ")
             out.append(field.value)

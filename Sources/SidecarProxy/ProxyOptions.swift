@@ -29,6 +29,9 @@ public struct ProxyOptions: Sendable {
         "X-Auth-User-Id", "X-Auth-Email", "X-Auth-Email-Verified", "X-Auth-Private-Email",
         "X-Auth-Name", "X-Auth-Assertion",
     ]
+    /// Sign in with Apple and sessions; nil: no sessions (non-public paths are refused and
+    /// the endpoints under `routePrefix` answer 404).
+    public var auth: AuthSettings?
     /// CIDRs whose X-Forwarded-* headers are honoured.
     public var trustedProxies: [String] = []
     /// Scheme of the public listener (`https` once TLS is served directly).

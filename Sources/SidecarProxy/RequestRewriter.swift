@@ -7,6 +7,13 @@ import SidecarHTTP
 /// (`Host`, `X-Forwarded-*`, `X-Request-Id`), then those rewritten fields.
 final class RequestRewriter {
     private let dropping: HeaderNameSet
+    /// `dropping` plus Cookie / Authorization / both, for requests whose session cookie or
+    /// bearer token is rewritten (`ForwardedIdentity`).
+    private let droppingCookie: HeaderNameSet
+    private let droppingAuthorization: HeaderNameSet
+    private let droppingBoth: HeaderNameSet
+    private let auth: AuthSettings?
+    private var credentialScratch: [UInt8] = []
     private let trustedProxies: [AddressRange]
     private let upstreamHost: [UInt8]
     private let basePath: [UInt8]
@@ -14,9 +21,14 @@ final class RequestRewriter {
     private let scheme: [UInt8]
 
     init(options: ProxyOptions) {
-        dropping = HeaderNameSet(options.strippedHeaders + [
+        let dropped = options.strippedHeaders + [
             "host", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-request-id",
-        ])
+        ]
+        dropping = HeaderNameSet(dropped)
+        droppingCookie = HeaderNameSet(dropped + ["cookie"])
+        droppingAuthorization = HeaderNameSet(dropped + ["authorization"])
+        droppingBoth = HeaderNameSet(dropped + ["cookie", "authorization"])
+        auth = options.auth
         trustedProxies = options.trustedProxies.compactMap(AddressRange.init)
         switch options.upstream {
         case .tcp(let host, let port, let base):
@@ -41,7 +53,8 @@ final class RequestRewriter {
     /// was made on; `requestId` the id to send. `fields`/`line` are the worker's scratch.
     func write(
         _ head: HTTPRequestHead, normalizedPath: [UInt8], peerText: [UInt8], peerTrusted: Bool,
-        requestId: [UInt8], line: inout ByteBuilder, fields: inout HeadWriter, to buffer: OpaquePointer
+        requestId: [UInt8], identity: RequestIdentity, line: inout ByteBuilder, fields: inout HeadWriter,
+        to buffer: OpaquePointer
     ) {
         line.reset()
         line.append(head.bytes(head.methodRange))
@@ -60,7 +73,17 @@ final class RequestRewriter {
         line.write(to: buffer)
 
         fields.reset()
-        fields.appendFields(of: head, dropping: dropping, keepUpgrade: head.connection.upgrade)
+        let drop: HeaderNameSet
+        switch (identity.stripCookie, identity.bearer != nil) {
+        case (false, false): drop = dropping
+        case (true, false): drop = droppingCookie
+        case (false, true): drop = droppingAuthorization
+        case (true, true): drop = droppingBoth
+        }
+        fields.appendFields(of: head, dropping: drop, keepUpgrade: head.connection.upgrade)
+        if let auth {
+            ForwardedIdentity.append(head, identity: identity, settings: auth, into: &fields, scratch: &credentialScratch)
+        }
         if head.framing == .chunked { fields.appendFraming(.chunked) }
         fields.write(to: buffer)
 
@@ -109,7 +132,7 @@ enum ResponseRewriter {
     /// `chunked`: the body is (re-)chunked for the client.
     static func write(
         _ head: HTTPResponseHead, chunked: Bool, keepAlive: Bool, clientVersion: HTTPVersion,
-        into out: inout HeadWriter
+        setCookie: [UInt8]? = nil, into out: inout HeadWriter
     ) {
         out.appendStatusLine(of: head)
         out.appendFields(of: head, dropping: .empty, keepUpgrade: head.status == 101)
@@ -118,6 +141,12 @@ enum ResponseRewriter {
             return
         }
         if chunked { out.appendFraming(.chunked) }
+        if let setCookie {  // a re-sealed session
+            let name: StaticString = "Set-Cookie"
+            setCookie.withUnsafeBytes { value in
+                try? out.appendField(name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value: value)
+            }
+        }
         if !keepAlive {
             out.append("Connection: close\r\n")
         } else if clientVersion == .http10 {

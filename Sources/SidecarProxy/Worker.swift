@@ -1,5 +1,6 @@
 import CEvent
 import Glibc
+import Logging
 import SidecarEvent
 import SidecarHTTP
 
@@ -11,6 +12,8 @@ final class Worker {
     private(set) var options: ProxyOptions
     private(set) var policy: AccessPolicy
     private(set) var rewriter: RequestRewriter
+    /// Sessions and the sign-in endpoints; nil when `options.auth` is.
+    private(set) var auth: Authenticator?
     let readiness: Readiness
     private(set) var headLimits: HTTPHeadLimits
     let upstreamHeadLimits = HTTPHeadLimits(maxHeadBytes: 64 * 1024, maxFields: 200)
@@ -51,7 +54,14 @@ final class Worker {
         self.upstreamAddress = upstreamAddress
         loop = try EventLoop()
         self.options = options
-        policy = AccessPolicy(options: options)
+        if let settings = options.auth {
+            do {
+                auth = try Authenticator(loop: loop, settings: settings, upstreamTimeoutMs: options.upstreamTimeoutMs)
+            } catch {
+                throw .libevent(error.description)
+            }
+        }
+        policy = AccessPolicy(options: options, auth: auth)
         rewriter = RequestRewriter(options: options)
         self.readiness = readiness
         headLimits = HTTPHeadLimits(maxHeadBytes: options.maxHeaderBytes)
@@ -95,8 +105,9 @@ final class Worker {
     /// old one's idle connections close; busy ones finish and close).
     private func applySettings() {
         let (options, address) = settings.current
+        applyAuth(options)
         self.options = options
-        policy = AccessPolicy(options: options)
+        policy = AccessPolicy(options: options, auth: auth)
         rewriter = RequestRewriter(options: options)
         headLimits = HTTPHeadLimits(maxHeadBytes: options.maxHeaderBytes)
         if address != upstreamAddress || options.upstreamPoolSize != pool.capacity {
@@ -109,6 +120,23 @@ final class Worker {
         } else if !options.accessLog, let log = accessLog {
             log.flush()
             accessLog = nil
+        }
+    }
+
+    private func applyAuth(_ new: ProxyOptions) {
+        do {
+            if let settings = new.auth {
+                if let auth {
+                    try auth.apply(settings)
+                } else {
+                    auth = try Authenticator(loop: loop, settings: settings, upstreamTimeoutMs: new.upstreamTimeoutMs)
+                }
+            } else {
+                auth?.stop()
+                auth = nil
+            }
+        } catch {
+            Logger(label: "sidecar").error("reload: sign-in settings not applied; keeping the previous ones", metadata: ["error": "\(error)"])
         }
     }
 
@@ -160,6 +188,7 @@ final class Worker {
 
     private func finishDrain() {
         drainDeadline?.cancel()
+        auth?.stop()
         accessLog?.flush()
         loop.stop()
     }

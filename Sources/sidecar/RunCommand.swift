@@ -30,10 +30,23 @@ struct RunCommand: ParsableCommand {
             logger.error("tls: serving HTTPS directly is not available in this build; terminate TLS in front")
             throw ExitCode(1)
         }
+        let shared = AuthShared()
+        var options = ProxyOptions(loaded)
         do {
-            let server = try ProxyServer(options: ProxyOptions(loaded), logger: logger)
+            options.auth = try AuthSettings(config: loaded, shared: shared)
+        } catch {
+            logger.error("invalid configuration", metadata: ["error": "\(error)"])
+            throw ExitCode(1)
+        }
+        do {
+            let server = try ProxyServer(options: options, logger: logger)
             let file = config
-            server.reload = { ProxyOptions(try Config.load(file: file)) }
+            server.reload = {
+                let reloaded = try Config.load(file: file)
+                var options = ProxyOptions(reloaded)
+                options.auth = try AuthSettings(config: reloaded, shared: shared)
+                return options
+            }
             try server.run()
         } catch {
             logger.error("cannot serve", metadata: ["error": "\(error)"])

@@ -14,6 +14,7 @@ struct SidecarCommand: ParsableCommand {
             SecretCommand.self,
             CheckCommand.self,
             EmulatorCommand.self,
+            DemoCommand.self,
         ],
         defaultSubcommand: RunCommand.self
     )

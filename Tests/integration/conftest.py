@@ -12,7 +12,10 @@ import socket
 import subprocess
 import sys
 import time
+import html
+import re
 from pathlib import Path
+from urllib.parse import quote, urlencode, urlsplit
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -277,7 +280,7 @@ def base_config(upstream, keydir):
 
 @pytest.fixture
 def start_sidecar(request, base_config, tmp_path):
-    """start_sidecar(overrides=None, text=None, ready=True, args=None) -> Sidecar.
+    """start_sidecar(overrides=None, text=None, ready=True, args=None, port=None) -> Sidecar.
 
     `args` replaces `run --config {config}` ({config} is the written file's path).
     `overrides` is deep-merged into the base config (None removes a key); `text` replaces
@@ -287,10 +290,10 @@ def start_sidecar(request, base_config, tmp_path):
     started = []
     request.node._sidecars = started
 
-    def start(overrides=None, text=None, ready=True, args=None):
+    def start(overrides=None, text=None, ready=True, args=None, port=None):
         workdir = tmp_path / ("sidecar%d" % len(started))
         workdir.mkdir()
-        port, admin_port = free_port(), free_port()
+        port, admin_port = port or free_port(), free_port()
         config = merge(base_config(port, admin_port), overrides)
         path = workdir / "sidecar.yaml"
         path.write_text(text if text is not None else to_yaml(config) + "\n")
@@ -314,6 +317,163 @@ def start_sidecar(request, base_config, tmp_path):
 def sidecar(start_sidecar):
     """A sidecar with the base config."""
     return start_sidecar()
+
+
+# -- Apple emulator ------------------------------------------------------------------------
+class Emulator:
+    """One `sidecar emulator` process (SPEC §9) with its test controls."""
+
+    def __init__(self, proc, issuer, workdir):
+        self.proc, self.issuer, self.workdir = proc, issuer, workdir
+        self.port = int(issuer.rsplit(":", 1)[1])
+
+    def control(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else b""
+        headers = [("Content-Type", "application/json")] if body is not None else []
+        return rawhttp.request(self.port, method, path, headers, data, timeout=5)
+
+    def arm(self, *faults):
+        r = self.control("POST", "/emulator/faults", {"faults": list(faults)})
+        assert r.status == 200, r.body
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+
+
+@pytest.fixture(scope="session")
+def emulator_keys(tmp_path_factory):
+    """RS256 signing keys shared by every emulator of the session (generated once)."""
+    return tmp_path_factory.mktemp("emulator-keys")
+
+
+@pytest.fixture
+def start_emulator(tmp_path, keydir, emulator_keys):
+    """start_emulator(redirect_uris) -> Emulator for client com.example.web, team TEAM123456,
+    client key KEY123ABCD (the keydir .p8)."""
+    started = []
+
+    def start(redirect_uris, extra_args=()):
+        workdir = tmp_path / ("emulator%d" % len(started))
+        workdir.mkdir()
+        err = open(workdir / "stderr.log", "wb")
+        proc = subprocess.Popen(
+            [str(sidecar_binary()), "emulator", "--listen", "127.0.0.1:0", "--team-id", "TEAM123456",
+             "--client", "com.example.web=" + ",".join(redirect_uris),
+             "--client-key", "KEY123ABCD=%s" % (keydir / "AuthKey_KEY123ABCD.p8"),
+             "--keys-dir", str(emulator_keys)] + list(extra_args),
+            stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL)
+        line = proc.stdout.readline().decode()
+        err.close()
+        if "issuer " not in line:
+            proc.kill()
+            pytest.fail("emulator did not start: %r %s" % (line, (workdir / "stderr.log").read_text()))
+        emulator = Emulator(proc, line.split("issuer ", 1)[1].split()[0], workdir)
+        started.append(emulator)
+        return emulator
+
+    yield start
+    for emulator in started:
+        emulator.stop()
+
+
+@pytest.fixture
+def start_auth_sidecar(start_sidecar, start_emulator):
+    """start_auth_sidecar(overrides=None) -> (Sidecar, Emulator): a sidecar whose
+    apple.base_url is a fresh emulator registered with its callback URL; /pub/** is public,
+    everything else needs a session."""
+    def start(overrides=None):
+        port = free_port()
+        emulator = start_emulator(["http://127.0.0.1:%d/.auth/callback" % port])
+        base = {"apple": {"base_url": emulator.issuer}, "access": {"public_paths": ["/pub/**"]}}
+        sc = start_sidecar(merge(base, overrides), port=port)
+        sc.emulator = emulator
+        return sc, emulator
+    return start
+
+
+class Browser:
+    """A cookie jar and the sign-in chain as a browser runs it: /login → Apple's authorize
+    page (auto-approved) → its auto-submitting form_post → /callback → 303."""
+
+    HTML = ("Accept", "text/html,application/xhtml+xml")
+
+    def __init__(self, sidecar, emulator):
+        self.sidecar, self.emulator = sidecar, emulator
+        self.jar = {}  # name -> (value, path)
+
+    def cookie_header(self, target):
+        path = target.split("?", 1)[0]
+        pairs = ["%s=%s" % (n, v) for n, (v, p) in self.jar.items()
+                 if path == p or path.startswith(p.rstrip("/") + "/")]
+        return [("Cookie", "; ".join(pairs))] if pairs else []
+
+    def absorb(self, response):
+        for line in response.header_all("Set-Cookie"):
+            parts = [p.strip() for p in line.split(";")]
+            name, _, value = parts[0].partition("=")
+            attrs = {k.lower(): v for k, _, v in (p.partition("=") for p in parts[1:])}
+            if attrs.get("max-age") == "0":
+                self.jar.pop(name, None)
+            else:
+                self.jar[name] = (value, attrs.get("path", "/"))
+        return response
+
+    def request(self, method, target, headers=(), body=b"", jar=True):
+        hs = list(headers) + (self.cookie_header(target) if jar else [])
+        if body:
+            hs.append(("Content-Type", "application/x-www-form-urlencoded"))
+        return self.absorb(self.sidecar.request(method, target, hs, body))
+
+    def get(self, target, headers=(HTML,)):
+        return self.request("GET", target, headers)
+
+    def start_login(self, rd=None):
+        """GET /login; returns (response, authorize URL parts)."""
+        target = "/.auth/login" + ("?rd=" + quote(rd, safe="") if rd is not None else "")
+        r = self.get(target)
+        assert r.status == 302, (r.status, r.body)
+        return r, urlsplit(r.header("Location"))
+
+    def authorize(self, location, email="maria.ruiz@example.com"):
+        """Apple's side: returns the form_post fields (dict) and its action URL."""
+        query = location.query + "&emulator_auto_approve=" + quote(email, safe="")
+        r = rawhttp.request(self.emulator.port, "GET", location.path + "?" + query, timeout=5)
+        assert r.status == 200, (r.status, r.body)
+        page = r.body.decode()
+        action = html.unescape(re.search(r'<form method="post" action="([^"]*)"', page).group(1))
+        fields = {html.unescape(n): html.unescape(v) for n, v in
+                  re.findall(r'<input type="hidden" name="([^"]*)" value="([^"]*)">', page)}
+        return fields, action
+
+    def callback(self, fields, headers=(HTML,), jar=True):
+        body = urlencode(list(fields.items())).encode()
+        return self.request("POST", "/.auth/callback", headers, body, jar=jar)
+
+    def login(self, rd=None, email="maria.ruiz@example.com"):
+        """The whole chain; returns (callback response, form_post fields)."""
+        _, location = self.start_login(rd)
+        fields, action = self.authorize(location, email)
+        assert urlsplit(action).path == "/.auth/callback"
+        return self.callback(fields), fields
+
+    @property
+    def session_cookie(self):
+        for name, (value, _) in self.jar.items():
+            if "login" not in name:
+                return name, value
+        return None
+
+
+@pytest.fixture
+def browser():
+    """browser(sidecar, emulator) -> a fresh Browser."""
+    return Browser
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -1,0 +1,43 @@
+import SidecarConfig
+import SidecarCrypto
+
+/// `access.*` applied to a verified identity at sign-in (SPEC §3, §4.2 step 4).
+struct AccessRules: Sendable {
+    enum Denial: String {
+        case privateRelay = "private_relay"
+        case subject
+        case email
+    }
+
+    private let allowedEmails: Set<String>
+    private let allowedDomains: Set<String>
+    private let allowedSubjects: Set<String>
+    private let allowPrivateRelay: Bool
+
+    init(_ access: Config.Access) {
+        allowedEmails = Set(access.allowedEmails)
+        allowedDomains = Set(access.allowedEmailDomains)
+        allowedSubjects = Set(access.allowedSubjects)
+        allowPrivateRelay = access.allowPrivateRelay
+    }
+
+    /// nil when allowed. With both email and subject lists, matching either one admits.
+    func check(subject: String, email: String?, privateEmail: Bool) -> Denial? {
+        if privateEmail && !allowPrivateRelay { return .privateRelay }
+        let restrictsEmail = !allowedEmails.isEmpty || !allowedDomains.isEmpty
+        let restrictsSubject = !allowedSubjects.isEmpty
+        guard restrictsEmail || restrictsSubject else { return nil }
+        if restrictsSubject && allowedSubjects.contains(subject) { return nil }
+        if restrictsEmail, let email, emailAllowed(email) { return nil }
+        return restrictsEmail ? .email : .subject
+    }
+
+    /// Exact address, or exact domain after the one and only `@` (`a@evil.com@corp.com` has two).
+    private func emailAllowed(_ email: String) -> Bool {
+        let lower = email.lowercased()
+        if allowedEmails.contains(lower) { return true }
+        let parts = lower.split(separator: "@", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { return false }
+        return allowedDomains.contains(String(parts[1]))
+    }
+}

@@ -1,0 +1,70 @@
+import SidecarCrypto
+
+/// The sidecar's own small pages and JSON answers for the sign-in endpoints.
+enum AuthPages {
+    /// A failed sign-in: a short HTML page with a link to start again, or JSON for API clients.
+    static func failure(_ failure: LoginFailure, json: Bool, loginPath: String) -> LocalResponse {
+        let reason = reasonPhrase(failure.status)
+        if json {
+            let body = JSONValue.object([
+                "error": .string(failure.publicCode), "reason": .string(failure.reason),
+                "login": .string(loginPath),
+            ]).jsonText
+            return LocalResponse(
+                status: failure.status, reason: reason, contentType: "application/json",
+                body: Array(body.utf8))
+        }
+        let html = """
+            <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in failed</title></head>
+            <body><h1>\(escape(failure.headline))</h1><p>\(escape(failure.advice))</p>
+            <p><a href="\(escape(loginPath))">Try again</a></p><p><small>Reason: \(escape(failure.reason))</small></p>
+            </body></html>
+
+            """
+        return LocalResponse(
+            status: failure.status, reason: reason, contentType: "text/html; charset=utf-8",
+            body: Array(html.utf8))
+    }
+
+    static func json(_ status: Int, _ value: JSONValue) -> LocalResponse {
+        LocalResponse(
+            status: status, reason: reasonPhrase(status), contentType: "application/json",
+            body: Array(value.jsonText.utf8))
+    }
+
+    /// 302/303 with a tiny HTML body linking to `location`.
+    static func redirect(_ status: Int, to location: String) -> LocalResponse {
+        LocalResponse(
+            status: status, reason: status == 303 ? "See Other" : "Found", contentType: "text/html; charset=utf-8",
+            body: Array("<!doctype html><a href=\"\(escape(location))\">Continue</a>\n".utf8),
+            extraFields: [("Location", Array(location.utf8))])
+    }
+
+    static func reasonPhrase(_ status: Int) -> StaticString {
+        switch status {
+        case 200: "OK"
+        case 204: "No Content"
+        case 302: "Found"
+        case 303: "See Other"
+        case 403: "Forbidden"
+        case 500: "Internal Server Error"
+        default: LocalResponse.describe(status).0
+        }
+    }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        out.reserveCapacity(text.utf8.count)
+        for c in text.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,64 @@
+import SidecarHTTP
+
+/// The sidecar's own endpoints under `routes.prefix` (SPEC §4).
+enum AuthEndpoint {
+    case login, callback, logout, me, check
+
+    /// The endpoint for a path below the prefix (`/login`, …), or the refusal to send.
+    static func route(_ subpath: ArraySlice<UInt8>, method: HTTPMethod) -> Result<AuthEndpoint, RouteRefusal> {
+        let endpoint: AuthEndpoint
+        switch String(decoding: subpath, as: UTF8.self) {
+        case "/login": endpoint = .login
+        case "/callback": endpoint = .callback
+        case "/logout": endpoint = .logout
+        case "/me": endpoint = .me
+        case "/check": endpoint = .check
+        default: return .failure(.notFound)
+        }
+        guard endpoint.allows(method) else { return .failure(.methodNotAllowed(endpoint.allowHeader)) }
+        return .success(endpoint)
+    }
+
+    private func allows(_ method: HTTPMethod) -> Bool {
+        switch self {
+        case .login, .me, .check: method == .get || method == .head
+        case .callback: method == .post
+        case .logout: method == .get || method == .post
+        }
+    }
+
+    private var allowHeader: [UInt8] {
+        switch self {
+        case .login, .me, .check: Array("GET, HEAD".utf8)
+        case .callback: Array("POST".utf8)
+        case .logout: Array("GET, POST".utf8)
+        }
+    }
+
+    /// Whether a request body is read (bounded by `limits.max_body_bytes`) before handling.
+    var readsBody: Bool { self == .callback }
+}
+
+enum RouteRefusal: Error {
+    case notFound
+    case methodNotAllowed([UInt8])
+
+    var response: LocalResponse {
+        switch self {
+        case .notFound:
+            return .plain(404)
+        case .methodNotAllowed(let allow):
+            var answer = LocalResponse.plain(405)
+            answer.extraFields.append(("Allow", allow))
+            return answer
+        }
+    }
+}
+
+/// A complete request to one of the endpoints.
+struct EndpointRequest {
+    let head: HTTPRequestHead
+    let body: [UInt8]
+    /// SPEC §4.3's API-client test: answer JSON instead of pages and redirects.
+    let isAPIClient: Bool
+}

@@ -1,0 +1,120 @@
+import SidecarApple
+import SidecarConfig
+import SidecarCrypto
+import SidecarHTTP
+
+/// Why the sign-in settings could not be built from a configuration (a config error: exit 1).
+public struct AuthSetupError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// Everything the sign-in flow needs, derived once from `Config` (and again on reload):
+/// immutable, shared by every worker. Mutable cross-worker state lives in `AuthShared`.
+public final class AuthSettings: Sendable {
+    let shared: AuthShared
+
+    // Where we are.
+    let prefix: String
+    let publicOrigin: String
+    let redirectURI: String
+    let redirects: RedirectPolicy
+
+    // Apple.
+    let appleEndpoint: AppleEndpoint
+    /// `apple.base_url` without a trailing slash: the authorize URL's base and the `iss`.
+    let appleBaseURL: String
+    let appleCAFile: String?
+    let clientID: String
+    let scopes: [String]
+    let pkce: Bool
+    let secrets: ClientSecretProvider
+    let verifier: AppleIDTokenVerifier
+    let jwksRefreshSeconds: Int64
+
+    // Sessions.
+    let sessions: SessionSealer
+    let loginStates: LoginStateSealer
+    let cookieName: String
+    let cookieNameBytes: [UInt8]
+    /// `__Secure-sidecar-login-` or `sidecar-login-`: followed by a short hash of the state.
+    let loginCookiePrefix: String
+    let cookieDomain: String?
+    let secureCookies: Bool
+    let lifetime: Int64
+    let idleTimeout: Int64
+    let refreshAfter: Int64
+
+    // Policy and headers.
+    let access: AccessRules
+    let headers: IdentityHeaderNames
+    let passCookie: Bool
+    let logEmails: Bool
+    let maxBodyBytes: Int
+
+    /// Login cookies in flight from one browser; more start a fresh set.
+    static let maximumLoginCookies = 8
+    static let loginStateSeconds: Int64 = 600
+
+    public init(config: Config, shared: AuthShared) throws(AuthSetupError) {
+        self.shared = shared
+        prefix = config.routes.prefix
+        publicOrigin = config.publicURL.origin
+        redirectURI = config.redirectURI
+        redirects = RedirectPolicy(
+            publicOrigin: publicOrigin, allowedHosts: config.access.allowedRedirectHosts.map(\.description))
+
+        let apple = config.apple
+        do {
+            appleEndpoint = try AppleEndpoint(baseURL: apple.baseURL.description)
+        } catch {
+            throw AuthSetupError(description: "apple.base_url: \(error)")
+        }
+        var base = apple.baseURL.description
+        while base.hasSuffix("/") { base.removeLast() }
+        appleBaseURL = base
+        appleCAFile = apple.caFile
+        clientID = apple.clientID
+        scopes = apple.scopes
+        pkce = apple.pkce
+        let key: P256PrivateKey
+        do {
+            key = try P256PrivateKey(pem: apple.privateKey.bytes)
+        } catch {
+            throw AuthSetupError(description: "apple private key (\(apple.privateKey.source)): not a P-256 PKCS#8 PEM key")
+        }
+        do {
+            secrets = try ClientSecretProvider(
+                teamID: apple.teamID, keyID: apple.keyID, key: key, audience: base,
+                lifetime: apple.clientSecretTTL.seconds, clock: { UnixTime.now() })
+        } catch {
+            throw AuthSetupError(description: "apple.client_secret_ttl: \(error)")
+        }
+        verifier = AppleIDTokenVerifier(
+            issuer: base, audiences: [apple.clientID], leeway: apple.leeway.seconds)
+        jwksRefreshSeconds = max(60, apple.jwksRefresh.seconds)
+
+        let session = config.session
+        var distinct: [[UInt8]] = []
+        for secret in session.secrets where !distinct.contains(secret.bytes) { distinct.append(secret.bytes) }
+        do {
+            sessions = try SessionSealer(secrets: distinct)
+            loginStates = try LoginStateSealer(secrets: distinct)
+        } catch {
+            throw AuthSetupError(description: "session.secrets: \(error)")
+        }
+        cookieName = session.cookieName
+        cookieNameBytes = Array(session.cookieName.utf8)
+        loginCookiePrefix = session.secure ? "__Secure-sidecar-login-" : "sidecar-login-"
+        cookieDomain = session.domain
+        secureCookies = session.secure
+        lifetime = session.lifetime.seconds
+        idleTimeout = session.idleTimeout.seconds
+        refreshAfter = session.refreshAfter.seconds
+
+        access = AccessRules(config.access)
+        headers = IdentityHeaderNames(config.headers)
+        passCookie = config.headers.passCookie
+        logEmails = config.log.pii
+        maxBodyBytes = config.limits.maxBodyBytes
+    }
+}

@@ -1,0 +1,122 @@
+import Logging
+import SidecarApple
+import SidecarCrypto
+import SidecarEvent
+import SidecarHTTP
+
+/// A worker's sign-in machinery (loop thread only): reads sessions on the request path,
+/// answers the endpoints under `routes.prefix`, talks to Apple through this loop's client.
+final class Authenticator {
+    private(set) var settings: AuthSettings
+    let logger = Logger(label: "sidecar.auth")
+    private let loop: EventLoop
+    private let appleTimeoutSeconds: Double
+    private(set) var api: AppleTokenAPI
+    let keys: AppleKeys
+    private var revocations: RevocationView
+
+    init(loop: EventLoop, settings: AuthSettings, upstreamTimeoutMs: Int64) throws(AuthSetupError) {
+        self.loop = loop
+        self.settings = settings
+        // Apple gets at most as long as an upstream would (and never more than 10 s), so a
+        // hanging Apple is a prompt 504 well inside the connection's own deadline.
+        appleTimeoutSeconds = min(10, max(1, Double(upstreamTimeoutMs) / 1000))
+        api = try Self.makeAPI(loop: loop, settings: settings, timeout: appleTimeoutSeconds)
+        keys = AppleKeys(loop: loop, api: api, refreshSeconds: settings.jwksRefreshSeconds, logger: logger)
+        revocations = RevocationView(list: settings.shared.revocations)
+    }
+
+    /// A reload: new settings; a new Apple client only if Apple's address changed (if that
+    /// client cannot be built, the old settings stay).
+    func apply(_ new: AuthSettings) throws(AuthSetupError) {
+        if new.appleEndpoint != settings.appleEndpoint || new.appleCAFile != settings.appleCAFile {
+            api = try Self.makeAPI(loop: loop, settings: new, timeout: appleTimeoutSeconds)
+            keys.use(api)
+        }
+        settings = new
+        revocations = RevocationView(list: new.shared.revocations)
+    }
+
+    func stop() { keys.stop() }
+
+    private static func makeAPI(loop: EventLoop, settings: AuthSettings, timeout: Double) throws(AuthSetupError) -> AppleTokenAPI {
+        let configuration = AppleHTTPClient.Configuration(
+            endpoint: settings.appleEndpoint, caFile: settings.appleCAFile, connectTimeout: min(5, timeout),
+            totalTimeout: timeout)
+        do {
+            return AppleTokenAPI(client: try AppleHTTPClient(base: loop.base, configuration: configuration))
+        } catch {
+            throw AuthSetupError(description: "apple client: \(error)")
+        }
+    }
+
+    // MARK: the request path
+
+    /// Finds the session of a request: a bearer session token, else the session cookie.
+    /// Tampered, expired, unknown-key and revoked values are simply no session.
+    func identify(_ head: HTTPRequestHead, into identity: inout RequestIdentity) {
+        let now = UnixTime.now()
+        let settings = self.settings
+        head.storage.withUnsafeBufferPointer { typed in
+            let buf = UnsafeRawBufferPointer(typed)
+            for field in head.fields where head.fieldName(field, is: "authorization") {
+                guard let token = Self.bearerToken(buf, field.value) else { continue }
+                if let opened = open(UnsafeBufferPointer(rebasing: typed[token]), now: now) {
+                    identity.session = opened.payload
+                    identity.bearer = field.value
+                    break
+                }
+            }
+            guard let value = CookieHeader.find(settings.cookieNameBytes, in: head, buf) else { return }
+            identity.stripCookie = !settings.passCookie
+            guard identity.session == nil,
+                  let opened = open(UnsafeBufferPointer(rebasing: typed[value]), now: now) else { return }
+            identity.session = opened.payload
+            if let resealed = reseal(opened.payload, oldSecret: opened.needsReseal, now: now) {
+                identity.session = resealed.session
+                identity.setCookie = resealed.cookie
+            }
+        }
+    }
+
+    /// On a public path: only whether the session cookie is to be removed.
+    func noteCookie(_ head: HTTPRequestHead, into identity: inout RequestIdentity) {
+        guard !settings.passCookie else { return }
+        head.storage.withUnsafeBytes { buf in
+            identity.stripCookie = CookieHeader.find(settings.cookieNameBytes, in: head, buf) != nil
+        }
+    }
+
+    private func open(_ token: UnsafeBufferPointer<UInt8>, now: Int64) -> (payload: Session, needsReseal: Bool)? {
+        guard let opened = try? settings.sessions.open(token, context: settings.cookieName, now: now),
+              !revocations.isRevoked(opened.payload)
+        else { return nil }
+        return opened
+    }
+
+    /// A new idle deadline once `refresh_after` has passed since the last seal, or the
+    /// first secret when an older one opened it.
+    private func reseal(_ session: Session, oldSecret: Bool, now: Int64) -> (session: Session, cookie: [UInt8])? {
+        let lastSealed = session.idleDeadline - settings.idleTimeout
+        let idleDeadline = min(now + settings.idleTimeout, session.expiresAt)
+        guard oldSecret || (now - lastSealed >= settings.refreshAfter && idleDeadline > session.idleDeadline)
+        else { return nil }
+        var renewed = session
+        renewed.idleDeadline = max(idleDeadline, session.idleDeadline)
+        guard let value = try? settings.sessions.sealSession(renewed, cookieName: settings.cookieName) else {
+            return nil
+        }
+        return (renewed, SetCookie.session(value, maxAge: renewed.expiresAt - now, settings: settings))
+    }
+
+    /// `Bearer <token>` (scheme case-insensitive) → the token's index range.
+    static func bearerToken(_ buf: UnsafeRawBufferPointer, _ value: ByteRange) -> Range<Int>? {
+        let start = Int(value.start), end = Int(value.end)
+        guard end - start > 7 else { return nil }
+        let scheme: [UInt8] = Array("bearer ".utf8)
+        for i in 0..<7 where (buf[start + i] | (i < 6 ? 0x20 : 0)) != scheme[i] { return nil }
+        var tokenStart = start + 7
+        while tokenStart < end, buf[tokenStart] == 0x20 { tokenStart += 1 }
+        return tokenStart < end ? tokenStart..<end : nil
+    }
+}

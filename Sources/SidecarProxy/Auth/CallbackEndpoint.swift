@@ -1,0 +1,187 @@
+import Logging
+import SidecarApple
+import SidecarCrypto
+import SidecarHTTP
+
+/// `POST {prefix}/callback` (SPEC §4.2) as a small asynchronous flow: state check, code
+/// exchange at Apple, id_token verification, access policy, then the session cookie and a
+/// 303. Every answer clears the login cookie; every failure is one log line with a reason.
+final class CallbackFlow {
+    private let auth: Authenticator
+    private let settings: AuthSettings
+    private let request: EndpointRequest
+    private let completion: (LocalResponse) -> Void
+    private var answered = false
+    /// The login cookie this callback belongs to (named by the returned state).
+    private var loginCookie: String?
+    private var login: LoginState?
+
+    init(auth: Authenticator, request: EndpointRequest, completion: @escaping (LocalResponse) -> Void) {
+        self.auth = auth
+        settings = auth.settings
+        self.request = request
+        self.completion = completion
+    }
+
+    func start() {
+        guard let form = FormFields(request.body),
+              ["state", "code", "id_token", "user", "error"].allSatisfy({ form.count($0) <= 1 })
+        else { return fail(.formInvalid) }
+        guard let state = form.single("state"), !state.isEmpty else { return fail(.stateMissing) }
+        let login: LoginState
+        do throws(LoginFailure) { login = try openLoginState(state) } catch { return fail(error) }
+        self.login = login
+        let now = UnixTime.now()
+        guard settings.shared.usedStates.markUsed(SHA256.hash(Array(state.utf8)), until: login.expiresAt, now: now) else {
+            return fail(.stateReplayed)
+        }
+        if let error = form.single("error") {
+            return fail(error == "user_cancelled_authorize" ? .appleCancelled : .appleRefused)
+        }
+        guard let code = form.single("code"), !code.isEmpty else { return fail(.codeMissing) }
+        let secret: String
+        do {
+            secret = try settings.secrets.secret(forClientID: settings.clientID)
+        } catch {
+            auth.logger.error("client secret could not be signed", metadata: ["error": "\(error)"])
+            return fail(.internalError)
+        }
+        auth.api.exchangeCode(
+            code: code, redirectURI: settings.redirectURI, codeVerifier: login.codeVerifier,
+            clientID: settings.clientID, clientSecret: secret
+        ) { [self] result in
+            switch result {
+            case .failure(let error):
+                fail(.exchange(error))
+            case .success(let tokens):
+                guard let idToken = tokens.idToken, !idToken.isEmpty else { return fail(.noIDToken) }
+                verify(idToken, callbackToken: form.single("id_token"), tokens: tokens, user: form.single("user"))
+            }
+        }
+    }
+
+    /// Step 1: the login cookie named by this state, authentic, unexpired, same state.
+    private func openLoginState(_ state: String) throws(LoginFailure) -> LoginState {
+        let name = auth.loginCookieName(forState: state)
+        let head = request.head
+        let value: [UInt8]? = head.storage.withUnsafeBytes { buf in
+            CookieHeader.find(Array(name.utf8), in: head, buf).map { Array(buf[$0]) }
+        }
+        guard let value else {
+            throw auth.loginCookies(in: head).isEmpty ? .stateMissing : .stateMismatch
+        }
+        loginCookie = name
+        do {
+            let login = try settings.loginStates.open(value, context: name, now: UnixTime.now()).payload
+            guard ConstantTime.equals(login.state.utf8, state.utf8) else { throw LoginFailure.stateMismatch }
+            return login
+        } catch let error as LoginFailure {
+            throw error
+        } catch SealedOpenError.expired {
+            throw .stateExpired
+        } catch {
+            throw .stateInvalid
+        }
+    }
+
+    /// Step 3: the token response's id_token (refetching keys once for an unknown kid), and
+    /// the callback's own id_token if Apple sent one: same subject.
+    private func verify(_ idToken: String, callbackToken: String?, tokens: TokenResponse, user: String?) {
+        auth.keys.withKeys { [self] keys in
+            guard let keys else { return fail(.keysUnavailable) }
+            switch check(idToken, keys) {
+            case .success(let identity):
+                finish(identity, callbackToken: callbackToken, keys: keys, tokens: tokens, user: user)
+            case .failure(.unknownKey):
+                auth.keys.refetchForUnknownKey { [self] fresh in
+                    guard let fresh else { return fail(.token(.unknownKey)) }
+                    switch check(idToken, fresh) {
+                    case .success(let identity):
+                        finish(identity, callbackToken: callbackToken, keys: fresh, tokens: tokens, user: user)
+                    case .failure(let error):
+                        fail(.token(error))
+                    }
+                }
+            case .failure(let error):
+                fail(.token(error))
+            }
+        }
+    }
+
+    private func check(_ token: String, _ keys: JWKSet) -> Result<AppleIdentity, JWTError> {
+        guard let login else { return .failure(.nonceMissing) }
+        return Result { () throws(JWTError) in
+            try settings.verifier.verify(
+                token, keys: keys, now: UnixTime.now(), nonce: .oneOf([Authenticator.nonceHash(login.nonce)]))
+        }
+    }
+
+    /// Steps 3 (callback token) to 5.
+    private func finish(_ identity: AppleIdentity, callbackToken: String?, keys: JWKSet, tokens: TokenResponse, user: String?) {
+        if let callbackToken {
+            switch check(callbackToken, keys) {
+            case .failure(let error):
+                return fail(.callbackToken(error))
+            case .success(let other):
+                guard ConstantTime.equals(other.subject.utf8, identity.subject.utf8) else { return fail(.subjectMismatch) }
+            }
+        }
+        var name: String?
+        if let user {
+            switch AppleUserName.parse(user) {
+            case .name(let parsed): name = parsed
+            case .noName: break
+            case .invalidJSON: auth.logger.warning("callback user field ignored", metadata: ["reason": "user_json_invalid"])
+            }
+        }
+        if let denial = settings.access.check(
+            subject: identity.subject, email: identity.email, privateEmail: identity.isPrivateEmail) {
+            return fail(.policyDenied(denial), subject: identity.subject)
+        }
+        let now = UnixTime.now()
+        let sessionID: [UInt8]
+        do { sessionID = try Session.newID() } catch { return fail(.internalError) }
+        var session = Session(
+            id: sessionID, subject: identity.subject, email: identity.email, emailVerified: identity.emailVerified,
+            privateEmail: identity.isPrivateEmail, name: name, issuedAt: now, expiresAt: now + settings.lifetime,
+            idleDeadline: min(now + settings.idleTimeout, now + settings.lifetime), lastRevalidation: now,
+            appleRefreshToken: tokens.refreshToken.flatMap { $0.utf8.count <= 2048 && !$0.isEmpty ? $0 : nil })
+        guard var cookie = seal(session, now: now) else { return fail(.sessionTooLarge) }
+        if cookie.count > 4000, session.appleRefreshToken != nil {
+            // Stay under the browsers' 4 KB cookie limit: revalidation is the dispensable part.
+            session.appleRefreshToken = nil
+            guard let smaller = seal(session, now: now) else { return fail(.sessionTooLarge) }
+            cookie = smaller
+        }
+        guard cookie.count <= 4000 else { return fail(.sessionTooLarge) }
+        let target = login.flatMap { settings.redirects.safeTarget($0.redirectTarget) } ?? "/"
+        var metadata: [String: Logger.MetadataValue] = ["reason": "ok", "sub": "\(identity.subject)"]
+        if settings.logEmails, let email = identity.email { metadata["email"] = "\(email)" }
+        auth.logger.info("login succeeded", metadata: metadata)
+        var answer = AuthPages.redirect(303, to: target)
+        answer.extraFields.append(("Set-Cookie", cookie))
+        respond(answer)
+    }
+
+    private func seal(_ session: Session, now: Int64) -> [UInt8]? {
+        guard let value = try? settings.sessions.sealSession(session, cookieName: settings.cookieName) else { return nil }
+        return SetCookie.session(value, maxAge: session.expiresAt - now, settings: settings)
+    }
+
+    private func fail(_ failure: LoginFailure, subject: String? = nil) {
+        var metadata: [String: Logger.MetadataValue] = ["reason": "\(failure.reason)", "status": "\(failure.status)"]
+        if let subject { metadata["sub"] = "\(subject)" }
+        auth.logger.warning("login failed", metadata: metadata)
+        respond(AuthPages.failure(failure, json: request.isAPIClient, loginPath: auth.loginPath))
+    }
+
+    private func respond(_ answer: LocalResponse) {
+        guard !answered else { return }
+        answered = true
+        var answer = answer
+        if let loginCookie {
+            answer.extraFields.append(("Set-Cookie", SetCookie.clearLoginState(name: loginCookie, settings: settings)))
+        }
+        completion(answer)
+    }
+}

@@ -1,0 +1,101 @@
+import SidecarHTTP
+
+/// `Cookie` request fields read in place (RFC 6265 §5.4 `name=value; name=value`), without
+/// copying or Foundation: what the per-request path uses to find the session cookie.
+enum CookieHeader {
+    /// Calls `body(name, value)` with index ranges into `buf` for every pair of every Cookie
+    /// field of `head`, until `body` returns false. Quotes around a value are removed.
+    static func forEachPair(
+        in head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer, _ body: (Range<Int>, Range<Int>) -> Bool
+    ) {
+        for field in head.fields where head.fieldName(field, is: "cookie") {
+            var i = Int(field.value.start)
+            let end = Int(field.value.end)
+            while i < end {
+                while i < end, buf[i] == 0x20 || buf[i] == 0x09 || buf[i] == 0x3B { i += 1 }
+                let pairStart = i
+                while i < end, buf[i] != 0x3B { i += 1 }
+                var pairEnd = i
+                while pairEnd > pairStart, buf[pairEnd - 1] == 0x20 || buf[pairEnd - 1] == 0x09 { pairEnd -= 1 }
+                guard pairEnd > pairStart else { continue }
+                var eq = pairStart
+                while eq < pairEnd, buf[eq] != 0x3D { eq += 1 }
+                guard eq < pairEnd else { continue }  // a pair without `=` is ignored
+                var nameEnd = eq
+                while nameEnd > pairStart, buf[nameEnd - 1] == 0x20 || buf[nameEnd - 1] == 0x09 { nameEnd -= 1 }
+                var valueStart = eq + 1
+                while valueStart < pairEnd, buf[valueStart] == 0x20 || buf[valueStart] == 0x09 { valueStart += 1 }
+                var valueEnd = pairEnd
+                if valueEnd - valueStart >= 2, buf[valueStart] == 0x22, buf[valueEnd - 1] == 0x22 {
+                    valueStart += 1
+                    valueEnd -= 1
+                }
+                if !body(pairStart..<nameEnd, valueStart..<valueEnd) { return }
+            }
+        }
+    }
+
+    /// The value range of the first cookie named exactly `name`.
+    static func find(_ name: [UInt8], in head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer) -> Range<Int>? {
+        var found: Range<Int>?
+        forEachPair(in: head, buf) { n, v in
+            if equal(buf, n, name) {
+                found = v
+                return false
+            }
+            return true
+        }
+        return found
+    }
+
+    /// Appends the Cookie value without the pairs named `name` (`a=1; b=2`); false if none is left.
+    static func appendValue(
+        of head: HTTPRequestHead, removing name: [UInt8], _ buf: UnsafeRawBufferPointer, into out: inout [UInt8]
+    ) -> Bool {
+        out.removeAll(keepingCapacity: true)
+        forEachPair(in: head, buf) { n, v in
+            if !equal(buf, n, name) {
+                if !out.isEmpty { out.append(contentsOf: [0x3B, 0x20]) }
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buf[n.lowerBound..<v.upperBound]))
+            }
+            return true
+        }
+        return !out.isEmpty
+    }
+
+    static func equal(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>, _ name: [UInt8]) -> Bool {
+        guard range.count == name.count else { return false }
+        var j = 0
+        for i in range {
+            if buf[i] != name[j] { return false }
+            j += 1
+        }
+        return true
+    }
+}
+
+/// `Set-Cookie` values for the session and login-state cookies (SPEC §4.1, §5).
+enum SetCookie {
+    /// The session cookie: `HttpOnly; Secure (per §3); SameSite=Lax; Path=/; Domain` if set.
+    static func session(_ value: String, maxAge: Int64, settings: AuthSettings) -> [UInt8] {
+        var text = "\(settings.cookieName)=\(value); Path=/; Max-Age=\(max(0, maxAge)); HttpOnly; SameSite=Lax"
+        if settings.secureCookies { text += "; Secure" }
+        if let domain = settings.cookieDomain { text += "; Domain=\(domain)" }
+        return Array(text.utf8)
+    }
+
+    /// Deletes the session cookie.
+    static func clearSession(settings: AuthSettings) -> [UInt8] { session("", maxAge: 0, settings: settings) }
+
+    /// A login-state cookie: it must come back with Apple's cross-site form_post, hence
+    /// `SameSite=None; Secure`; only the prefix's endpoints see it.
+    static func loginState(name: String, value: String, maxAge: Int64, settings: AuthSettings) -> [UInt8] {
+        var text = "\(name)=\(value); Path=\(settings.prefix); Max-Age=\(max(0, maxAge)); HttpOnly"
+        text += settings.secureCookies ? "; Secure; SameSite=None" : "; SameSite=Lax"
+        return Array(text.utf8)
+    }
+
+    static func clearLoginState(name: String, settings: AuthSettings) -> [UInt8] {
+        loginState(name: name, value: "", maxAge: 0, settings: settings)
+    }
+}

@@ -1,0 +1,45 @@
+import Logging
+import SidecarHTTP
+
+/// The credential and identity fields of a forwarded request (SPEC §4.3), written after the
+/// client's other fields (from which Cookie/Authorization were dropped when they carried
+/// the session, and every identity header name in every spelling).
+enum ForwardedIdentity {
+    private static let logger = Logger(label: "sidecar.auth")
+
+    /// Appends, after the client's other fields: the Cookie without the session cookie,
+    /// Authorization fields other than the session bearer, the identity of the session.
+    static func append(
+        _ head: HTTPRequestHead, identity: RequestIdentity, settings: AuthSettings, into fields: inout HeadWriter,
+        scratch: inout [UInt8]
+    ) {
+        if identity.stripCookie {
+            let keep = head.storage.withUnsafeBytes { buf in
+                CookieHeader.appendValue(of: head, removing: settings.cookieNameBytes, buf, into: &scratch)
+            }
+            if keep {
+                let name: StaticString = "Cookie"
+                scratch.withUnsafeBytes { v in
+                    try? fields.appendField(
+                        name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value: v)
+                }
+            }
+        }
+        if let bearer = identity.bearer {
+            head.storage.withUnsafeBytes { buf in
+                for field in head.fields where head.fieldName(field, is: "authorization") && field.value != bearer {
+                    try? fields.appendField(
+                        name: UnsafeRawBufferPointer(rebasing: buf[field.name.range]),
+                        value: UnsafeRawBufferPointer(rebasing: buf[field.value.range]))
+                }
+            }
+        }
+        guard let session = identity.session else { return }
+        let omission = IdentityHeaders.write(session, names: settings.headers, into: &fields, scratch: &scratch)
+        if omission != .none {
+            logger.warning("identity header left out", metadata: [
+                "reason": omission == .email ? "email_not_printable_ascii" : "user_id_unsafe",
+            ])
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import SidecarConfig
+import SidecarCrypto
+import SidecarHTTP
+
+/// The configured names of the injected identity headers, as bytes.
+struct IdentityHeaderNames: Sendable {
+    let userID: [UInt8]
+    let email: [UInt8]
+    let emailVerified: [UInt8]
+    let privateEmail: [UInt8]
+    let name: [UInt8]
+
+    init(_ headers: Config.Headers) {
+        userID = Array(headers.userID.utf8)
+        email = Array(headers.email.utf8)
+        emailVerified = Array(headers.emailVerified.utf8)
+        privateEmail = Array(headers.privateEmail.utf8)
+        name = Array(headers.name.utf8)
+    }
+}
+
+/// Writes a session's identity as header fields (SPEC §4.3): user id, email (printable ASCII
+/// only), `true`/`false` flags, the name percent-encoded as UTF-8. The client's copies of
+/// these names were already dropped in every spelling.
+enum IdentityHeaders {
+    enum Omission { case none, email, userID }
+
+    /// Appends the fields to `out`; `scratch` is reused for the encoded name. Returns what
+    /// had to be left out (for a log line), `.none` normally.
+    static func write(
+        _ session: Session, names: IdentityHeaderNames, into out: inout HeadWriter, scratch: inout [UInt8]
+    ) -> Omission {
+        var omission = Omission.none
+        if !append(names.userID, session.subject, into: &out) { omission = .userID }
+        if let email = session.email {
+            if isPrintableASCII(email) && append(names.email, email, into: &out) {
+            } else if omission == .none {
+                omission = .email
+            }
+        }
+        appendFlag(names.emailVerified, session.emailVerified, into: &out)
+        appendFlag(names.privateEmail, session.privateEmail, into: &out)
+        if let name = session.name, !name.isEmpty {
+            scratch.removeAll(keepingCapacity: true)
+            PercentEncoding.append(name.utf8, into: &scratch)
+            names.name.withUnsafeBytes { n in
+                scratch.withUnsafeBytes { v in try? out.appendField(name: n, value: v) }
+            }
+        }
+        return omission
+    }
+
+    /// The same fields as (name, value) pairs for a local response (`/check`).
+    static func fields(_ session: Session, names: IdentityHeaderNames) -> [(name: [UInt8], value: [UInt8])] {
+        var fields: [(name: [UInt8], value: [UInt8])] = []
+        if HeaderValue.isSafe(session.subject) { fields.append((names.userID, Array(session.subject.utf8))) }
+        if let email = session.email, isPrintableASCII(email), HeaderValue.isSafe(email) {
+            fields.append((names.email, Array(email.utf8)))
+        }
+        fields.append((names.emailVerified, Array((session.emailVerified ? "true" : "false").utf8)))
+        fields.append((names.privateEmail, Array((session.privateEmail ? "true" : "false").utf8)))
+        if let name = session.name, !name.isEmpty {
+            var encoded: [UInt8] = []
+            PercentEncoding.append(name.utf8, into: &encoded)
+            fields.append((names.name, encoded))
+        }
+        return fields
+    }
+
+    static func isPrintableASCII(_ text: String) -> Bool {
+        text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+    }
+
+    private static func append(_ name: [UInt8], _ value: String, into out: inout HeadWriter) -> Bool {
+        let written: Bool? = value.utf8.withContiguousStorageIfAvailable { v in
+            name.withUnsafeBytes { n in (try? out.appendField(name: n, value: UnsafeRawBufferPointer(v))) != nil }
+        }
+        if let written { return written }
+        let copy = Array(value.utf8)
+        return name.withUnsafeBytes { n in
+            copy.withUnsafeBytes { v in (try? out.appendField(name: n, value: v)) != nil }
+        }
+    }
+
+    private static func appendFlag(_ name: [UInt8], _ flag: Bool, into out: inout HeadWriter) {
+        let value: StaticString = flag ? "true" : "false"
+        name.withUnsafeBytes { n in
+            try? out.appendField(name: n, value: UnsafeRawBufferPointer(start: value.utf8Start, count: value.utf8CodeUnitCount))
+        }
+    }
+}
+
+/// `%XX` for every byte outside `A-Z a-z 0-9 - . _ ~` (RFC 3986 unreserved).
+enum PercentEncoding {
+    static func append(_ bytes: some Sequence<UInt8>, into out: inout [UInt8]) {
+        for b in bytes {
+            if isUnreserved(b) {
+                out.append(b)
+            } else {
+                out.append(UInt8(ascii: "%"))
+                out.append(hexDigit(b >> 4))
+                out.append(hexDigit(b & 0xF))
+            }
+        }
+    }
+
+    static func encode(_ text: String) -> String {
+        var out: [UInt8] = []
+        append(text.utf8, into: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func isUnreserved(_ b: UInt8) -> Bool {
+        switch b {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "A") + v - 10 }
+}

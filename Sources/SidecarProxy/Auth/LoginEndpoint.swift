@@ -1,0 +1,85 @@
+import SidecarCrypto
+import SidecarHTTP
+
+/// `GET {prefix}/login?rd=` (SPEC §4.1): a fresh state, nonce and PKCE verifier sealed into
+/// a login cookie of its own, then a 302 to Apple's authorize page.
+///
+/// Each login gets its own cookie, `<prefix>-login-<first 12 hex digits of SHA-256(state)>`,
+/// so several tabs can sign in at once; the callback finds its cookie by the state Apple
+/// returns. A browser already holding `maximumLoginCookies` of them gets them all cleared
+/// (abandoned attempts), which bounds the Cookie header.
+extension Authenticator {
+    func login(_ request: EndpointRequest) -> LocalResponse {
+        let settings = self.settings
+        let now = UnixTime.now()
+        let head = request.head
+        let fields = head.query.flatMap { FormFields(head.bytes($0)) }
+        let target = fields?.single("rd").flatMap { settings.redirects.safeTarget($0) } ?? "/"
+
+        let state: String, nonce: String, verifier: String?
+        do {
+            state = Base64URL.encode(try SecureRandom.bytes(24))
+            nonce = Base64URL.encode(try SecureRandom.bytes(24))
+            verifier = settings.pkce ? Base64URL.encode(try SecureRandom.bytes(32)) : nil
+        } catch {
+            logger.error("login failed", metadata: ["reason": "random_failed"])
+            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath)
+        }
+        let login = LoginState(
+            state: state, nonce: nonce, codeVerifier: verifier, redirectTarget: target, createdAt: now,
+            expiresAt: now + AuthSettings.loginStateSeconds)
+        let cookieName = loginCookieName(forState: state)
+        guard login.isEncodable, let sealed = try? settings.loginStates.seal(login, context: cookieName) else {
+            logger.error("login failed", metadata: ["reason": "state_seal_failed"])
+            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath)
+        }
+
+        var query: [(String, String)] = [
+            ("client_id", settings.clientID), ("redirect_uri", settings.redirectURI), ("response_type", "code"),
+            ("response_mode", "form_post"),
+        ]
+        if !settings.scopes.isEmpty { query.append(("scope", settings.scopes.joined(separator: " "))) }
+        query.append(("state", state))
+        query.append(("nonce", Self.nonceHash(nonce)))
+        if let verifier {
+            query.append(("code_challenge", Base64URL.encode(SHA256.hash(Array(verifier.utf8)))))
+            query.append(("code_challenge_method", "S256"))
+        }
+        let location = settings.appleBaseURL + "/auth/authorize?"
+            + query.map { PercentEncoding.encode($0.0) + "=" + PercentEncoding.encode($0.1) }.joined(separator: "&")
+
+        var answer = AuthPages.redirect(302, to: location)
+        let stale = loginCookies(in: head)
+        if stale.count >= AuthSettings.maximumLoginCookies {
+            for name in stale { answer.extraFields.append(("Set-Cookie", SetCookie.clearLoginState(name: name, settings: settings))) }
+        }
+        answer.extraFields.append(("Set-Cookie", SetCookie.loginState(
+            name: cookieName, value: sealed, maxAge: AuthSettings.loginStateSeconds, settings: settings)))
+        logger.info("login started", metadata: ["reason": "redirect_to_apple", "pkce": "\(verifier != nil)"])
+        return answer
+    }
+
+    var loginPath: String { settings.prefix + "/login" }
+
+    /// What goes to Apple as `nonce`: SHA-256 hex of the raw nonce kept in the state cookie.
+    static func nonceHash(_ nonce: String) -> String { SHA256.hexDigest(Array(nonce.utf8)) }
+
+    func loginCookieName(forState state: String) -> String {
+        settings.loginCookiePrefix + String(SHA256.hexDigest(Array(state.utf8)).prefix(12))
+    }
+
+    /// Names of the login-state cookies the request carries.
+    func loginCookies(in head: HTTPRequestHead) -> [String] {
+        let prefix = Array(settings.loginCookiePrefix.utf8)
+        var names: [String] = []
+        head.storage.withUnsafeBytes { buf in
+            CookieHeader.forEachPair(in: head, buf) { name, _ in
+                if name.count > prefix.count, buf[name].starts(with: prefix) {
+                    names.append(String(decoding: buf[name], as: UTF8.self))
+                }
+                return true
+            }
+        }
+        return names
+    }
+}

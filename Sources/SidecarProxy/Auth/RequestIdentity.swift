@@ -1,0 +1,22 @@
+import SidecarCrypto
+import SidecarHTTP
+
+/// What the authenticator found on one request, kept by the connection for the exchange:
+/// the session (if any), which credentials to remove before forwarding, and a re-sealed
+/// cookie to set on the response.
+struct RequestIdentity {
+    var session: Session?
+    /// The request carries the session cookie and it must not reach the upstream.
+    var stripCookie = false
+    /// The `Authorization` value that carried the session token (removed when forwarding).
+    var bearer: ByteRange?
+    /// A `Set-Cookie` value to add to the upstream's response (re-sealed session).
+    var setCookie: [UInt8]?
+
+    mutating func reset() {
+        if session != nil { session = nil }
+        stripCookie = false
+        bearer = nil
+        if setCookie != nil { setCookie = nil }
+    }
+}

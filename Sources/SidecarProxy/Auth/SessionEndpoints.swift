@@ -1,0 +1,117 @@
+import SidecarCrypto
+import SidecarHTTP
+
+/// `{prefix}/logout` (§4.4), `/me` (§4.6) and `/check` (§4.8): endpoints about the current
+/// session, answered at once.
+extension Authenticator {
+    /// Clears the cookie, revokes the session id, revokes Apple's refresh token in the
+    /// background, then 303 to a safe `rd` (204 for API clients). A GET counts only from
+    /// our own site (SPEC §4.4), so a cross-site link cannot sign anyone out.
+    func logout(_ request: EndpointRequest) -> LocalResponse {
+        let head = request.head
+        if head.method == .get && !isSameSite(head) {
+            logger.warning("logout refused", metadata: ["reason": "logout_cross_site", "status": "403"])
+            return LocalResponse(
+                status: 403, reason: "Forbidden", contentType: "text/html; charset=utf-8",
+                body: Array("<!doctype html><title>Sign out</title><form method=\"post\"><button>Sign out</button></form>\n".utf8))
+        }
+        var identity = RequestIdentity()
+        identify(head, into: &identity)
+        let now = UnixTime.now()
+        if let session = identity.session {
+            settings.shared.revocations.revokeSession(id: session.id, until: session.expiresAt, now: now)
+            if let refreshToken = session.appleRefreshToken { revokeAtApple(refreshToken) }
+            logger.info("logout", metadata: ["reason": "ok", "sub": "\(session.subject)"])
+        } else {
+            logger.info("logout", metadata: ["reason": "no_session"])
+        }
+        var answer: LocalResponse
+        if request.isAPIClient {
+            answer = LocalResponse(status: 204, reason: "No Content", body: [])
+        } else {
+            let rd = head.query.flatMap { FormFields(head.bytes($0)) }?.single("rd")
+            answer = AuthPages.redirect(303, to: rd.flatMap { settings.redirects.safeTarget($0) } ?? "/")
+        }
+        answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings)))
+        return answer
+    }
+
+    /// `Sec-Fetch-Site: same-origin|none`, else `Origin` or `Referer` on public_url's origin.
+    private func isSameSite(_ head: HTTPRequestHead) -> Bool {
+        if let site = head.firstValueString("sec-fetch-site") {
+            return site == "same-origin" || site == "none"
+        }
+        let origin = settings.publicOrigin
+        if let value = head.firstValueString("origin") { return value == origin }
+        if let referer = head.firstValueString("referer") {
+            return referer == origin || referer.hasPrefix(origin + "/") || referer.hasPrefix(origin + "?")
+        }
+        return false
+    }
+
+    private func revokeAtApple(_ refreshToken: String) {
+        let secret: String
+        do { secret = try settings.secrets.secret(forClientID: settings.clientID) } catch {
+            logger.warning("apple revoke skipped", metadata: ["reason": "client_secret_failed"])
+            return
+        }
+        api.revoke(token: refreshToken, hint: .refreshToken, clientID: settings.clientID, clientSecret: secret) {
+            [logger] result in
+            switch result {
+            case .success: logger.info("apple refresh token revoked", metadata: ["reason": "ok"])
+            case .failure(let error):
+                logger.warning("apple refresh token revocation failed", metadata: ["reason": "\(LoginFailure.exchange(error).reason)"])
+            }
+        }
+    }
+
+    /// The current identity as JSON, or 401.
+    func me(_ request: EndpointRequest) -> LocalResponse {
+        var identity = RequestIdentity()
+        identify(request.head, into: &identity)
+        guard let session = identity.session else { return unauthenticatedJSON() }
+        var answer = AuthPages.json(200, .object([
+            "id": .string(session.subject),
+            "email": session.email.map(JSONValue.string) ?? .null,
+            "email_verified": .bool(session.emailVerified),
+            "private_email": .bool(session.privateEmail),
+            "name": session.name.map(JSONValue.string) ?? .null,
+            "expires_at": .integer(session.expiresAt),
+        ]))
+        if let cookie = identity.setCookie { answer.extraFields.append(("Set-Cookie", cookie)) }
+        return answer
+    }
+
+    /// Forward-auth: 200 with the identity headers on the response, or 401 (never a redirect).
+    func check(_ request: EndpointRequest) -> LocalResponse {
+        var identity = RequestIdentity()
+        identify(request.head, into: &identity)
+        guard let session = identity.session else { return unauthenticatedJSON() }
+        var answer = LocalResponse(status: 200, reason: "OK", body: [])
+        answer.dynamicFields = IdentityHeaders.fields(session, names: settings.headers)
+        if let cookie = identity.setCookie { answer.extraFields.append(("Set-Cookie", cookie)) }
+        return answer
+    }
+
+    private func unauthenticatedJSON() -> LocalResponse {
+        var answer = AuthPages.json(401, .object(["error": .string("unauthenticated"), "login": .string(loginPath)]))
+        answer.extraFields.append(("WWW-Authenticate", Array("Bearer realm=\"sidecar\"".utf8)))
+        return answer
+    }
+
+    /// Runs an endpoint; returns the answer, or nil when `completion` will be called later
+    /// (on this loop).
+    func handle(
+        _ endpoint: AuthEndpoint, _ request: EndpointRequest, completion: @escaping (LocalResponse) -> Void
+    ) -> LocalResponse? {
+        switch endpoint {
+        case .login: return login(request)
+        case .logout: return logout(request)
+        case .me: return me(request)
+        case .check: return check(request)
+        case .callback:
+            CallbackFlow(auth: self, request: request, completion: completion).start()
+            return nil
+        }
+    }
+}

@@ -1,0 +1,250 @@
+import ArgumentParser
+import Glibc
+import Logging
+import SidecarApple
+import SidecarConfig
+import SidecarCrypto
+import SidecarEvent
+import SidecarProxy
+
+/// `sidecar demo` — zero set-up (SPEC §2): an ES256 client key and a cookie secret in a
+/// temporary directory, the Apple emulator in-process, a small demo upstream, and the
+/// sidecar in front of it, all on loopback. The sidecar is `http://localhost:<port>` and the
+/// emulator `http://127.0.0.1:<port>`: different sites, as with the real Apple, so the
+/// cross-site form_post is exercised for real.
+struct DemoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Try Sign in with Apple locally: sidecar, Apple emulator and a demo app on loopback.")
+
+    @Option(help: "Port of the sidecar (the URL to open); 0 picks a free one.")
+    var port: UInt16 = 0
+
+    @Option(help: "Port of the Apple emulator; 0 picks a free one.")
+    var emulatorPort: UInt16 = 0
+
+    @Option(help: "Port of the demo upstream app; 0 picks a free one.")
+    var upstreamPort: UInt16 = 0
+
+    static let teamID = "DEMOTEAM01"
+    static let clientID = "com.example.sidecar-demo"
+    static let keyID = "DEMOKEY001"
+
+    func run() throws {
+        LoggingSystem.bootstrap { SidecarLogHandler(label: $0, format: .text, level: .info) }
+        let logger = Logger(label: "sidecar.demo")
+        do {
+            try serve(logger: logger)
+        } catch let failure as RuntimeFailure {
+            throw failure
+        } catch {
+            throw RuntimeFailure("demo: \(error)")
+        }
+    }
+
+    private func serve(logger: Logger) throws {
+        let directory = try DemoFiles.makeDirectory()
+        let key = try P256PrivateKey.generate()
+        let keyFile = directory + "/AuthKey_\(Self.keyID).p8"
+        try DemoFiles.write(try key.pkcs8PEM(), to: keyFile)
+        let cookieSecret = Base64.encode(try SecureRandom.bytes(32))
+        try DemoFiles.write(cookieSecret + "\n", to: directory + "/cookie-secret")
+
+        let sidecarPort = port != 0 ? port : try DemoFiles.freePort()
+        let publicURL = "http://localhost:\(sidecarPort)"
+        var emulatorOptions = EmulatorOptions(
+            issuer: "", teamID: Self.teamID,
+            clients: [EmulatorClient(id: Self.clientID, redirectURIs: [publicURL + "/.auth/callback"])],
+            clientKeys: [Self.keyID: key.publicKey])
+        emulatorOptions.keyDirectory = directory
+        let emulator = try RunningEmulator.start(
+            options: emulatorOptions, listen: try SocketAddress(host: "127.0.0.1", port: emulatorPort))
+        defer { emulator.stop() }
+        let upstream = try DemoUpstream.start(port: upstreamPort)
+        defer { upstream.stop() }
+
+        let configFile = directory + "/sidecar.yaml"
+        try DemoFiles.write("""
+            # Written by `sidecar demo`: the same file works with `sidecar run --config`.
+            listen: 127.0.0.1:\(sidecarPort)
+            public_url: \(publicURL)
+            upstream: http://\(upstream.address)
+            workers: 1
+            apple:
+              team_id: \(Self.teamID)
+              client_id: \(Self.clientID)
+              key_id: \(Self.keyID)
+              private_key_file: \(keyFile)
+              base_url: \(emulator.issuer)
+            session:
+              secrets: [file:\(directory)/cookie-secret]
+            admin:
+              listen: 127.0.0.1:0
+            log:
+              format: text
+
+            """, to: configFile)
+        let config: Config
+        do { config = try Config.load(file: configFile) } catch {
+            throw RuntimeFailure("demo configuration: \(error)")
+        }
+        var options = ProxyOptions(config)
+        options.auth = try AuthSettings(config: config, shared: AuthShared())
+        let server = try ProxyServer(options: options, logger: logger)
+        writeStandardOutput("""
+
+            Sign in with Apple demo
+              open            \(publicURL)/
+              Apple emulator  \(emulator.issuer)/emulator   (pick any test user, or type an email)
+              demo app        http://\(upstream.address)/   (behind the sidecar; it trusts its headers)
+              files           \(directory)   (sidecar.yaml, client key, cookie secret)
+            Press Ctrl-C to stop.
+
+            """)
+        try server.run()
+    }
+}
+
+/// The demo's temporary files and ports.
+private enum DemoFiles {
+    static func makeDirectory() throws -> String {
+        var template = Array("/tmp/sidecar-demo-XXXXXX".utf8CString)
+        let made: String? = template.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
+            return String(cString: base)
+        }
+        guard let made else { throw RuntimeFailure("demo: cannot create a temporary directory") }
+        return made
+    }
+
+    /// Writes `text` readable by the owner only (it holds keys).
+    static func write(_ text: String, to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        guard fd >= 0 else { throw RuntimeFailure("demo: cannot write \(path)") }
+        defer { close(fd) }
+        let bytes = Array(text.utf8)
+        guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+            throw RuntimeFailure("demo: cannot write \(path)")
+        }
+    }
+
+    /// A port free right now on 127.0.0.1 (the emulator must know the callback URL first).
+    static func freePort() throws -> UInt16 {
+        let fd = try Socket.listen(on: try SocketAddress(host: "127.0.0.1", port: 0), reusePort: false)
+        defer { Socket.close(fd) }
+        guard let address = Socket.localAddress(of: fd), address.port != 0 else {
+            throw RuntimeFailure("demo: no free port")
+        }
+        return address.port
+    }
+}
+
+/// The demo upstream: one page showing the identity headers it received (escaped) and a
+/// sign-out button. On its own thread and loop.
+private final class DemoUpstream: @unchecked Sendable {
+    let address: SocketAddress
+    private let channel: WakeupChannel
+    // Built on the caller's thread, then used only by `thread` (until `stop` joins it).
+    private var loop: EventLoop?
+    private var server: ServiceServer?
+    private var wakeup: Wakeup?
+    private var thread: WorkerThread?
+
+    private init(address: SocketAddress, channel: WakeupChannel, loop: EventLoop, server: ServiceServer) {
+        self.address = address
+        self.channel = channel
+        self.loop = loop
+        self.server = server
+    }
+
+    static func start(port: UInt16) throws -> DemoUpstream {
+        let loop = try EventLoop()
+        let server = try ServiceServer(loop: loop, address: try SocketAddress(host: "127.0.0.1", port: port)) {
+            request, respond in respond(page(request))
+        }
+        guard let address = server.localAddress else { throw RuntimeFailure("demo upstream: no address") }
+        let upstream = DemoUpstream(address: address, channel: try WakeupChannel(), loop: loop, server: server)
+        upstream.wakeup = Wakeup(loop: loop, channel: upstream.channel) { [unowned upstream] in
+            upstream.server?.close()
+            upstream.loop?.stop()
+        }
+        upstream.thread = try WorkerThread { upstream.run() }
+        return upstream
+    }
+
+    private func run() {
+        loop?.run()
+        wakeup = nil
+        server = nil
+        loop = nil
+    }
+
+    func stop() {
+        channel.notify()
+        thread?.join()
+    }
+
+    private static let identityHeaders = [
+        "X-Auth-User-Id", "X-Auth-Email", "X-Auth-Email-Verified", "X-Auth-Private-Email", "X-Auth-Name",
+    ]
+
+    static func page(_ request: ServiceRequest) -> ServiceResponse {
+        var rows = ""
+        for name in identityHeaders {
+            let value = request.header(name)
+            rows += "<tr><th>\(escape(name))</th><td>\(value.map(escape) ?? "<em>absent</em>")</td></tr>\n"
+        }
+        let name = request.header("X-Auth-Name").flatMap(percentDecoded) ?? "there"
+        let body = """
+            <!doctype html>
+            <html lang="en"><head><meta charset="utf-8"><title>Sidecar demo app</title>
+            <style>body{font:16px system-ui,sans-serif;margin:3em auto;max-width:40em}th{text-align:left;padding-right:1em}</style>
+            </head><body>
+            <h1>Hello, \(escape(name))</h1>
+            <p>This page is the upstream app. It never saw Apple: the sidecar signed you in and
+            told it who you are in these request headers (any client-sent copy was removed).</p>
+            <table>\(rows)</table>
+            <p>Path: <code>\(escape(request.path))</code></p>
+            <form method="post" action="/.auth/logout"><button type="submit">Sign out</button></form>
+            </body></html>
+            """
+        return .html(200, body)
+    }
+
+    private static func escape(_ text: String) -> String {
+        var out = ""
+        for c in text.unicodeScalars {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+
+    /// `%XX` decoded as UTF-8 (the name header); nil if malformed.
+    private static func percentDecoded(_ text: String) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = text.utf8.makeIterator()
+        while let b = iterator.next() {
+            guard b == UInt8(ascii: "%") else {
+                bytes.append(b)
+                continue
+            }
+            guard let hi = iterator.next(), let lo = iterator.next(),
+                  let value = UInt8(String(decoding: [hi, lo], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(value)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+}
+
+/// Unbuffered write to fd 1 (scripts and people wait for the URL).
+private func writeStandardOutput(_ text: String) {
+    let bytes = Array(text.utf8)
+    _ = bytes.withUnsafeBytes { Glibc.write(1, $0.baseAddress, $0.count) }
+}

@@ -1,0 +1,53 @@
+"""`sidecar demo` (SPEC §2): zero set-up, a real sign-in through its in-process emulator."""
+import html
+import re
+import subprocess
+import time
+from urllib.parse import quote, urlsplit
+
+import rawhttp
+from conftest import free_port, sidecar_binary
+
+HTML = ("Accept", "text/html")
+
+
+def test_demo_signs_in_end_to_end(tmp_path):
+    port = free_port()
+    proc = subprocess.Popen([str(sidecar_binary()), "demo", "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        lines = []
+        while not any("Press Ctrl-C" in l for l in lines):
+            line = proc.stdout.readline().decode()
+            assert line, "demo exited: %s" % "".join(lines)
+            lines.append(line)
+        text = "".join(lines)
+        assert "http://localhost:%d/" % port in text
+        emulator = re.search(r"Apple emulator\s+http://127\.0\.0\.1:(\d+)", text)
+        assert emulator, text
+        emulator_port = int(emulator.group(1))
+        # Unauthenticated: to the login, then to Apple (the emulator, another site).
+        r = rawhttp.request(port, "GET", "/", [HTML, ("Host", "localhost:%d" % port)])
+        assert r.status == 302 and r.header("Location").startswith("/.auth/login")
+        r = rawhttp.request(port, "GET", r.header("Location"), [HTML])
+        assert r.status == 302
+        cookies = [c.split(";")[0] for c in r.header_all("Set-Cookie")]
+        loc = urlsplit(r.header("Location"))
+        assert loc.netloc == "127.0.0.1:%d" % emulator_port
+        page = rawhttp.request(emulator_port, "GET", loc.path + "?" + loc.query
+                               + "&emulator_auto_approve=" + quote("maria.ruiz@example.com")).body.decode()
+        fields = re.findall(r'<input type="hidden" name="([^"]*)" value="([^"]*)">', page)
+        body = "&".join("%s=%s" % (n, quote(html.unescape(v), safe="")) for n, v in fields).encode()
+        r = rawhttp.request(port, "POST", "/.auth/callback", [
+            HTML, ("Cookie", "; ".join(cookies)),
+            ("Content-Type", "application/x-www-form-urlencoded")], body)
+        assert r.status == 303, (r.status, r.body)
+        session = [c.split(";")[0] for c in r.header_all("Set-Cookie") if "login" not in c.split("=")[0]]
+        r = rawhttp.request(port, "GET", "/", [HTML, ("Cookie", session[0])])
+        assert r.status == 200
+        assert b"Hello, Maria Ruiz" in r.body
+        assert b"maria.ruiz@example.com" in r.body
+        assert b'action="/.auth/logout"' in r.body
+    finally:
+        proc.terminate()
+        assert proc.wait(10) == 0
