@@ -98,6 +98,16 @@ def test_sigint_exits_0(sidecar):
     assert sidecar.wait_exit(10) == 0, sidecar.log_tail()
 
 
+@pytest.mark.parametrize("round_", range(6))
+def test_shutdown_with_several_workers_never_hangs(start_sidecar, round_):
+    # Workers finishing together coalesce their "done" notifications on one eventfd; each one
+    # must still be counted, or the process waits forever after "shutting down".
+    sc = start_sidecar({"workers": 4})
+    assert sc.request("GET", "/echo").status == 200
+    sc.signal(signal.SIGTERM)
+    assert sc.wait_exit(10) == 0, sc.log_tail()
+
+
 def test_sighup_reloads_config_without_dropping_connections(sidecar):
     with sidecar.conn() as c:
         e = c.request("GET", "/echo", [("X-Reload-Test", "1")]).json()
