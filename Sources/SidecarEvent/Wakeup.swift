@@ -19,20 +19,25 @@ public final class WakeupChannel: Sendable {
     }
 }
 
-/// The loop side of a `WakeupChannel`.
+/// The loop side of a `WakeupChannel`. Notifications that arrive before the loop reads the
+/// eventfd coalesce into one wake-up; `counting` handlers get how many there were.
 public final class Wakeup {
     private let channel: WakeupChannel
     private var event: OpaquePointer?
-    private let handler: () -> Void
+    private let handler: (UInt64) -> Void
 
-    public init(loop: EventLoop, channel: WakeupChannel, handler: @escaping () -> Void) {
+    public convenience init(loop: EventLoop, channel: WakeupChannel, handler: @escaping () -> Void) {
+        self.init(loop: loop, channel: channel, counting: { _ in handler() })
+    }
+
+    public init(loop: EventLoop, channel: WakeupChannel, counting handler: @escaping (UInt64) -> Void) {
         self.channel = channel
         self.handler = handler
         event = event_new(loop.base, channel.fd, Int16(EV_READ | EV_PERSIST), { fd, _, context in
             guard let context else { return }
-            var value: UInt64 = 0
-            _ = read(fd, &value, 8)
-            Unmanaged<Wakeup>.fromOpaque(context).takeUnretainedValue().handler()
+            var count: UInt64 = 0
+            guard read(fd, &count, 8) == 8, count > 0 else { return }
+            Unmanaged<Wakeup>.fromOpaque(context).takeUnretainedValue().handler(count)
         }, Unmanaged.passUnretained(self).toOpaque())
         _ = event_add(event, nil)
     }

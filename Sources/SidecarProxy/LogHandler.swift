@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import SidecarCrypto
 
 /// A small swift-log handler for start-up and error logs: one line per message to stderr,
 /// JSON (`log.format: json`) or text. Never on the request path (access logs are separate).
@@ -59,24 +60,5 @@ public struct SidecarLogHandler: LogHandler {
             + "\(pad(Int32(now.tv_nsec / 1_000_000), 3))Z"
     }
 
-    static func quote(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7f {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
+    static func quote(_ s: String) -> String { JSONValue.quoted(s) }
 }

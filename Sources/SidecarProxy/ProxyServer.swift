@@ -92,10 +92,10 @@ public final class ProxyServer {
                                 metrics: board, upstreamAddress: upstreamAddress)
         }
         var running = listenFDs.count
-        let doneWatcher = Wakeup(loop: control, channel: workersDone) {
-            running -= 1
+        let doneWatcher = Wakeup(loop: control, channel: workersDone, counting: { finished in
+            running -= Int(finished)
             if running <= 0 { control.stop() }
-        }
+        })
         var stopping = false
         let onSignal: (Int32) -> Void = { [logger] signal in
             guard !stopping else { return }

@@ -98,6 +98,16 @@ def test_sigint_exits_0(sidecar):
     assert sidecar.wait_exit(10) == 0, sidecar.log_tail()
 
 
+@pytest.mark.parametrize("round_", range(6))
+def test_shutdown_with_several_workers_never_hangs(start_sidecar, round_):
+    # Workers finishing together coalesce their "done" notifications on one eventfd; each one
+    # must still be counted, or the process waits forever after "shutting down".
+    sc = start_sidecar({"workers": 4})
+    assert sc.request("GET", "/echo").status == 200
+    sc.signal(signal.SIGTERM)
+    assert sc.wait_exit(10) == 0, sc.log_tail()
+
+
 def test_sighup_reloads_config_without_dropping_connections(sidecar):
     with sidecar.conn() as c:
         e = c.request("GET", "/echo", [("X-Reload-Test", "1")]).json()
@@ -190,6 +200,26 @@ def test_plain_http_public_url_on_a_public_host_exits_1(base_config, tmp_path):
     code, out = run_once(["run", "--config", str(path)])
     assert code == 1, out
     assert "public_url" in out, out
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+@pytest.mark.parametrize("lines, key", [
+    (["assertion:", "  enabled: true"], "assertion.enabled"),
+    (["notifications:", "  forward_to: http://127.0.0.1:9/hook"], "notifications.forward_to"),
+    (["revocations:", "  store: file:/tmp/revocations"], "revocations.store"),
+])
+def test_a_feature_this_build_lacks_is_an_error_not_a_silent_no_op(base_config, tmp_path, command, lines, key):
+    path = write_config(tmp_path, base_config, lambda ls: ls + lines)
+    code, out = run_once([command, "--config", str(path)])
+    assert code == 1, out
+    assert key in out and "not available in this build" in out, out
+
+
+def test_plain_http_apple_base_url_is_warned_about(base_config, tmp_path):
+    path = write_config(tmp_path, base_config, lambda ls: ls)
+    code, out = run_once(["check", "--config", str(path)])
+    assert code == 0, out
+    assert "apple.base_url" in out and "plain http" in out, out
 
 
 def test_missing_config_file_exits_1(tmp_path):

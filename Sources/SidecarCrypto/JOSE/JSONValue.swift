@@ -81,7 +81,9 @@ extension JSONValue {
         }
     }
 
-    private static func writeString(_ value: String, to out: inout String) {
+    /// Writes `value` as a JSON string literal (quotes, escapes; control characters and DEL as
+    /// `\uXXXX`). Shared by the serializer and the log handler.
+    public static func writeString(_ value: String, to out: inout String) {
         out += "\""
         for scalar in value.unicodeScalars {
             switch scalar {
@@ -90,12 +92,19 @@ extension JSONValue {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
+            case _ where scalar.value < 0x20 || scalar.value == 0x7f:
                 let hex = String(scalar.value, radix: 16)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(scalar)
             }
         }
         out += "\""
+    }
+
+    /// `value` as a JSON string literal.
+    public static func quoted(_ value: String) -> String {
+        var out = ""
+        writeString(value, to: &out)
+        return out
     }
 }
