@@ -7,12 +7,13 @@ Examples/nginx-in-front.conf: nginx terminates TLS in front of the sidecar; its
 X-Forwarded-* are honoured only when `trusted_proxies` lists it (SPEC §3).
 """
 import json
+import time
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 import rawhttp
-from conftest import free_port
+from conftest import free_port, merge
 from nginx_support import HTML, CookieClient, TLSConn, apple_form_post, start_nginx  # noqa: F401
 from tls_support import TestCA
 
@@ -32,24 +33,32 @@ def echoed(response):
 
 # -- auth_request ----------------------------------------------------------------------------
 @pytest.fixture
-def auth_request(upstream, start_sidecar, start_emulator, start_nginx):
-    """(nginx, sidecar, emulator): nginx on its own port in front of the test upstream, the
-    sidecar (public_url = nginx) deciding, the emulator auto-approving USER."""
-    port = free_port()
-    public_url = "http://127.0.0.1:%d" % port
-    emulator = start_emulator([public_url + "/.auth/callback"], ["--auto-approve", USER])
-    sidecar = start_sidecar({
-        "public_url": public_url,
-        "trusted_proxies": ["127.0.0.1/32"],
-        "apple": {"base_url": emulator.issuer},
-        "access": {"public_paths": []},
-    })
-    nginx = start_nginx("nginx-auth-request.conf", {
-        "127.0.0.1:8080": "127.0.0.1:%d" % sidecar.port,
-        "127.0.0.1:3000": "127.0.0.1:%d" % upstream.port,
-        "listen 80;": "listen 127.0.0.1:%d;" % port,
-    }, port)
-    return nginx, sidecar, emulator
+def start_auth_request(upstream, start_sidecar, start_emulator, start_nginx):
+    """start(overrides=None) -> (nginx, sidecar, emulator): nginx on its own port in front of
+    the test upstream, the sidecar (public_url = nginx) deciding, the emulator auto-approving
+    USER."""
+    def start(overrides=None):
+        port = free_port()
+        public_url = "http://127.0.0.1:%d" % port
+        emulator = start_emulator([public_url + "/.auth/callback"], ["--auto-approve", USER])
+        sidecar = start_sidecar(merge({
+            "public_url": public_url,
+            "trusted_proxies": ["127.0.0.1/32"],
+            "apple": {"base_url": emulator.issuer},
+            "access": {"public_paths": []},
+        }, overrides))
+        nginx = start_nginx("nginx-auth-request.conf", {
+            "127.0.0.1:8080": "127.0.0.1:%d" % sidecar.port,
+            "127.0.0.1:3000": "127.0.0.1:%d" % upstream.port,
+            "listen 80;": "listen 127.0.0.1:%d;" % port,
+        }, port)
+        return nginx, sidecar, emulator
+    return start
+
+
+@pytest.fixture
+def auth_request(start_auth_request):
+    return start_auth_request()
 
 
 def sign_in(client, target):
@@ -113,6 +122,21 @@ def test_auth_request_sign_in_identity_and_sign_out(auth_request, upstream):
     client.jar = old_jar
     assert client.get("/app/page?x=1").status == 302, "a signed-out session still works"
     assert upstream.stats()["requests"] == 0
+
+
+def test_auth_request_passes_a_resealed_session_cookie_to_the_browser(start_auth_request):
+    nginx, _, _ = start_auth_request({"session": {"refresh_after": "1s"}})
+    client = CookieClient(nginx.port)
+    sign_in(client, "/app/page")
+    r = client.get("/app/page")
+    assert r.status == 200 and not r.header_all("Set-Cookie")
+    time.sleep(1.5)
+    before = client.jar["__Host-sidecar"]
+    r = client.get("/app/page")
+    assert r.status == 200
+    assert [c.split("=", 1)[0] for c in r.header_all("Set-Cookie")] == ["__Host-sidecar"]
+    assert client.jar["__Host-sidecar"] != before
+    assert echoed(client.get("/app/page"))["x-auth-email"] == [USER]
 
 
 def test_auth_request_spoofed_identity_without_a_session_never_reaches_the_app(
