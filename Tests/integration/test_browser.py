@@ -51,6 +51,16 @@ def localhost_cookies(browser):
     return {c["name"]: c for c in cookies if c["domain"] == "localhost"}
 
 
+def click_link(browser, href):
+    """Adds a link to the current page and clicks it: a real user navigation."""
+    from selenium.webdriver.common.by import By
+    browser.execute_script("""
+        const a = document.createElement('a');
+        a.href = arguments[0]; a.id = 'e2e-link'; a.textContent = 'go';
+        document.body.appendChild(a);""", href)
+    browser.find_element(By.ID, "e2e-link").click()
+
+
 def echoed_headers(echo):
     headers = {}
     for name, value in echo["headers"]:
@@ -115,7 +125,16 @@ def test_chromium_signs_in_across_sites_and_out_again(cross_site_login, chromium
     assert me["email"] == USER_EMAIL
     assert me["name"] == "Grace Hopper"
 
-    # 5. Sign out with a POST form from our own page; the session is gone.
+    # 5. A cross-site link to the logout (from "Apple's" site) does not sign anyone out:
+    #    Chromium itself says Sec-Fetch-Site: cross-site.
+    browser.get(emulator.issuer + "/emulator")
+    click_link(browser, origin + "/.auth/logout")
+    wait_until(browser, EC.url_to_be(origin + "/.auth/logout"), "the link was not followed")
+    assert "__Host-sidecar" in localhost_cookies(browser), "a cross-site GET signed the user out"
+    browser.get(origin + "/.auth/me")
+    assert page_json(browser)["email"] == USER_EMAIL
+
+    # 6. Sign out with a POST form from our own page; the session is gone.
     browser.get(origin + "/pub/bye-page")
     browser.execute_script("""
         const form = document.createElement('form');
@@ -130,7 +149,7 @@ def test_chromium_signs_in_across_sites_and_out_again(cross_site_login, chromium
     browser.get(origin + "/.auth/me")
     assert page_json(browser) == {"error": "unauthenticated", "login": "/.auth/login"}
 
-    # 6. The protected page asks for a sign-in again.
+    # 7. The protected page asks for a sign-in again.
     browser.get(origin + "/some/page?x=2")
     wait_until(browser, EC.presence_of_element_located((By.ID, "approve")),
                "a signed-out browser was not sent to sign in (at %s)" % browser.current_url)
@@ -152,3 +171,29 @@ def test_chromium_cancel_on_apple_page_shows_an_error_and_no_session(cross_site_
     assert "__Host-sidecar" not in localhost_cookies(browser)
     browser.get(origin + "/.auth/me")
     assert page_json(browser)["error"] == "unauthenticated"
+
+
+def test_chromium_two_tabs_signing_in_at_once_both_succeed(cross_site_login, chromium):
+    """SPEC §4.1: logins in flight in different tabs must not break each other."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+
+    sidecar, emulator, leaf = cross_site_login
+    origin = "http://localhost:%d" % sidecar.port
+    browser = chromium([leaf.spki_sha256_b64])
+    tabs = {}
+    for page in ("/first?tab=1", "/second?tab=2"):
+        if tabs:
+            browser.switch_to.new_window("tab")
+        browser.get(origin + page)
+        wait_until(browser, EC.presence_of_element_located((By.ID, "approve")),
+                   "no authorize page for %s (at %s)" % (page, browser.current_url))
+        tabs[page] = browser.current_window_handle
+    # Approve the later login first, then the earlier one.
+    for page in ("/second?tab=2", "/first?tab=1"):
+        browser.switch_to.window(tabs[page])
+        browser.find_element(By.ID, "approve").click()  # the first known user
+        wait_until(browser, EC.url_to_be(origin + page),
+                   "the login of %s did not complete (at %s): %s"
+                   % (page, browser.current_url, browser.page_source[:1000]))
+        assert echoed_headers(page_json(browser))["x-auth-email"] == ["maria.ruiz@example.com"]
