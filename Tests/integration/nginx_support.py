@@ -112,11 +112,13 @@ def start_nginx(request, tmp_path):
 
 
 class CookieClient:
-    """A browser-like client for one origin (http://127.0.0.1:<port>): keeps cookies by name
-    and path (Secure ones too: loopback counts as a secure context), never follows redirects."""
+    """A browser-like client for one origin (127.0.0.1:<port>, plain or through `connect`):
+    keeps cookies by name and path (Secure ones too: loopback is a secure context), never
+    follows redirects."""
 
-    def __init__(self, port):
+    def __init__(self, port, connect=None):
         self.port = port
+        self.connect = connect or (lambda: rawhttp.Conn(port, timeout=10))
         self.jar = {}  # name -> (value, path)
 
     def _cookie_header(self, target):
@@ -140,8 +142,9 @@ class CookieClient:
         hs = list(headers) + self._cookie_header(target)
         if body:
             hs.append(("Content-Type", "application/x-www-form-urlencoded"))
-        return self._absorb(rawhttp.request(self.port, method, target, hs, body,
-                                            host="127.0.0.1:%d" % self.port, timeout=10))
+        with self.connect() as conn:
+            return self._absorb(conn.request(method, target, hs, body,
+                                             host="127.0.0.1:%d" % self.port))
 
     def get(self, target, headers=(HTML,)):
         return self.request("GET", target, headers)

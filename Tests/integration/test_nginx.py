@@ -61,7 +61,7 @@ def auth_request(start_auth_request):
     return start_auth_request()
 
 
-def sign_in(client, target):
+def sign_in(client, target, origin=None):
     """Browser steps through nginx: protected page → login → Apple → callback → back."""
     r = client.get(target)
     assert r.status == 302, (r.status, r.body[:300])
@@ -70,7 +70,7 @@ def sign_in(client, target):
     r = client.get(login.path + "?" + login.query)
     assert r.status == 302, (r.status, r.body[:300])
     action, form = apple_form_post(r.header("Location"))
-    assert action == "http://127.0.0.1:%d/.auth/callback" % client.port
+    assert action == (origin or "http://127.0.0.1:%d" % client.port) + "/.auth/callback"
     r = client.request("POST", "/.auth/callback", body=form)
     assert r.status == 303, (r.status, r.body[:500])
     assert r.header("Location") == target
@@ -153,15 +153,15 @@ def test_auth_request_spoofed_identity_without_a_session_never_reaches_the_app(
 # -- nginx in front ----------------------------------------------------------------------------
 @pytest.fixture
 def in_front(tmp_path, start_sidecar, start_nginx):
-    """start(trusted_proxies) -> (nginx TLS port, TestCA): nginx terminating TLS in front of a
-    sidecar (everything public) in front of the test upstream."""
+    """start(trusted_proxies, overrides=None) -> (nginx, TestCA): nginx terminating TLS in
+    front of a sidecar (everything public unless overridden) in front of the test upstream."""
     ca = TestCA(tmp_path)
     leaf = ca.issue("nginx")
 
-    def start(trusted_proxies):
-        port, plain_port = free_port(), free_port()
-        sidecar = start_sidecar({"public_url": "https://127.0.0.1:%d" % port,
-                                 "trusted_proxies": trusted_proxies})
+    def start(trusted_proxies, overrides=None, port=None):
+        port, plain_port = port or free_port(), free_port()
+        sidecar = start_sidecar(merge({"public_url": "https://127.0.0.1:%d" % port,
+                                       "trusted_proxies": trusted_proxies}, overrides))
         nginx = start_nginx("nginx-in-front.conf", {
             "127.0.0.1:8080": "127.0.0.1:%d" % sidecar.port,
             "listen 443 ssl;": "listen 127.0.0.1:%d ssl;" % port,
@@ -210,3 +210,21 @@ def test_in_front_redirects_http_and_passes_websockets(in_front):
             assert echoed_payload == payload
         conn.send(rawhttp.ws_frame(0x8, b"\x03\xe8"))
         assert rawhttp.ws_read_frame(conn)[0] == 0x8
+
+
+def test_in_front_sign_in_over_https(in_front, start_emulator, upstream):
+    """The recommended deployment end to end: browser ⇄ TLS nginx ⇄ sidecar ⇄ app."""
+    port = free_port()
+    origin = "https://127.0.0.1:%d" % port
+    emulator = start_emulator([origin + "/.auth/callback"], ["--auto-approve", USER])
+    nginx, ca = in_front(["127.0.0.1/32"], {"apple": {"base_url": emulator.issuer},
+                                            "access": {"public_paths": []}}, port=port)
+    client = CookieClient(port, connect=lambda: TLSConn(port, ca.client_context()))
+    sign_in(client, "/app/page?x=1", origin=origin)
+    seen = echoed(client.get("/app/page?x=1", headers=[HTML, ("X-Auth-User-Id", "forged")]))
+    assert seen["x-auth-email"] == [USER]
+    assert seen["x-auth-user-id"] == [client.get("/.auth/me").json()["id"]]
+    assert seen["x-forwarded-proto"] == ["https"]
+    r = client.request("POST", "/.auth/logout")
+    assert r.status == 303 and "__Host-sidecar" not in client.jar
+    assert client.get("/app/page?x=1").status == 302
