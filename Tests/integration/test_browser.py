@@ -168,7 +168,7 @@ def test_chromium_cancel_on_apple_page_shows_an_error_and_no_session(cross_site_
     browser.find_element(By.ID, "cancel").click()
     wait_until(browser, EC.url_to_be(origin + "/.auth/callback"),
                "the cancel was not posted back to the callback (at %s)" % browser.current_url)
-    assert "__Host-sidecar" not in localhost_cookies(browser)
+    assert localhost_cookies(browser) == {}, "a session or the state cookie is left behind"
     browser.get(origin + "/.auth/me")
     assert page_json(browser)["error"] == "unauthenticated"
 
@@ -197,3 +197,4 @@ def test_chromium_two_tabs_signing_in_at_once_both_succeed(cross_site_login, chr
                    "the login of %s did not complete (at %s): %s"
                    % (page, browser.current_url, browser.page_source[:1000]))
         assert echoed_headers(page_json(browser))["x-auth-email"] == ["maria.ruiz@example.com"]
+    assert set(localhost_cookies(browser)) == {"__Host-sidecar"}, "a state cookie is left behind"
