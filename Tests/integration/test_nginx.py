@@ -139,6 +139,15 @@ def test_auth_request_passes_a_resealed_session_cookie_to_the_browser(start_auth
     assert echoed(client.get("/app/page"))["x-auth-email"] == [USER]
 
 
+def test_auth_request_public_location_strips_identity_headers(auth_request, upstream):
+    nginx, _, _ = auth_request
+    seen = echoed(rawhttp.request(nginx.port, "GET", "/public/page?x=1", [
+        HTML, ("X-Auth-User-Id", "forged"), ("x-auth-email", "forged@evil.example"),
+        ("X_Auth_Name", "forged"), ("X-Auth-Assertion", "forged")], timeout=10))
+    assert not [n for n in seen if n.startswith(("x-auth", "x_auth"))], seen
+    assert upstream.stats()["targets"] == ["GET /public/page?x=1"]
+
+
 def test_auth_request_spoofed_identity_without_a_session_never_reaches_the_app(
         auth_request, upstream):
     nginx, _, _ = auth_request
