@@ -130,6 +130,13 @@ struct ConfigSchema {
                     + "domain name, not an IP or localhost); set apple.base_url to an emulator to test locally"))
         }
 
+        if !baseURL.isHTTPS {
+            warnings.append(ConfigWarning(
+                path: "apple.base_url",
+                message: "\(baseURL.origin) is plain http (allowed only because the host is loopback): "
+                    + "use it for an emulator in tests, never for Apple"))
+        }
+
         guard let teamID, let clientID, let keyID, let privateKey else { return nil }
         return Config.Apple(
             teamID: teamID, clientID: clientID, keyID: keyID, privateKeyFile: privateKeyFile,

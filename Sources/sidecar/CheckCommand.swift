@@ -27,8 +27,18 @@ struct CheckCommand: ParsableCommand {
             // Exit here: the messages are complete, the root would add its own line for a thrown ExitCode.
             Glibc.exit(1)
         }
+        let unsupported = FeatureSupport.unsupported(loaded)
+        guard unsupported.errors.isEmpty else {
+            let count = unsupported.errors.count
+            writeStandardError(unsupported.errors.map { "\(config): \($0)\n" }.joined()
+                + "\(config): \(count) error\(count == 1 ? "" : "s")\n")
+            Glibc.exit(1)
+        }
         print(Self.summary(of: loaded), terminator: "")
         for warning in loaded.warnings {
+            writeStandardError("\(config): warning: \(warning)\n")
+        }
+        for warning in unsupported.warnings {
             writeStandardError("\(config): warning: \(warning)\n")
         }
     }

@@ -25,9 +25,10 @@ struct RunCommand: ParsableCommand {
         LoggingSystem.bootstrap { SidecarLogHandler(label: $0, format: format, level: level) }
         let logger = Logger(label: "sidecar")
         for warning in loaded.warnings { logger.warning("\(warning)") }
-
-        if loaded.tls != nil {
-            logger.error("tls: serving HTTPS directly is not available in this build; terminate TLS in front")
+        let unsupported = FeatureSupport.unsupported(loaded)
+        for warning in unsupported.warnings { logger.warning("\(warning)") }
+        guard unsupported.errors.isEmpty else {
+            for error in unsupported.errors { logger.error("\(config): \(error)") }
             throw ExitCode(1)
         }
         let shared = AuthShared()
@@ -43,6 +44,9 @@ struct RunCommand: ParsableCommand {
             let file = config
             server.reload = {
                 let reloaded = try Config.load(file: file)
+                if let unsupported = FeatureSupport.unsupported(reloaded).errors.first {
+                    throw RuntimeFailure(unsupported.description)
+                }
                 var options = ProxyOptions(reloaded)
                 options.auth = try AuthSettings(config: reloaded, shared: shared)
                 return options

@@ -129,6 +129,7 @@ final class QuotingStyleTests: XCTestCase {
         XCTAssertEqual(config.apple.teamID, "TEAM123456")
         XCTAssertEqual(config.headers.userID, "X-Auth-User-Id")
         XCTAssertEqual(config.session.cookieName, "__Host-sidecar")
-        XCTAssertEqual(config.warnings.map(\.path), ["session.secrets"], "inline secret")
+        XCTAssertEqual(config.warnings.map(\.path), ["apple.base_url", "session.secrets"],
+                       "plain-http emulator base_url; inline secret")
     }
 }

@@ -1,0 +1,37 @@
+import SidecarConfig
+
+/// SPEC §3 keys whose features this build does not provide yet. Turning one on is an error,
+/// never a silent no-op: an operator must not believe a protection is active when it is not.
+/// A default that cannot be honoured (`session.revalidate`) is a warning that says how to
+/// acknowledge it. `check` and `run` report the same findings.
+enum FeatureSupport {
+    struct Finding: CustomStringConvertible {
+        let path: String
+        let message: String
+        var description: String { "\(path): \(message)" }
+    }
+
+    static func unsupported(_ config: Config) -> (errors: [Finding], warnings: [Finding]) {
+        var errors: [Finding] = []
+        var warnings: [Finding] = []
+        if config.tls != nil {
+            errors.append(Finding(path: "tls", message: "serving HTTPS directly is not available in this build; terminate TLS in front (see Examples/nginx-in-front.conf)"))
+        }
+        if config.assertion.enabled {
+            errors.append(Finding(path: "assertion.enabled", message: "the signed identity assertion is not available in this build"))
+        }
+        if config.notifications.forwardTo != nil {
+            errors.append(Finding(path: "notifications.forward_to", message: "Apple server-to-server notifications are not available in this build"))
+        }
+        if config.revocations.store != .memory {
+            errors.append(Finding(path: "revocations.store", message: "\(config.revocations.store) is not available in this build; only memory (lost on restart)"))
+        }
+        if !config.apple.nativeAudiences.isEmpty {
+            errors.append(Finding(path: "apple.native_audiences", message: "the native-app endpoint (/.auth/native) is not available in this build"))
+        }
+        if config.session.revalidate != nil {
+            warnings.append(Finding(path: "session.revalidate", message: "revalidation with Apple's refresh token is not available in this build: sessions end by expiry, logout or secret rotation only (set 0 to acknowledge)"))
+        }
+        return (errors, warnings)
+    }
+}
