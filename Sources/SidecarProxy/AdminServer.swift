@@ -3,8 +3,8 @@ import Glibc
 import SidecarEvent
 import SidecarHTTP
 
-/// The admin listener (SPEC §7): `GET /healthz` and `GET /readyz`, one request per
-/// connection. Runs on the control loop, never on a proxy worker.
+/// The admin listener (SPEC §7): `GET /healthz`, `GET /readyz` and `GET /metrics`, one
+/// request per connection. Runs on the control loop, never on a proxy worker.
 final class AdminServer {
     private let loop: EventLoop
     private var listener: Listener?
@@ -46,16 +46,19 @@ final class AdminServer {
         }
     }
 
-    /// Ready when the upstream accepted a connection recently; otherwise probe it now.
-    func checkReadiness(_ done: @escaping (Bool) -> Void) {
+    /// Ready when every worker holds Apple's keys (or needs none) and the upstream accepted a
+    /// connection recently (otherwise it is probed now). `done` gets the failing conditions,
+    /// none when ready. (The configuration is loaded: the process would not run otherwise.)
+    func checkReadiness(_ done: @escaping ([String]) -> Void) {
+        let keys = readiness.appleKeysReady ? [] : ["apple keys not fetched"]
         if readiness.upstreamRecentlyReachable(nowMs: loop.nowMilliseconds, windowMs: options.readinessWindowMs) {
-            done(true)
+            done(keys)
             return
         }
         let probe = UpstreamProbe(loop: loop, address: upstreamAddress, timeoutMs: options.upstreamConnectTimeoutMs) {
             [unowned self] reachable in
             if reachable { self.readiness.upstreamSucceeded(atMs: self.loop.nowMilliseconds) }
-            done(reachable)
+            done(reachable ? keys : keys + ["upstream unreachable"])
         }
         probe.start(reaper: reaper)
     }
@@ -154,8 +157,8 @@ final class AdminConnection: StreamDelegate {
         case "/metrics":
             answer(200, server.metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
         case "/readyz":
-            server.checkReadiness { [weak self] ready in
-                self?.answer(ready ? 200 : 503, ready ? "ready\n" : "upstream unreachable\n")
+            server.checkReadiness { [weak self] failing in
+                self?.answer(failing.isEmpty ? 200 : 503, failing.isEmpty ? "ready\n" : failing.joined(separator: "\n") + "\n")
             }
         default:
             answer(404, "not found\n")

@@ -254,7 +254,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             arm(.connect, worker.options.upstreamConnectTimeoutMs)
             writeRequest()
         case .failed:
-            worker.recordUpstreamConnectFailure()
+            worker.metrics.recordUpstreamConnectFailure()
             failUpstream(502)
         }
     }
@@ -315,7 +315,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     func upstream(_ upstream: UpstreamConnection, didConnect error: Int32) {
         guard error == 0 else {
-            worker.recordUpstreamConnectFailure()
+            worker.metrics.recordUpstreamConnectFailure()
             upstreamFailed(error)
             return
         }
@@ -394,7 +394,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     private func startResponse(_ head: HTTPResponseHead, request: HTTPRequestHead) {
         response = head
-        worker.recordUpstreamLatency(ms: worker.nowMs - upstreamStartedMs)
+        worker.metrics.recordUpstreamLatency(ms: worker.nowMs - upstreamStartedMs)
         status = head.status
         let chunked: Bool
         switch head.framing {
@@ -692,7 +692,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     }
 
     private func logExchange() {
-        worker.recordRequest(route: response == nil ? .sidecar : .upstream, status: status)
+        worker.metrics.recordRequest(route: response == nil ? .sidecar : .upstream, status: status)
         guard let log = worker.accessLog else { return }
         let method = request.map { $0.bytes($0.methodRange) } ?? []
         log.record(AccessLog.Entry(
@@ -754,7 +754,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
                 refuse(408)
             }
         case .connect:
-            worker.recordUpstreamConnectFailure()
+            worker.metrics.recordUpstreamConnectFailure()
             failUpstream(504)
         case .upstream:
             let idleFor = worker.nowMs - lastProgressMs

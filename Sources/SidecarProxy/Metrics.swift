@@ -1,84 +1,81 @@
-import Synchronization
-
 /// Counters one worker keeps without atomics on its own thread and publishes about once a
-/// second (only when something changed) for the admin listener's `/metrics`.
+/// second (only when something changed) for the admin listener's `/metrics`. Every family is
+/// a fixed-size array indexed by a label enum: recording never allocates (except the one
+/// copy-on-write after each publish) and the label sets stay bounded.
 struct WorkerMetrics: Sendable {
-    /// Upstream latency histogram bounds in milliseconds (+Inf is implicit).
-    static let latencyBoundsMs: [Int64] = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000]
     enum Route: Int, CaseIterable { case upstream = 0, sidecar = 1 }
 
     /// [route][status class 1xx…5xx, other]
     var requests = [UInt64](repeating: 0, count: Route.allCases.count * 6)
-    var latencyBuckets = [UInt64](repeating: 0, count: latencyBoundsMs.count + 1)
-    var latencySumMs: UInt64 = 0
-    var latencyCount: UInt64 = 0
+    var upstreamLatency = LatencyHistogram()
     var openConnections = 0
     var upstreamConnectFailures: UInt64 = 0
+    /// [LoginOutcome index]
+    var logins = [UInt64](repeating: 0, count: LoginOutcome.labels.count)
+    /// [SessionCarrier][SessionOutcome]
+    var sessions = [UInt64](repeating: 0, count: SessionCarrier.allCases.count * SessionOutcome.allCases.count)
+    /// [ResealReason]
+    var reseals = [UInt64](repeating: 0, count: ResealReason.allCases.count)
+    /// [ok, error]
+    var jwksRefreshes: [UInt64] = [0, 0]
+    /// [AppleCall]
+    var appleLatency = [LatencyHistogram](repeating: LatencyHistogram(), count: AppleCall.allCases.count)
 
     mutating func recordRequest(route: Route, status: Int) {
         let statusClass = (1...5).contains(status / 100) ? status / 100 - 1 : 5
         requests[route.rawValue * 6 + statusClass] &+= 1
     }
 
-    mutating func recordUpstreamLatency(ms: Int64) {
-        var index = 0
-        while index < Self.latencyBoundsMs.count && ms > Self.latencyBoundsMs[index] { index += 1 }
-        latencyBuckets[index] &+= 1
-        latencySumMs &+= UInt64(max(0, ms))
-        latencyCount &+= 1
+    mutating func recordSession(_ outcome: SessionOutcome, via carrier: SessionCarrier) {
+        sessions[carrier.rawValue * SessionOutcome.allCases.count + outcome.rawValue] &+= 1
+    }
+
+    func sessions(_ outcome: SessionOutcome, via carrier: SessionCarrier) -> UInt64 {
+        sessions[carrier.rawValue * SessionOutcome.allCases.count + outcome.rawValue]
     }
 
     static func + (a: WorkerMetrics, b: WorkerMetrics) -> WorkerMetrics {
         var sum = a
-        for i in sum.requests.indices { sum.requests[i] &+= b.requests[i] }
-        for i in sum.latencyBuckets.indices { sum.latencyBuckets[i] &+= b.latencyBuckets[i] }
-        sum.latencySumMs &+= b.latencySumMs
-        sum.latencyCount &+= b.latencyCount
+        add(b.requests, to: &sum.requests)
+        sum.upstreamLatency = a.upstreamLatency + b.upstreamLatency
         sum.openConnections += b.openConnections
         sum.upstreamConnectFailures &+= b.upstreamConnectFailures
+        add(b.logins, to: &sum.logins)
+        add(b.sessions, to: &sum.sessions)
+        add(b.reseals, to: &sum.reseals)
+        add(b.jwksRefreshes, to: &sum.jwksRefreshes)
+        for i in sum.appleLatency.indices { sum.appleLatency[i] = a.appleLatency[i] + b.appleLatency[i] }
         return sum
+    }
+
+    private static func add(_ counts: [UInt64], to sum: inout [UInt64]) {
+        for i in sum.indices { sum[i] &+= counts[i] }
     }
 }
 
-/// The latest published counters of every worker.
-final class MetricsBoard: Sendable {
-    private let slots: Mutex<[WorkerMetrics]>
+/// A latency histogram in milliseconds, exposed in seconds.
+struct LatencyHistogram: Sendable {
+    /// Upper bounds in milliseconds (+Inf is implicit).
+    static let boundsMs: [Int64] = [1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000]
 
-    init(workers: Int) { slots = Mutex([WorkerMetrics](repeating: WorkerMetrics(), count: workers)) }
+    /// Per bucket, not cumulative; the last one is +Inf.
+    var buckets = [UInt64](repeating: 0, count: boundsMs.count + 1)
+    var sumMs: UInt64 = 0
+    var count: UInt64 = 0
 
-    func publish(_ metrics: WorkerMetrics, worker: Int) {
-        slots.withLock { $0[worker] = metrics }
+    mutating func record(ms: Int64) {
+        var index = 0
+        while index < Self.boundsMs.count && ms > Self.boundsMs[index] { index += 1 }
+        buckets[index] &+= 1
+        sumMs &+= UInt64(max(0, ms))
+        count &+= 1
     }
 
-    /// Prometheus text exposition format.
-    func render() -> String {
-        let total = slots.withLock { $0.reduce(WorkerMetrics(), +) }
-        var out = "# HELP sidecar_requests_total Requests answered, by who answered and status class.\n"
-        out += "# TYPE sidecar_requests_total counter\n"
-        for route in WorkerMetrics.Route.allCases {
-            let name = route == .upstream ? "upstream" : "sidecar"
-            for statusClass in 0..<6 {
-                let code = statusClass < 5 ? "\(statusClass + 1)xx" : "other"
-                out += "sidecar_requests_total{route=\"\(name)\",code=\"\(code)\"} \(total.requests[route.rawValue * 6 + statusClass])\n"
-            }
-        }
-        out += "# HELP sidecar_upstream_response_seconds Time from sending a request upstream to its response head.\n"
-        out += "# TYPE sidecar_upstream_response_seconds histogram\n"
-        var cumulative: UInt64 = 0
-        for (i, bound) in WorkerMetrics.latencyBoundsMs.enumerated() {
-            cumulative &+= total.latencyBuckets[i]
-            out += "sidecar_upstream_response_seconds_bucket{le=\"\(Double(bound) / 1000)\"} \(cumulative)\n"
-        }
-        cumulative &+= total.latencyBuckets[WorkerMetrics.latencyBoundsMs.count]
-        out += "sidecar_upstream_response_seconds_bucket{le=\"+Inf\"} \(cumulative)\n"
-        out += "sidecar_upstream_response_seconds_sum \(Double(total.latencySumMs) / 1000)\n"
-        out += "sidecar_upstream_response_seconds_count \(total.latencyCount)\n"
-        out += "# HELP sidecar_upstream_connect_failures_total Upstream connections refused, reset or timed out.\n"
-        out += "# TYPE sidecar_upstream_connect_failures_total counter\n"
-        out += "sidecar_upstream_connect_failures_total \(total.upstreamConnectFailures)\n"
-        out += "# HELP sidecar_open_connections Client connections open now.\n"
-        out += "# TYPE sidecar_open_connections gauge\n"
-        out += "sidecar_open_connections \(total.openConnections)\n"
-        return out
+    static func + (a: LatencyHistogram, b: LatencyHistogram) -> LatencyHistogram {
+        var sum = a
+        for i in sum.buckets.indices { sum.buckets[i] &+= b.buckets[i] }
+        sum.sumMs &+= b.sumMs
+        sum.count &+= b.count
+        return sum
     }
 }

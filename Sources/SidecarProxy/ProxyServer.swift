@@ -69,7 +69,7 @@ public final class ProxyServer {
     public func run() throws(ProxyStartError) {
         let control: EventLoop
         do { control = try EventLoop() } catch { throw ProxyStartError(description: error.description) }
-        let readiness = Readiness()
+        let readiness = Readiness(workers: listenFDs.count)
         let sink = LogSink(fd: 1)
         let workersDone: WakeupChannel
         var shutdownChannels: [WakeupChannel] = []

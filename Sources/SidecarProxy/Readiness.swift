@@ -1,16 +1,41 @@
 import Synchronization
 
 /// Shared by workers (writers) and the admin loop (reader): when the upstream last accepted
-/// a connection. Written once per new upstream connection, not per request.
+/// a connection, and whether each worker holds Apple's signing keys. Written once per new
+/// upstream connection and on each worker's key-state change, never per request.
 public final class Readiness: Sendable {
-    private let lastUpstreamSuccessMs = Atomic<Int64>(Int64.min)
+    /// What one worker needs from Apple before it can complete a sign-in.
+    enum AppleKeyState: Sendable {
+        /// The worker has not reported yet (still starting).
+        case unknown
+        /// Sign-in is off: no keys needed.
+        case notNeeded
+        /// Sign-in is on and no key set has been fetched yet.
+        case missing
+        /// A key set is held (fetched, or kept from an earlier fetch).
+        case held
+    }
 
-    public init() {}
+    private let lastUpstreamSuccessMs = Atomic<Int64>(Int64.min)
+    private let appleKeys: Mutex<[AppleKeyState]>
+
+    public init(workers: Int) {
+        appleKeys = Mutex([AppleKeyState](repeating: .unknown, count: max(1, workers)))
+    }
 
     func upstreamSucceeded(atMs now: Int64) { lastUpstreamSuccessMs.store(now, ordering: .relaxed) }
 
     func upstreamRecentlyReachable(nowMs: Int64, windowMs: Int64) -> Bool {
         let last = lastUpstreamSuccessMs.load(ordering: .relaxed)
         return last != Int64.min && nowMs - last <= windowMs
+    }
+
+    func report(_ state: AppleKeyState, worker: Int) {
+        appleKeys.withLock { $0[worker] = state }
+    }
+
+    /// True when every worker has reported and none is still without the keys it needs.
+    var appleKeysReady: Bool {
+        appleKeys.withLock { states in states.allSatisfy { $0 == .notNeeded || $0 == .held } }
     }
 }

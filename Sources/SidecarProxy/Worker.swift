@@ -34,10 +34,7 @@ final class Worker {
     private let settings: SharedSettings
     private let logSink: LogSink
     private var upstreamAddress: SocketAddress
-    private let index: Int
-    private let board: MetricsBoard
-    private var metrics = WorkerMetrics()
-    private var publishTimer: Timer?
+    let metrics: MetricsRecorder
 
     /// Output above this stops reading the other side until it drains (backpressure).
     static let highWatermark = 256 * 1024
@@ -46,20 +43,22 @@ final class Worker {
         index: Int, settings: SharedSettings, listenFD: Int32, readiness: Readiness,
         board: MetricsBoard, logSink: LogSink, shutdown: WakeupChannel, reload: WakeupChannel
     ) throws(EventError) {
-        self.index = index
-        self.board = board
         let (options, upstreamAddress) = settings.current
         self.settings = settings
         self.logSink = logSink
         self.upstreamAddress = upstreamAddress
         loop = try EventLoop()
         self.options = options
+        metrics = MetricsRecorder(loop: loop, board: board, readiness: readiness, worker: index)
         if let settings = options.auth {
             do {
-                auth = try Authenticator(loop: loop, settings: settings, upstreamTimeoutMs: options.upstreamTimeoutMs)
+                auth = try Authenticator(
+                    loop: loop, settings: settings, upstreamTimeoutMs: options.upstreamTimeoutMs, metrics: metrics)
             } catch {
                 throw .libevent(error.description)
             }
+        } else {
+            metrics.reportAppleKeys(.notNeeded)
         }
         policy = AccessPolicy(options: options, auth: auth)
         rewriter = RequestRewriter(options: options)
@@ -74,30 +73,6 @@ final class Worker {
         }
         shutdownWakeup = Wakeup(loop: loop, channel: shutdown) { [unowned self] in self.beginDrain() }
         reloadWakeup = Wakeup(loop: loop, channel: reload) { [unowned self] in self.applySettings() }
-        publishTimer = Timer(loop: loop) { [unowned self] in self.publishMetrics() }
-    }
-
-    // MARK: metrics (plain counters on this thread, published at most once a second)
-
-    func recordRequest(route: WorkerMetrics.Route, status: Int) {
-        metrics.recordRequest(route: route, status: status)
-        metricsChanged()
-    }
-
-    func recordUpstreamLatency(ms: Int64) { metrics.recordUpstreamLatency(ms: ms) }
-
-    func recordUpstreamConnectFailure() {
-        metrics.upstreamConnectFailures &+= 1
-        metricsChanged()
-    }
-
-    private func metricsChanged() {
-        if publishTimer?.isScheduled == false { publishTimer?.schedule(afterMilliseconds: 1000) }
-    }
-
-    private func publishMetrics() {
-        metrics.openConnections = clients.count
-        board.publish(metrics, worker: index)
     }
 
     /// SIGHUP: take the reloaded settings. Connections keep running; new requests see the
@@ -129,11 +104,13 @@ final class Worker {
                 if let auth {
                     try auth.apply(settings)
                 } else {
-                    auth = try Authenticator(loop: loop, settings: settings, upstreamTimeoutMs: new.upstreamTimeoutMs)
+                    auth = try Authenticator(
+                        loop: loop, settings: settings, upstreamTimeoutMs: new.upstreamTimeoutMs, metrics: metrics)
                 }
             } else {
                 auth?.stop()
                 auth = nil
+                metrics.reportAppleKeys(.notNeeded)
             }
         } catch {
             Logger(label: "sidecar").error("reload: sign-in settings not applied; keeping the previous ones", metadata: ["error": "\(error)"])
@@ -155,14 +132,14 @@ final class Worker {
         }
         let client = ClientConnection(worker: self, fd: fd, peer: peer)
         clients[ObjectIdentifier(client)] = client
-        metricsChanged()
+        metrics.setOpenConnections(clients.count)
     }
 
     /// Called by a connection when it has closed for good.
     func connectionClosed(_ client: ClientConnection) {
         if let removed = clients.removeValue(forKey: ObjectIdentifier(client)) {
             reaper.retire(removed)
-            metricsChanged()
+            metrics.setOpenConnections(clients.count)
         }
         if isDraining && clients.isEmpty { finishDrain() }
     }

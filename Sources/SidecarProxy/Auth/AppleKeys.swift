@@ -5,7 +5,8 @@ import SidecarEvent
 
 /// A worker's copy of Apple's JWKS (SPEC §4.2 step 3): fetched at start, refreshed every
 /// `apple.jwks_refresh`, refetched on an unknown `kid` at most once per 60 s; a failed fetch
-/// keeps the last good set and is retried. Loop thread only. Each worker keeps its own
+/// keeps the last good set and is retried (after 30 s, or sooner — 1, 2, 4 … s — while no set
+/// is held, so a sidecar started before Apple is reachable gets ready soon). Loop thread only. Each worker keeps its own
 /// copy (no cross-thread waiting; N workers fetch N times per period, which Apple tolerates).
 final class AppleKeys {
     private var policy: JWKSRefreshPolicy
@@ -16,14 +17,21 @@ final class AppleKeys {
     /// Callbacks waiting for the fetch in flight.
     private var waiters: [(JWKSet?) -> Void] = []
     private var fetching = false
+    private let metrics: MetricsRecorder
+    /// Failed fetches in a row while no set is held (the back-off exponent).
+    private var failuresWithoutKeys = 0
+    private static let retrySeconds: Int64 = 30
 
-    init(loop: EventLoop, api: AppleTokenAPI, refreshSeconds: Int64, logger: Logger) {
+    init(loop: EventLoop, api: AppleTokenAPI, refreshSeconds: Int64, logger: Logger, metrics: MetricsRecorder) {
         self.loop = loop
         self.api = api
         self.logger = logger
-        policy = JWKSRefreshPolicy(refreshInterval: refreshSeconds)
+        self.metrics = metrics
+        // The policy allows a retry after 1 s; `retryDelayMs` paces the timer.
+        policy = JWKSRefreshPolicy(refreshInterval: refreshSeconds, retryInterval: 1)
         timer = Timer(loop: loop) { [unowned self] in self.fetchIfDue() }
         timer.schedule(afterMilliseconds: 0)  // the initial fetch, once the loop runs
+        metrics.reportAppleKeys(.missing)
     }
 
     var current: JWKSet? { policy.keySet }
@@ -59,10 +67,12 @@ final class AppleKeys {
     private func fetchIfDue() {
         guard !fetching, let reason = policy.decide(now: UnixTime.now()) else { return }
         fetching = true
+        let startedMs = loop.nowMilliseconds
         api.fetchJWKS { [weak self] result in
             guard let self else { return }
             self.fetching = false
             let now = UnixTime.now()
+            self.metrics.recordAppleCall(.keys, ms: self.loop.nowMilliseconds - startedMs)
             switch result {
             case .success(let response):
                 do throws(JWKSet.ParseError) {
@@ -71,21 +81,34 @@ final class AppleKeys {
                     self.logger.info("apple keys fetched", metadata: [
                         "reason": "\(reason.rawValue)", "kids": "\(set.keyIDs.joined(separator: ","))",
                     ])
+                    self.failuresWithoutKeys = 0
+                    self.metrics.recordKeysFetch(succeeded: true)
+                    self.metrics.reportAppleKeys(.held)
                     self.timer.schedule(afterMilliseconds: self.policy.refreshInterval * 1000)
                 } catch {
                     self.policy.fetched(Result<JWKSet, JWKSet.ParseError>.failure(error), now: now)
                     self.logger.warning("apple keys unusable; keeping the previous set", metadata: ["reason": "jwks_\(error)"])
-                    self.timer.schedule(afterMilliseconds: self.policy.retryInterval * 1000)
+                    self.retryLater()
                 }
             case .failure(let error):
                 self.policy.fetched(Result<JWKSet, AppleError>.failure(error), now: now)
                 self.logger.warning("apple keys fetch failed; keeping the previous set", metadata: [
                     "reason": "\(LoginFailure.exchange(error).reason)",
                 ])
-                self.timer.schedule(afterMilliseconds: self.policy.retryInterval * 1000)
+                self.retryLater()
             }
             self.flushWaiters()
         }
+    }
+
+    private func retryLater() {
+        metrics.recordKeysFetch(succeeded: false)
+        var delay = Self.retrySeconds
+        if policy.keySet == nil {
+            delay = min(delay, Int64(1) << min(failuresWithoutKeys, 5))
+            failuresWithoutKeys += 1
+        }
+        timer.schedule(afterMilliseconds: delay * 1000)
     }
 
     private func flushWaiters() {

@@ -14,15 +14,18 @@ final class Authenticator {
     private(set) var api: AppleTokenAPI
     let keys: AppleKeys
     private var revocations: RevocationView
+    /// The worker's counters (sessions, logins, Apple calls) and its Apple-key readiness.
+    let metrics: MetricsRecorder
 
-    init(loop: EventLoop, settings: AuthSettings, upstreamTimeoutMs: Int64) throws(AuthSetupError) {
+    init(loop: EventLoop, settings: AuthSettings, upstreamTimeoutMs: Int64, metrics: MetricsRecorder) throws(AuthSetupError) {
         self.loop = loop
         self.settings = settings
+        self.metrics = metrics
         // Apple gets at most as long as an upstream would (and never more than 10 s), so a
         // hanging Apple is a prompt 504 well inside the connection's own deadline.
         appleTimeoutSeconds = min(10, max(1, Double(upstreamTimeoutMs) / 1000))
         api = try Self.makeAPI(loop: loop, settings: settings, timeout: appleTimeoutSeconds)
-        keys = AppleKeys(loop: loop, api: api, refreshSeconds: settings.jwksRefreshSeconds, logger: logger)
+        keys = AppleKeys(loop: loop, api: api, refreshSeconds: settings.jwksRefreshSeconds, logger: logger, metrics: metrics)
         revocations = RevocationView(list: settings.shared.revocations)
     }
 
@@ -38,6 +41,9 @@ final class Authenticator {
     }
 
     func stop() { keys.stop() }
+
+    /// The loop's clock in milliseconds, for timing calls to Apple.
+    var clockMs: Int64 { loop.nowMilliseconds }
 
     private static func makeAPI(loop: EventLoop, settings: AuthSettings, timeout: Double) throws(AuthSetupError) -> AppleTokenAPI {
         let configuration = AppleHTTPClient.Configuration(
@@ -61,7 +67,7 @@ final class Authenticator {
             let buf = UnsafeRawBufferPointer(typed)
             for field in head.fields where head.fieldName(field, is: "authorization") {
                 guard let token = Self.bearerToken(buf, field.value) else { continue }
-                if let opened = open(UnsafeBufferPointer(rebasing: typed[token]), now: now) {
+                if let opened = open(UnsafeBufferPointer(rebasing: typed[token]), via: .bearer, now: now) {
                     identity.session = opened.payload
                     identity.bearer = field.value
                     break
@@ -70,7 +76,7 @@ final class Authenticator {
             guard let value = CookieHeader.find(settings.cookieNameBytes, in: head, buf) else { return }
             identity.stripCookie = !settings.passCookie
             guard identity.session == nil,
-                  let opened = open(UnsafeBufferPointer(rebasing: typed[value]), now: now) else { return }
+                  let opened = open(UnsafeBufferPointer(rebasing: typed[value]), via: .cookie, now: now) else { return }
             identity.session = opened.payload
             if let resealed = reseal(opened.payload, oldSecret: opened.needsReseal, now: now) {
                 identity.session = resealed.session
@@ -87,10 +93,20 @@ final class Authenticator {
         }
     }
 
-    private func open(_ token: UnsafeBufferPointer<UInt8>, now: Int64) -> (payload: Session, needsReseal: Bool)? {
-        guard let opened = try? settings.sessions.open(token, context: settings.cookieName, now: now),
-              !revocations.isRevoked(opened.payload)
-        else { return nil }
+    private func open(_ token: UnsafeBufferPointer<UInt8>, via carrier: SessionCarrier,
+                      now: Int64) -> (payload: Session, needsReseal: Bool)? {
+        let opened: (payload: Session, needsReseal: Bool)
+        do {
+            opened = try settings.sessions.open(token, context: settings.cookieName, now: now)
+        } catch {
+            metrics.recordSession(SessionOutcome(error), via: carrier)
+            return nil
+        }
+        guard !revocations.isRevoked(opened.payload) else {
+            metrics.recordSession(.revoked, via: carrier)
+            return nil
+        }
+        metrics.recordSession(.accepted, via: carrier)
         return opened
     }
 
@@ -106,6 +122,7 @@ final class Authenticator {
         guard let value = try? settings.sessions.sealSession(renewed, cookieName: settings.cookieName) else {
             return nil
         }
+        metrics.recordReseal(oldSecret ? .oldSecret : .refresh)
         return (renewed, SetCookie.session(value, maxAge: renewed.expiresAt - now, settings: settings))
     }
 

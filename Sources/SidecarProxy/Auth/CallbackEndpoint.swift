@@ -46,10 +46,12 @@ final class CallbackFlow {
             auth.logger.error("client secret could not be signed", metadata: ["error": "\(error)"])
             return fail(.internalError)
         }
+        let startedMs = auth.clockMs
         auth.api.exchangeCode(
             code: code, redirectURI: settings.redirectURI, codeVerifier: login.codeVerifier,
             clientID: settings.clientID, clientSecret: secret
         ) { [self] result in
+            auth.metrics.recordAppleCall(.token, ms: auth.clockMs - startedMs)
             switch result {
             case .failure(let error):
                 fail(.exchange(error))
@@ -160,7 +162,7 @@ final class CallbackFlow {
         auth.logger.info("login succeeded", metadata: metadata)
         var answer = AuthPages.redirect(303, to: target)
         answer.extraFields.append(("Set-Cookie", cookie))
-        respond(answer)
+        respond(answer, outcome: "ok")
     }
 
     private func seal(_ session: Session, now: Int64) -> [UInt8]? {
@@ -172,12 +174,14 @@ final class CallbackFlow {
         var metadata: [String: Logger.MetadataValue] = ["reason": "\(failure.reason)", "status": "\(failure.status)"]
         if let subject { metadata["sub"] = "\(subject)" }
         auth.logger.warning("login failed", metadata: metadata)
-        respond(AuthPages.failure(failure, json: request.isAPIClient, loginPath: auth.loginPath))
+        respond(AuthPages.failure(failure, json: request.isAPIClient, loginPath: auth.loginPath), outcome: failure.reason)
     }
 
-    private func respond(_ answer: LocalResponse) {
+    /// Answers once; `outcome` ("ok" or the reason code) is counted in `sidecar_logins_total`.
+    private func respond(_ answer: LocalResponse, outcome: String) {
         guard !answered else { return }
         answered = true
+        auth.metrics.recordLogin(outcome)
         var answer = answer
         if let loginCookie {
             answer.extraFields.append(("Set-Cookie", SetCookie.clearLoginState(name: loginCookie, settings: settings)))

@@ -23,6 +23,7 @@ extension Authenticator {
             verifier = settings.pkce ? Base64URL.encode(try SecureRandom.bytes(32)) : nil
         } catch {
             logger.error("login failed", metadata: ["reason": "random_failed"])
+            metrics.recordLogin("random_failed")
             return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath)
         }
         let login = LoginState(
@@ -31,6 +32,7 @@ extension Authenticator {
         let cookieName = loginCookieName(forState: state)
         guard login.isEncodable, let sealed = try? settings.loginStates.seal(login, context: cookieName) else {
             logger.error("login failed", metadata: ["reason": "state_seal_failed"])
+            metrics.recordLogin("state_seal_failed")
             return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath)
         }
 

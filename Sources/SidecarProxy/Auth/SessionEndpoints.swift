@@ -55,8 +55,10 @@ extension Authenticator {
             logger.warning("apple revoke skipped", metadata: ["reason": "client_secret_failed"])
             return
         }
+        let startedMs = clockMs
         api.revoke(token: refreshToken, hint: .refreshToken, clientID: settings.clientID, clientSecret: secret) {
-            [logger] result in
+            [logger, weak self] result in
+            if let self { metrics.recordAppleCall(.revoke, ms: clockMs - startedMs) }
             switch result {
             case .success: logger.info("apple refresh token revoked", metadata: ["reason": "ok"])
             case .failure(let error):

@@ -1,0 +1,92 @@
+import Synchronization
+
+/// The latest published counters of every worker; the admin loop renders their sum.
+final class MetricsBoard: Sendable {
+    private let slots: Mutex<[WorkerMetrics]>
+
+    init(workers: Int) { slots = Mutex([WorkerMetrics](repeating: WorkerMetrics(), count: workers)) }
+
+    func publish(_ metrics: WorkerMetrics, worker: Int) {
+        slots.withLock { $0[worker] = metrics }
+    }
+
+    var total: WorkerMetrics { slots.withLock { $0.reduce(WorkerMetrics(), +) } }
+
+    /// Prometheus text exposition format 0.0.4.
+    func render() -> String { Self.render(total) }
+
+    static func render(_ total: WorkerMetrics) -> String {
+        var out = Exposition()
+        out.family("sidecar_requests_total", "counter", "Requests answered, by who answered and status class.")
+        for route in WorkerMetrics.Route.allCases {
+            let name = route == .upstream ? "upstream" : "sidecar"
+            for statusClass in 0..<6 {
+                let code = statusClass < 5 ? "\(statusClass + 1)xx" : "other"
+                out.sample("sidecar_requests_total", "route=\"\(name)\",code=\"\(code)\"",
+                           total.requests[route.rawValue * 6 + statusClass])
+            }
+        }
+        out.family("sidecar_upstream_response_seconds", "histogram",
+                   "Time from sending a request upstream to its response head.")
+        out.histogram("sidecar_upstream_response_seconds", labels: "", total.upstreamLatency)
+        out.family("sidecar_upstream_connect_failures_total", "counter", "Upstream connections refused, reset or timed out.")
+        out.sample("sidecar_upstream_connect_failures_total", "", total.upstreamConnectFailures)
+        out.family("sidecar_open_connections", "gauge", "Client connections open now.")
+        out.sample("sidecar_open_connections", "", UInt64(max(0, total.openConnections)))
+
+        out.family("sidecar_logins_total", "counter",
+                   "Sign-in callbacks by outcome: ok or the failure's reason code (failures shown once seen).")
+        for (index, label) in LoginOutcome.labels.enumerated() where index == LoginOutcome.ok || total.logins[index] > 0 {
+            out.sample("sidecar_logins_total", "outcome=\"\(label)\"", total.logins[index])
+        }
+        out.family("sidecar_sessions_total", "counter",
+                   "Session cookies and bearer tokens opened: accepted, or rejected with the reason.")
+        for carrier in SessionCarrier.allCases {
+            for outcome in SessionOutcome.allCases {
+                out.sample("sidecar_sessions_total",
+                           "via=\"\(carrier.label)\",result=\"\(outcome.result)\",reason=\"\(outcome.reason)\"",
+                           total.sessions(outcome, via: carrier))
+            }
+        }
+        out.family("sidecar_session_reseals_total", "counter",
+                   "Session cookies sealed again: a new idle deadline, or moved to the first secret.")
+        for reason in ResealReason.allCases {
+            out.sample("sidecar_session_reseals_total", "reason=\"\(reason.label)\"", total.reseals[reason.rawValue])
+        }
+        out.family("sidecar_jwks_refreshes_total", "counter", "Fetches of Apple's signing keys, by result.")
+        out.sample("sidecar_jwks_refreshes_total", "result=\"ok\"", total.jwksRefreshes[0])
+        out.sample("sidecar_jwks_refreshes_total", "result=\"error\"", total.jwksRefreshes[1])
+        out.family("sidecar_apple_request_seconds", "histogram", "Duration of calls to Apple, by endpoint.")
+        for call in AppleCall.allCases {
+            out.histogram("sidecar_apple_request_seconds", labels: "call=\"\(call.label)\"", total.appleLatency[call.rawValue])
+        }
+        return out.text
+    }
+}
+
+/// Writes the text format: `# HELP` / `# TYPE` per family, then `name{labels} value` lines.
+private struct Exposition {
+    var text = ""
+
+    mutating func family(_ name: String, _ type: String, _ help: String) {
+        text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+    }
+
+    mutating func sample(_ name: String, _ labels: String, _ value: UInt64) {
+        text += labels.isEmpty ? "\(name) \(value)\n" : "\(name){\(labels)} \(value)\n"
+    }
+
+    mutating func histogram(_ name: String, labels: String, _ histogram: LatencyHistogram) {
+        let prefix = labels.isEmpty ? "" : labels + ","
+        var cumulative: UInt64 = 0
+        for (i, bound) in LatencyHistogram.boundsMs.enumerated() {
+            cumulative &+= histogram.buckets[i]
+            text += "\(name)_bucket{\(prefix)le=\"\(Double(bound) / 1000)\"} \(cumulative)\n"
+        }
+        cumulative &+= histogram.buckets[LatencyHistogram.boundsMs.count]
+        text += "\(name)_bucket{\(prefix)le=\"+Inf\"} \(cumulative)\n"
+        let suffix = labels.isEmpty ? "" : "{\(labels)}"
+        text += "\(name)_sum\(suffix) \(Double(histogram.sumMs) / 1000)\n"
+        text += "\(name)_count\(suffix) \(histogram.count)\n"
+    }
+}

@@ -1,0 +1,98 @@
+import SidecarCrypto
+
+// Every label value `/metrics` can show comes from one of these fixed sets, so neither
+// user input nor a remote party (Apple's error codes) can grow the exposition.
+
+/// `sidecar_logins_total{outcome}`: "ok" or the callback's stable reason code
+/// (`LoginFailure.reason`); a code outside the set counts as "other".
+enum LoginOutcome {
+    static let ok = 0
+
+    static let labels: [String] = {
+        var labels = [
+            "ok", "form_invalid", "state_missing", "state_mismatch", "state_expired", "state_invalid",
+            "state_replayed", "code_missing", "apple_cancelled", "apple_error", "no_id_token", "jwks_unavailable",
+            "callback_token_sub_mismatch", "session_too_large", "internal_error", "random_failed",
+            "state_seal_failed", "apple_server_error", "apple_invalid_response", "apple_timeout",
+            "apple_tls_failed", "apple_unreachable", "exchange_rejected",
+        ]
+        labels += ["private_relay", "subject", "email"].map { "policy_denied_" + $0 }
+        labels += ["invalid_grant", "invalid_client", "invalid_request", "unauthorized_client",
+                   "unsupported_grant_type", "invalid_scope"].map { "exchange_" + $0 }
+        let tokenReasons = [
+            "too_large", "malformed", "algorithm_not_allowed", "crit_header", "missing_kid", "unknown_key",
+            "key_type_mismatch", "bad_signature", "expired", "not_yet_valid", "issued_in_future", "wrong_issuer",
+            "wrong_audience", "nonce_missing", "nonce_mismatch", "missing_claim", "invalid_claim",
+        ]
+        labels += tokenReasons.map { "token_" + $0 } + tokenReasons.map { "callback_token_" + $0 }
+        return labels + ["other"]
+    }()
+
+    static let other = labels.count - 1
+    private static let indexByLabel = Dictionary(uniqueKeysWithValues: labels.enumerated().map { ($1, $0) })
+
+    /// The counter index for a reason code (off the request path: a login's last step).
+    static func index(of reason: String) -> Int { indexByLabel[reason] ?? other }
+}
+
+/// How the session arrived: `sidecar_sessions_total{via}`.
+enum SessionCarrier: Int, CaseIterable {
+    case cookie = 0, bearer
+
+    var label: String { self == .cookie ? "cookie" : "bearer" }
+}
+
+/// `sidecar_sessions_total{result,reason}`: accepted, or why the sealed value was refused
+/// (SealedOpenError's reason codes, plus "revoked").
+enum SessionOutcome: Int, CaseIterable {
+    case accepted = 0, malformed, unsupportedVersion, unknownKey, authenticationFailed, invalidPayload, expired,
+         idleExpired, revoked
+
+    init(_ error: SealedOpenError) {
+        switch error {
+        case .malformed: self = .malformed
+        case .unsupportedVersion: self = .unsupportedVersion
+        case .unknownKey: self = .unknownKey
+        case .authenticationFailed: self = .authenticationFailed
+        case .invalidPayload: self = .invalidPayload
+        case .expired: self = .expired
+        case .idleExpired: self = .idleExpired
+        }
+    }
+
+    var result: String { self == .accepted ? "accepted" : "rejected" }
+
+    var reason: String {
+        switch self {
+        case .accepted: "ok"
+        case .malformed: SealedOpenError.malformed.reason
+        case .unsupportedVersion: SealedOpenError.unsupportedVersion.reason
+        case .unknownKey: SealedOpenError.unknownKey.reason
+        case .authenticationFailed: SealedOpenError.authenticationFailed.reason
+        case .invalidPayload: SealedOpenError.invalidPayload.reason
+        case .expired: SealedOpenError.expired.reason
+        case .idleExpired: SealedOpenError.idleExpired.reason
+        case .revoked: "revoked"
+        }
+    }
+}
+
+/// `sidecar_session_reseals_total{reason}`: a new idle deadline, or a move to the first secret.
+enum ResealReason: Int, CaseIterable {
+    case refresh = 0, oldSecret
+
+    var label: String { self == .refresh ? "refresh" : "old_secret" }
+}
+
+/// `sidecar_apple_request_seconds{call}`: which Apple endpoint was called.
+enum AppleCall: Int, CaseIterable {
+    case token = 0, keys, revoke
+
+    var label: String {
+        switch self {
+        case .token: "token"
+        case .keys: "keys"
+        case .revoke: "revoke"
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import SidecarEvent
+
+/// A worker's side of `/metrics` and `/readyz` (loop thread only): plain counters published
+/// to the `MetricsBoard` at most once a second (only after a change), and the worker's Apple
+/// key state reported to `Readiness` when it changes.
+final class MetricsRecorder {
+    private(set) var metrics = WorkerMetrics()
+    private let board: MetricsBoard
+    private let readiness: Readiness
+    private let worker: Int
+    private var publishTimer: Timer?
+    private var keyState = Readiness.AppleKeyState.unknown
+
+    init(loop: EventLoop, board: MetricsBoard, readiness: Readiness, worker: Int) {
+        self.board = board
+        self.readiness = readiness
+        self.worker = worker
+        publishTimer = Timer(loop: loop) { [unowned self] in self.board.publish(self.metrics, worker: self.worker) }
+    }
+
+    func recordRequest(route: WorkerMetrics.Route, status: Int) {
+        metrics.recordRequest(route: route, status: status)
+        changed()
+    }
+
+    /// Part of a request's record: published with the request that follows it.
+    func recordUpstreamLatency(ms: Int64) { metrics.upstreamLatency.record(ms: ms) }
+
+    func recordUpstreamConnectFailure() {
+        metrics.upstreamConnectFailures &+= 1
+        changed()
+    }
+
+    func setOpenConnections(_ count: Int) {
+        metrics.openConnections = count
+        changed()
+    }
+
+    /// A login's last step: `reason` is "ok" or the failure's reason code.
+    func recordLogin(_ reason: String) {
+        metrics.logins[LoginOutcome.index(of: reason)] &+= 1
+        changed()
+    }
+
+    func recordSession(_ outcome: SessionOutcome, via carrier: SessionCarrier) {
+        metrics.recordSession(outcome, via: carrier)
+        changed()
+    }
+
+    func recordReseal(_ reason: ResealReason) {
+        metrics.reseals[reason.rawValue] &+= 1
+        changed()
+    }
+
+    func recordKeysFetch(succeeded: Bool) {
+        metrics.jwksRefreshes[succeeded ? 0 : 1] &+= 1
+        changed()
+    }
+
+    func recordAppleCall(_ call: AppleCall, ms: Int64) {
+        metrics.appleLatency[call.rawValue].record(ms: ms)
+        changed()
+    }
+
+    /// Whether this worker needs Apple's keys and holds them; reported only on a change.
+    func reportAppleKeys(_ state: Readiness.AppleKeyState) {
+        guard state != keyState else { return }
+        keyState = state
+        readiness.report(state, worker: worker)
+    }
+
+    /// Publishes now (the worker is stopping, or a test wants the numbers).
+    func publish() {
+        publishTimer?.cancel()
+        board.publish(metrics, worker: worker)
+    }
+
+    private func changed() {
+        if publishTimer?.isScheduled == false { publishTimer?.schedule(afterMilliseconds: 1000) }
+    }
+}
