@@ -126,13 +126,16 @@ final class Worker {
     var nowMs: Int64 { loop.nowMilliseconds }
 
     private func accept(_ fd: Int32, peer: SocketAddress) {
-        guard clients.count < maxConnections, !isDraining else {
+        guard !isDraining else {
             Socket.close(fd)
             return
         }
         let client = ClientConnection(worker: self, fd: fd, peer: peer)
         clients[ObjectIdentifier(client)] = client
         metrics.setOpenConnections(clients.count)
+        // At `limits.max_connections` stop accepting (as nginx does): newcomers wait in the
+        // kernel's backlog until a connection closes, instead of being cut off.
+        if clients.count >= maxConnections { listener?.pause() }
     }
 
     /// Called by a connection when it has closed for good.
@@ -140,6 +143,7 @@ final class Worker {
         if let removed = clients.removeValue(forKey: ObjectIdentifier(client)) {
             reaper.retire(removed)
             metrics.setOpenConnections(clients.count)
+            if !isDraining, clients.count < maxConnections { listener?.resume() }
         }
         if isDraining && clients.isEmpty { finishDrain() }
     }
