@@ -226,6 +226,7 @@ echo
 has_case sidecar && idle_rss sidecar "$SIDECAR_PORT" "$SIDECAR_PUBLIC_PID"
 idle_rss nginx "$NGINX_PORT" "$(nginx_worker_pid "$NGINX_PROXY_PID")"
 echo "(target: sidecar <= 30 MB RSS with 1,000 open keep-alive connections, SPEC §8)"
+echo "(logins per second, SPEC §8: Benchmarks/login-bench.sh)"
 if [ "${#FAILED[@]}" -gt 0 ]; then
   printf 'FAILED (non-2xx answers or no result): %s\n' "${FAILED[@]}" >&2
   exit 1
