@@ -11,7 +11,9 @@
 #
 # Env: ROUNDS [3], DURATION [10s], CONNS [50], THREADS [1], IDLE_CONNS [1000],
 #      BENCH_PIN [1] (wrk on CPU 1, servers on CPU 0), SIDECAR_BIN [release build],
-#      BENCH_CASES ["direct nginx sidecar" + every cases.d file], e.g. "nginx auth".
+#      BENCH_CASES ["direct nginx sidecar" + every cases.d file], e.g. "nginx auth",
+#      BENCH_PROFILE [none]: a case to `perf record -g` during its first round (top self
+#      costs, demangled), BENCH_PROFILE_OUT [none]: where to keep that perf.data.
 # More cases: put files in Benchmarks/cases.d/*.sh; each appends its name to CASES and defines
 #   case_<name>     sets CASE_PORT (and CASE_PIDS) of a server it started once, in front of
 #                   $UP_PORT, when the file was sourced
@@ -175,8 +177,21 @@ for round in $(seq 1 "$ROUNDS"); do
     "case_$c"
     extra=()
     if declare -F "wrk_args_$c" >/dev/null; then mapfile -t extra < <("wrk_args_$c"); fi
+    profiling=
+    if [ "$round" = 1 ] && [ "${BENCH_PROFILE:-}" = "$c" ]; then
+      perf record -F 997 -g -o "$WORK/perf-$c.data" -p "${CASE_PIDS%% *}" 2>"$WORK/perf-$c.log" &
+      profiling=$!; sleep 0.5
+    fi
     out=$("${CLIENT_CPU[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "${extra[@]}" \
           "http://127.0.0.1:$CASE_PORT/")
+    if [ -n "$profiling" ]; then
+      kill -INT "$profiling"; wait "$profiling" || true
+      PROFILE_REPORT="$WORK/perf-$c.txt"
+      perf report -i "$WORK/perf-$c.data" --no-children --sort dso,symbol --stdio 2>/dev/null \
+        | grep -E '^ +[0-9.]+%' | head -40 | sed -E 's/ +- +- *$//; s/ +$//' \
+        | { swift-demangle --simplified --compact 2>/dev/null || cat; } | cut -c1-200 >"$PROFILE_REPORT" || true
+      if [ -n "${BENCH_PROFILE_OUT:-}" ]; then cp "$WORK/perf-$c.data" "$BENCH_PROFILE_OUT"; fi
+    fi
     rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
     p99=$(to_ms "$(awk '$1 == "99%" {print $2}' <<<"$out")")
     errors=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
@@ -227,6 +242,9 @@ has_case sidecar && idle_rss sidecar "$SIDECAR_PORT" "$SIDECAR_PUBLIC_PID"
 idle_rss nginx "$NGINX_PORT" "$(nginx_worker_pid "$NGINX_PROXY_PID")"
 echo "(target: sidecar <= 30 MB RSS with 1,000 open keep-alive connections, SPEC §8)"
 echo "(logins per second, SPEC §8: Benchmarks/login-bench.sh)"
+if [ -n "${PROFILE_REPORT:-}" ]; then
+  echo; echo "== perf profile of $BENCH_PROFILE (round 1, self time, top 40):"; cat "$PROFILE_REPORT"
+fi
 if [ "${#FAILED[@]}" -gt 0 ]; then
   printf 'FAILED (non-2xx answers or no result): %s\n' "${FAILED[@]}" >&2
   exit 1
