@@ -63,6 +63,8 @@ EOF
   echo "server on port $1 did not come up" >&2; return 1
 }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+private_kib() {  # private (dirty + clean) memory: RSS without the shared libraries' pages
+  awk '/^Private_(Dirty|Clean):/ {k += $2} END {print k}' "/proc/$1/smaps_rollup"; }
 
 # -- nginx -----------------------------------------------------------------------------------
 nginx_conf() {  # nginx_conf NAME SERVER_BLOCK_BODY HTTP_EXTRA PORT → prints its directory
@@ -227,14 +229,16 @@ done
 
 # -- memory with idle keep-alive connections -------------------------------------------------
 idle_rss() {  # idle_rss NAME PORT PID
-  local before after
-  before=$(rss_kib "$3")
+  local before after private_before private_after
+  before=$(rss_kib "$3"); private_before=$(private_kib "$3")
   coproc IDLE { python3 Benchmarks/idle_conns.py "$2" "$IDLE_CONNS"; }
   local line; read -r line <&"${IDLE[0]}"
-  after=$(rss_kib "$3")
-  printf '%-10s RSS %6.1f MiB with %s idle keep-alive connections (%6.1f MiB before)\n' \
+  after=$(rss_kib "$3"); private_after=$(private_kib "$3")
+  printf '%-10s RSS %6.1f MiB with %s idle keep-alive connections (%6.1f MiB before);' \
     "$1" "$(awk -v k="$after" 'BEGIN {print k/1024}')" "${line#ready }" \
     "$(awk -v k="$before" 'BEGIN {print k/1024}')"
+  printf ' private %5.1f MiB (%5.1f before)\n' "$(awk -v k="$private_after" 'BEGIN {print k/1024}')" \
+    "$(awk -v k="$private_before" 'BEGIN {print k/1024}')"
   eval "exec ${IDLE[1]}>&-"; wait "$IDLE_PID" 2>/dev/null || true
 }
 echo
