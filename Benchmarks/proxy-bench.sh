@@ -5,8 +5,8 @@
 #   sidecar : the release-built sidecar (workers: 1, log.access: false, public_paths: /**)
 #   auth    : (cases.d/auth.sh) the same with no public paths and a real session cookie
 #             from a login through `sidecar emulator`
-# in ROUNDS alternating rounds; prints req/s and p99 per case (median of rounds), each proxy
-# case's ratio to nginx, the p99 it adds over direct, and RSS holding 1,000 idle keep-alive
+# in ROUNDS alternating rounds; prints req/s, p99 and the server's CPU time per request per
+# case (median of rounds), each proxy case's throughput and CPU-per-request ratios to nginx, the p99 it adds over direct, and RSS holding 1,000 idle keep-alive
 # connections. Any non-2xx answer seen by wrk fails the run (exit 1).
 #
 # Env: ROUNDS [3], DURATION [10s], CONNS [50], THREADS [1], IDLE_CONNS [1000],
@@ -61,6 +61,15 @@ EOF
     sleep 0.05
   done
   echo "server on port $1 did not come up" >&2; return 1
+}
+server_cpu_ms() {  # utime+stime (ms) of the given processes and their children (nginx workers)
+  local p pids=() ms=0
+  for p in "$@"; do pids+=("$p"); mapfile -t -O "${#pids[@]}" pids < <(pgrep -P "$p"); done
+  for p in "${pids[@]}"; do
+    ms=$(awk -v m="$ms" -v hz="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); print m + ($12 + $13) * 1000 / hz}' \
+      "/proc/$p/stat")
+  done
+  echo "$ms"
 }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 private_kib() {  # private (dirty + clean) memory: RSS without the shared libraries' pages
@@ -184,6 +193,7 @@ for round in $(seq 1 "$ROUNDS"); do
       perf record -F 997 -g -o "$WORK/perf-$c.data" -p "${CASE_PIDS%% *}" 2>"$WORK/perf-$c.log" &
       profiling=$!; sleep 0.5
     fi
+    read -ra case_pids <<<"$CASE_PIDS"; cpu_before=$(server_cpu_ms "${case_pids[@]}")
     out=$("${CLIENT_CPU[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "${extra[@]}" \
           "http://127.0.0.1:$CASE_PORT/")
     if [ -n "$profiling" ]; then
@@ -194,22 +204,26 @@ for round in $(seq 1 "$ROUNDS"); do
         | { swift-demangle --simplified --compact 2>/dev/null || cat; } | cut -c1-200 >"$PROFILE_REPORT" || true
       if [ -n "${BENCH_PROFILE_OUT:-}" ]; then cp "$WORK/perf-$c.data" "$BENCH_PROFILE_OUT"; fi
     fi
+    cpu_after=$(server_cpu_ms "${case_pids[@]}")
     rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+    cpu_us=$(awk -v a="$cpu_before" -v b="$cpu_after" '/ requests in / {printf "%.2f", (b - a) * 1000 / $1}' <<<"$out")
     p99=$(to_ms "$(awk '$1 == "99%" {print $2}' <<<"$out")")
     errors=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
-    printf '%s %s %s %s\n' "$c" "$round" "$rps" "$p99" >>"$RESULTS"
+    printf '%s %s %s %s %s\n' "$c" "$round" "$rps" "$p99" "$cpu_us" >>"$RESULTS"
     if [[ "$errors" == *Non-2xx* ]] || [ -z "$rps" ]; then FAILED+=("$c round $round: ${errors:-no result}"); fi
-    printf '  round %d %-10s %10s req/s  p99 %8s ms  %s\n' "$round" "$c" "$rps" "$p99" "$errors"
+    printf '  round %d %-10s %10s req/s  p99 %8s ms  %6s us CPU/req  %s\n' "$round" "$c" "$rps" "$p99" \
+      "$cpu_us" "$errors"
   done
 done
 
 echo
-printf '%-10s %12s %12s\n' case "req/s" "p99 (ms)"
-declare -A RPS P99
+printf '%-10s %12s %12s %14s\n' case "req/s" "p99 (ms)" "CPU us/req"
+declare -A RPS P99 CPU
 for c in "${CASES[@]}"; do
   RPS[$c]=$(awk -v c="$c" '$1 == c {print $3}' "$RESULTS" | median)
   P99[$c]=$(awk -v c="$c" '$1 == c {print $4}' "$RESULTS" | median)
-  printf '%-10s %12.0f %12.3f\n' "$c" "${RPS[$c]}" "${P99[$c]}"
+  CPU[$c]=$(awk -v c="$c" '$1 == c {print $5}' "$RESULTS" | median)
+  printf '%-10s %12.0f %12.3f %14.2f\n' "$c" "${RPS[$c]}" "${P99[$c]}" "${CPU[$c]}"
 done
 echo
 for c in "${CASES[@]}"; do  # every proxy case against nginx proxy_pass and direct
@@ -220,6 +234,9 @@ for c in "${CASES[@]}"; do  # every proxy case against nginx proxy_pass and dire
     awk -v c="$c" -v s="${RPS[$c]}" -v n="${RPS[nginx]}" -v r="$per_round" 'BEGIN {
       printf "throughput %s/nginx-proxy: %.2f of medians, %.2f median of same-round ratios (target >= 1.00)\n",
         c, s / n, r }'
+    awk -v c="$c" -v s="${CPU[$c]}" -v n="${CPU[nginx]}" 'BEGIN {
+      printf "CPU per request nginx-proxy/%s: %.2f (>= 1.00: %s needs no more CPU per request than nginx;\n" \
+        "  steadier than req/s when other work shares the machine)\n", c, n / s, c }'
   fi
   if has_case direct; then
     awk -v c="$c" -v s="${P99[$c]}" -v d="${P99[direct]}" \
