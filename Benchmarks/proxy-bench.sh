@@ -6,7 +6,8 @@
 #   auth    : (cases.d/auth.sh) the same with no public paths and a real session cookie
 #             from a login through `sidecar emulator`
 # in ROUNDS alternating rounds; prints req/s, p99 and the server's CPU time per request per
-# case (median of rounds), each proxy case's throughput and CPU-per-request ratios to nginx, the p99 it adds over direct, and RSS holding 1,000 idle keep-alive
+# case (median of rounds), each proxy case's throughput and CPU-per-request ratios to nginx,
+# the p99 it adds over direct, and RSS and private memory holding 1,000 idle keep-alive
 # connections. Any non-2xx answer seen by wrk fails the run (exit 1).
 #
 # Env: ROUNDS [3], DURATION [10s], CONNS [50], THREADS [1], IDLE_CONNS [1000],
@@ -236,7 +237,7 @@ for c in "${CASES[@]}"; do  # every proxy case against nginx proxy_pass and dire
         c, s / n, r }'
     awk -v c="$c" -v s="${CPU[$c]}" -v n="${CPU[nginx]}" 'BEGIN {
       printf "CPU per request nginx-proxy/%s: %.2f (>= 1.00: %s needs no more CPU per request than nginx;\n" \
-        "  steadier than req/s when other work shares the machine)\n", c, n / s, c }'
+        "  less disturbed than req/s by other work on the machine, though contention still moves it)\n", c, n / s, c }'
   fi
   if has_case direct; then
     awk -v c="$c" -v s="${P99[$c]}" -v d="${P99[direct]}" \
