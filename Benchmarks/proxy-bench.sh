@@ -3,13 +3,18 @@
 #   direct  : nginx `return 200` (the upstream itself, 1 worker, access_log off)
 #   nginx   : nginx 1 worker proxy_pass to it (keepalive 64, HTTP/1.1 upstream)
 #   sidecar : the release-built sidecar (workers: 1, log.access: false, public_paths: /**)
-# in ROUNDS alternating rounds; prints req/s and p99 per case (median of rounds), the ratio
-# sidecar/nginx, the p99 the sidecar adds over direct, and RSS holding 1,000 idle keep-alive
-# connections.
+#   auth    : (cases.d/auth.sh) the same with no public paths and a real session cookie
+#             from a login through `sidecar emulator`
+# in ROUNDS alternating rounds; prints req/s, p99 and the server's CPU time per request per
+# case (median of rounds), each proxy case's throughput and CPU-per-request ratios to nginx,
+# the p99 it adds over direct, and RSS and private memory holding 1,000 idle keep-alive
+# connections. Any non-2xx answer seen by wrk fails the run (exit 1).
 #
 # Env: ROUNDS [3], DURATION [10s], CONNS [50], THREADS [1], IDLE_CONNS [1000],
 #      BENCH_PIN [1] (wrk on CPU 1, servers on CPU 0), SIDECAR_BIN [release build],
-#      BENCH_CASES ["direct nginx sidecar"].
+#      BENCH_CASES ["direct nginx sidecar" + every cases.d file], e.g. "nginx auth",
+#      BENCH_PROFILE [none]: a case to `perf record -g` during its first round (top self
+#      costs, demangled), BENCH_PROFILE_OUT [none]: where to keep that perf.data.
 # More cases: put files in Benchmarks/cases.d/*.sh; each appends its name to CASES and defines
 #   case_<name>     sets CASE_PORT (and CASE_PIDS) of a server it started once, in front of
 #                   $UP_PORT, when the file was sourced
@@ -25,7 +30,7 @@ ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10s}; CONNS=${CONNS:-50}; THREADS=${TH
 IDLE_CONNS=${IDLE_CONNS:-1000}; BENCH_PIN=${BENCH_PIN:-1}
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-if [ -z "${SIDECAR_BIN:-}" ] && [[ " ${BENCH_CASES:-sidecar} " == *" sidecar "* ]]; then
+if [ -z "${SIDECAR_BIN:-}" ] && [ "${BENCH_CASES:-}" != "direct nginx" ]; then
   echo "== swift build -c release --product sidecar"
   swift build -c release --product sidecar >/dev/null
   SIDECAR_BIN=$(swift build -c release --show-bin-path)/sidecar
@@ -58,7 +63,18 @@ EOF
   done
   echo "server on port $1 did not come up" >&2; return 1
 }
+server_cpu_ms() {  # utime+stime (ms) of the given processes and their children (nginx workers)
+  local p pids=() ms=0
+  for p in "$@"; do pids+=("$p"); mapfile -t -O "${#pids[@]}" pids < <(pgrep -P "$p"); done
+  for p in "${pids[@]}"; do
+    ms=$(awk -v m="$ms" -v hz="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); print m + ($12 + $13) * 1000 / hz}' \
+      "/proc/$p/stat")
+  done
+  echo "$ms"
+}
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+private_kib() {  # private (dirty + clean) memory: RSS without the shared libraries' pages
+  awk '/^Private_(Dirty|Clean):/ {k += $2} END {print k}' "/proc/$1/smaps_rollup"; }
 
 # -- nginx -----------------------------------------------------------------------------------
 nginx_conf() {  # nginx_conf NAME SERVER_BLOCK_BODY HTTP_EXTRA PORT → prints its directory
@@ -94,7 +110,7 @@ APPLE_KEY="$WORK/AuthKey_BENCH12345.p8"
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$APPLE_KEY" 2>/dev/null
 SESSION_SECRET=$(openssl rand -base64 32)
 
-write_sidecar_config() {  # write_sidecar_config FILE PORT ADMIN_PORT PUBLIC_PATHS_YAML_LIST
+write_sidecar_config() {  # write_sidecar_config FILE PORT ADMIN_PORT PUBLIC_PATHS_YAML_LIST [APPLE_BASE_URL]
   cat >"$1" <<EOF
 listen: 127.0.0.1:$2
 public_url: http://127.0.0.1:$2
@@ -105,7 +121,7 @@ apple:
   client_id: com.example.bench
   key_id: BENCH12345
   private_key_file: $APPLE_KEY
-  base_url: http://127.0.0.1:$UP_PORT
+  base_url: ${5:-http://127.0.0.1:$UP_PORT}
 session:
   secrets: ["$SESSION_SECRET"]
 admin:
@@ -125,6 +141,7 @@ start_sidecar_with() {  # start_sidecar_with CONFIG → sets SIDECAR_PID
 # -- the upstream and the cases --------------------------------------------------------------
 UP_PORT=$(free_port)
 UP_DIR=$(nginx_conf upstream 'location / { return 200 "ok\n"; }
+    location = /echo-user-id { return 200 "[$http_x_auth_user_id]\n"; }
     location = /auth/keys { default_type application/json; return 200 "{\"keys\":[]}"; }' \
   "" "$UP_PORT")
 start_nginx "$UP_DIR"; UP_PID=$NGINX_PID
@@ -150,7 +167,10 @@ if has_case sidecar; then
 fi
 case_sidecar() { CASE_PORT=$SIDECAR_PORT; CASE_PIDS="$SIDECAR_PUBLIC_PID"; }
 
-for f in Benchmarks/cases.d/*.sh; do [ -e "$f" ] && . "$f"; done
+for f in Benchmarks/cases.d/*.sh; do  # all of them, or those BENCH_CASES names
+  [ -e "$f" ] || continue
+  if [ -z "${BENCH_CASES:-}" ] || has_case "$(basename "$f" .sh)"; then . "$f"; fi
+done
 
 # -- runs ------------------------------------------------------------------------------------
 to_ms() {  # wrk latency "812.00us" / "1.23ms" / "1.01s" → milliseconds
@@ -162,56 +182,92 @@ to_ms() {  # wrk latency "812.00us" / "1.23ms" / "1.01s" → milliseconds
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 RESULTS="$WORK/results"; : >"$RESULTS"
+FAILED=()
 echo "== wrk -t$THREADS -c$CONNS -d$DURATION --latency, $ROUNDS rounds (pinned: $BENCH_PIN)"
 for round in $(seq 1 "$ROUNDS"); do
   for c in "${CASES[@]}"; do
     "case_$c"
     extra=()
     if declare -F "wrk_args_$c" >/dev/null; then mapfile -t extra < <("wrk_args_$c"); fi
+    profiling=
+    if [ "$round" = 1 ] && [ "${BENCH_PROFILE:-}" = "$c" ]; then
+      perf record -F 997 -g -o "$WORK/perf-$c.data" -p "${CASE_PIDS%% *}" 2>"$WORK/perf-$c.log" &
+      profiling=$!; sleep 0.5
+    fi
+    read -ra case_pids <<<"$CASE_PIDS"; cpu_before=$(server_cpu_ms "${case_pids[@]}")
     out=$("${CLIENT_CPU[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "${extra[@]}" \
           "http://127.0.0.1:$CASE_PORT/")
+    if [ -n "$profiling" ]; then
+      kill -INT "$profiling"; wait "$profiling" || true
+      PROFILE_REPORT="$WORK/perf-$c.txt"
+      perf report -i "$WORK/perf-$c.data" --no-children --sort dso,symbol --stdio 2>/dev/null \
+        | grep -E '^ +[0-9.]+%' | head -40 | sed -E 's/ +- +- *$//; s/ +$//' \
+        | { swift-demangle --simplified --compact 2>/dev/null || cat; } | cut -c1-200 >"$PROFILE_REPORT" || true
+      if [ -n "${BENCH_PROFILE_OUT:-}" ]; then cp "$WORK/perf-$c.data" "$BENCH_PROFILE_OUT"; fi
+    fi
+    cpu_after=$(server_cpu_ms "${case_pids[@]}")
     rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
+    cpu_us=$(awk -v a="$cpu_before" -v b="$cpu_after" '/ requests in / {printf "%.2f", (b - a) * 1000 / $1}' <<<"$out")
     p99=$(to_ms "$(awk '$1 == "99%" {print $2}' <<<"$out")")
     errors=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
-    printf '%s %s %s %s\n' "$c" "$round" "$rps" "$p99" >>"$RESULTS"
-    printf '  round %d %-10s %10s req/s  p99 %8s ms  %s\n' "$round" "$c" "$rps" "$p99" "$errors"
+    printf '%s %s %s %s %s\n' "$c" "$round" "$rps" "$p99" "$cpu_us" >>"$RESULTS"
+    if [[ "$errors" == *Non-2xx* ]] || [ -z "$rps" ]; then FAILED+=("$c round $round: ${errors:-no result}"); fi
+    printf '  round %d %-10s %10s req/s  p99 %8s ms  %6s us CPU/req  %s\n' "$round" "$c" "$rps" "$p99" \
+      "$cpu_us" "$errors"
   done
 done
 
 echo
-printf '%-10s %12s %12s\n' case "req/s" "p99 (ms)"
-declare -A RPS P99
+printf '%-10s %12s %12s %14s\n' case "req/s" "p99 (ms)" "CPU us/req"
+declare -A RPS P99 CPU
 for c in "${CASES[@]}"; do
   RPS[$c]=$(awk -v c="$c" '$1 == c {print $3}' "$RESULTS" | median)
   P99[$c]=$(awk -v c="$c" '$1 == c {print $4}' "$RESULTS" | median)
-  printf '%-10s %12.0f %12.3f\n' "$c" "${RPS[$c]}" "${P99[$c]}"
+  CPU[$c]=$(awk -v c="$c" '$1 == c {print $5}' "$RESULTS" | median)
+  printf '%-10s %12.0f %12.3f %14.2f\n' "$c" "${RPS[$c]}" "${P99[$c]}" "${CPU[$c]}"
 done
 echo
-if has_case sidecar && has_case nginx; then
-  awk -v s="${RPS[sidecar]}" -v n="${RPS[nginx]}" \
-    'BEGIN {printf "throughput sidecar/nginx-proxy: %.2f (target >= 1.00, SPEC §8)\n", s / n}'
-  per_round=$(awk '$1 == "sidecar" {s[$2] = $3} $1 == "nginx" {n[$2] = $3}
-    END {for (r in s) if (n[r] > 0) print s[r] / n[r]}' "$RESULTS" | median)
-  printf 'median of per-round ratios (same-round pairs, less drift): %.2f\n' "$per_round"
-fi
-if has_case sidecar && has_case direct; then
-  awk -v s="${P99[sidecar]}" -v d="${P99[direct]}" \
-    'BEGIN {printf "p99 added over direct: %.3f ms (target <= 1 ms)\n", s - d}'
-fi
+for c in "${CASES[@]}"; do  # every proxy case against nginx proxy_pass and direct
+  case $c in direct|nginx) continue ;; esac
+  if has_case nginx; then
+    per_round=$(awk -v c="$c" '$1 == c {s[$2] = $3} $1 == "nginx" {n[$2] = $3}
+      END {for (r in s) if (n[r] > 0) print s[r] / n[r]}' "$RESULTS" | median)
+    awk -v c="$c" -v s="${RPS[$c]}" -v n="${RPS[nginx]}" -v r="$per_round" 'BEGIN {
+      printf "throughput %s/nginx-proxy: %.2f of medians, %.2f median of same-round ratios (target >= 1.00)\n",
+        c, s / n, r }'
+    awk -v c="$c" -v s="${CPU[$c]}" -v n="${CPU[nginx]}" 'BEGIN {
+      printf "CPU per request nginx-proxy/%s: %.2f (>= 1.00: %s needs no more CPU per request than nginx;\n" \
+        "  less disturbed than req/s by other work on the machine, though contention still moves it)\n", c, n / s, c }'
+  fi
+  if has_case direct; then
+    awk -v c="$c" -v s="${P99[$c]}" -v d="${P99[direct]}" \
+      'BEGIN {printf "p99 %s added over direct: %.3f ms (target <= 1 ms)\n", c, s - d}'
+  fi
+done
 
 # -- memory with idle keep-alive connections -------------------------------------------------
 idle_rss() {  # idle_rss NAME PORT PID
-  local before after
-  before=$(rss_kib "$3")
+  local before after private_before private_after
+  before=$(rss_kib "$3"); private_before=$(private_kib "$3")
   coproc IDLE { python3 Benchmarks/idle_conns.py "$2" "$IDLE_CONNS"; }
   local line; read -r line <&"${IDLE[0]}"
-  after=$(rss_kib "$3")
-  printf '%-10s RSS %6.1f MiB with %s idle keep-alive connections (%6.1f MiB before)\n' \
+  after=$(rss_kib "$3"); private_after=$(private_kib "$3")
+  printf '%-10s RSS %6.1f MiB with %s idle keep-alive connections (%6.1f MiB before);' \
     "$1" "$(awk -v k="$after" 'BEGIN {print k/1024}')" "${line#ready }" \
     "$(awk -v k="$before" 'BEGIN {print k/1024}')"
+  printf ' private %5.1f MiB (%5.1f before)\n' "$(awk -v k="$private_after" 'BEGIN {print k/1024}')" \
+    "$(awk -v k="$private_before" 'BEGIN {print k/1024}')"
   eval "exec ${IDLE[1]}>&-"; wait "$IDLE_PID" 2>/dev/null || true
 }
 echo
 has_case sidecar && idle_rss sidecar "$SIDECAR_PORT" "$SIDECAR_PUBLIC_PID"
 idle_rss nginx "$NGINX_PORT" "$(nginx_worker_pid "$NGINX_PROXY_PID")"
 echo "(target: sidecar <= 30 MB RSS with 1,000 open keep-alive connections, SPEC §8)"
+echo "(logins per second, SPEC §8: Benchmarks/login-bench.sh)"
+if [ -n "${PROFILE_REPORT:-}" ]; then
+  echo; echo "== perf profile of $BENCH_PROFILE (round 1, self time, top 40):"; cat "$PROFILE_REPORT"
+fi
+if [ "${#FAILED[@]}" -gt 0 ]; then
+  printf 'FAILED (non-2xx answers or no result): %s\n' "${FAILED[@]}" >&2
+  exit 1
+fi
