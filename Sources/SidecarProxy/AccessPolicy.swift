@@ -41,7 +41,7 @@ final class AccessPolicy {
         }
         if let auth {
             auth.identify(head, into: &identity)
-            if identity.session != nil { return .forward }
+            if identity.isAuthenticated { return .forward }
         }
         return .respond(unauthenticated(head, path: path))
     }

@@ -10,4 +10,11 @@ public enum ConstantTime {
             withContiguousBytes(b) { b in CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0 }
         }
     }
+
+    /// The same over raw memory, without the generic path (for per-request callers).
+    public static func equals(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        guard a.count == b.count else { return false }
+        if a.isEmpty { return true }
+        return CRYPTO_memcmp(a.baseAddress, b.baseAddress, a.count) == 0
+    }
 }

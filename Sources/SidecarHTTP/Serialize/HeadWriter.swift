@@ -153,6 +153,9 @@ public struct HeadWriter: Sendable {
         append("\r\n")
     }
 
+    /// Fields another writer already checked, e.g. a block rendered once and kept.
+    public mutating func append(_ other: HeadWriter) { bytes.append(contentsOf: other.bytes) }
+
     /// `Content-Length: n`.
     public mutating func appendContentLength(_ n: UInt64) {
         append("Content-Length: ")

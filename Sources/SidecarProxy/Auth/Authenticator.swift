@@ -14,6 +14,9 @@ final class Authenticator {
     private(set) var api: AppleTokenAPI
     let keys: AppleKeys
     private var revocations: RevocationView
+    /// Sessions opened on this worker, emptied when revocations or the settings change.
+    let cache = SessionCache()
+    private var cacheRevocationGeneration: UInt64 = 0
     /// The worker's counters (sessions, logins, Apple calls) and its Apple-key readiness.
     let metrics: MetricsRecorder
 
@@ -38,6 +41,7 @@ final class Authenticator {
         }
         settings = new
         revocations = RevocationView(list: new.shared.revocations)
+        cache.removeAll()  // new secrets, cookie name or header names
     }
 
     func stop() { keys.stop() }
@@ -60,26 +64,26 @@ final class Authenticator {
 
     /// Finds the session of a request: a bearer session token, else the session cookie.
     /// Tampered, expired, unknown-key and revoked values are simply no session.
-    func identify(_ head: HTTPRequestHead, into identity: inout RequestIdentity) {
-        let now = UnixTime.now()
+    func identify(_ head: HTTPRequestHead, now: Int64 = UnixTime.now(), into identity: inout RequestIdentity) {
         let settings = self.settings
+        forgetRevokedSessions()
         head.storage.withUnsafeBufferPointer { typed in
             let buf = UnsafeRawBufferPointer(typed)
             for field in head.fields where head.fieldName(field, is: "authorization") {
                 guard let token = Self.bearerToken(buf, field.value) else { continue }
-                if let opened = open(UnsafeBufferPointer(rebasing: typed[token]), via: .bearer, now: now) {
-                    identity.session = opened.payload
+                if let opened = session(UnsafeBufferPointer(rebasing: typed[token]), via: .bearer, now: now) {
+                    identity.opened = opened
                     identity.bearer = field.value
                     break
                 }
             }
             guard let value = CookieHeader.find(settings.cookieNameBytes, in: head, buf) else { return }
             identity.stripCookie = !settings.passCookie
-            guard identity.session == nil,
-                  let opened = open(UnsafeBufferPointer(rebasing: typed[value]), via: .cookie, now: now) else { return }
-            identity.session = opened.payload
-            if let resealed = reseal(opened.payload, oldSecret: opened.needsReseal, now: now) {
-                identity.session = resealed.session
+            guard identity.opened == nil,
+                  let opened = session(UnsafeBufferPointer(rebasing: typed[value]), via: .cookie, now: now) else { return }
+            identity.opened = opened
+            if let resealed = reseal(opened, now: now) {
+                identity.opened = resealed.opened
                 identity.setCookie = resealed.cookie
             }
         }
@@ -93,8 +97,31 @@ final class Authenticator {
         }
     }
 
-    private func open(_ token: UnsafeBufferPointer<UInt8>, via carrier: SessionCarrier,
-                      now: Int64) -> (payload: Session, needsReseal: Bool)? {
+    /// A revocation anywhere bumps the list's generation: cached sessions are then checked again.
+    private func forgetRevokedSessions() {
+        let generation = settings.shared.revocations.generation
+        guard generation != cacheRevocationGeneration else { return }
+        cache.removeAll()
+        cacheRevocationGeneration = generation
+    }
+
+    /// The session sealed in `token`: from the cache (expiry checked again), else opened,
+    /// checked against the revocations and cached.
+    private func session(_ token: UnsafeBufferPointer<UInt8>, via carrier: SessionCarrier, now: Int64) -> OpenedSession? {
+        if let cached = cache.lookup(UnsafeRawBufferPointer(token)) {
+            let outcome: SessionOutcome
+            if now >= cached.session.expiresAt {
+                outcome = .expired
+            } else if now >= cached.session.idleDeadline {
+                outcome = .idleExpired
+            } else {
+                metrics.recordSession(.accepted, via: carrier)
+                return cached
+            }
+            cache.remove(cached)
+            metrics.recordSession(outcome, via: carrier)
+            return nil
+        }
         let opened: (payload: Session, needsReseal: Bool)
         do {
             opened = try settings.sessions.open(token, context: settings.cookieName, now: now)
@@ -107,12 +134,16 @@ final class Authenticator {
             return nil
         }
         metrics.recordSession(.accepted, via: carrier)
-        return opened
+        let entry = OpenedSession(
+            token: Array(token), session: opened.payload, needsReseal: opened.needsReseal, names: settings.headers)
+        cache.insert(entry)
+        return entry
     }
 
     /// A new idle deadline once `refresh_after` has passed since the last seal, or the
-    /// first secret when an older one opened it.
-    private func reseal(_ session: Session, oldSecret: Bool, now: Int64) -> (session: Session, cookie: [UInt8])? {
+    /// first secret when an older one opened it. The new value is cached too.
+    private func reseal(_ opened: OpenedSession, now: Int64) -> (opened: OpenedSession, cookie: [UInt8])? {
+        let session = opened.session, oldSecret = opened.needsReseal
         let lastSealed = session.idleDeadline - settings.idleTimeout
         let idleDeadline = min(now + settings.idleTimeout, session.expiresAt)
         guard oldSecret || (now - lastSealed >= settings.refreshAfter && idleDeadline > session.idleDeadline)
@@ -123,7 +154,10 @@ final class Authenticator {
             return nil
         }
         metrics.recordReseal(oldSecret ? .oldSecret : .refresh)
-        return (renewed, SetCookie.session(value, maxAge: renewed.expiresAt - now, settings: settings))
+        let entry = OpenedSession(
+            token: Array(value.utf8), session: renewed, needsReseal: false, names: settings.headers)
+        cache.insert(entry)
+        return (entry, SetCookie.session(value, maxAge: renewed.expiresAt - now, settings: settings))
     }
 
     /// `Bearer <token>` (scheme case-insensitive) → the token's index range.

@@ -34,8 +34,9 @@ enum ForwardedIdentity {
                 }
             }
         }
-        guard let session = identity.session else { return }
-        let omission = IdentityHeaders.write(session, names: settings.headers, into: &fields, scratch: &scratch)
+        guard let opened = identity.opened else { return }
+        fields.append(opened.identityFields)
+        let omission = opened.omission
         if omission != .none {
             logger.warning("identity header left out", metadata: [
                 "reason": omission == .email ? "email_not_printable_ascii" : "user_id_unsafe",

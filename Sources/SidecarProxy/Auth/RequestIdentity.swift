@@ -5,7 +5,8 @@ import SidecarHTTP
 /// the session (if any), which credentials to remove before forwarding, and a re-sealed
 /// cookie to set on the response.
 struct RequestIdentity {
-    var session: Session?
+    /// The accepted session, shared with the worker's session cache.
+    var opened: OpenedSession?
     /// The request carries the session cookie and it must not reach the upstream.
     var stripCookie = false
     /// The `Authorization` value that carried the session token (removed when forwarding).
@@ -13,8 +14,11 @@ struct RequestIdentity {
     /// A `Set-Cookie` value to add to the upstream's response (re-sealed session).
     var setCookie: [UInt8]?
 
+    var session: Session? { opened?.session }
+    var isAuthenticated: Bool { opened != nil }
+
     mutating func reset() {
-        if session != nil { session = nil }
+        if opened != nil { opened = nil }
         stripCookie = false
         bearer = nil
         if setCookie != nil { setCookie = nil }

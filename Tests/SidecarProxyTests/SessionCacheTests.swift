@@ -1,0 +1,241 @@
+import SidecarConfig
+import SidecarCrypto
+import SidecarEvent
+import SidecarHTTP
+import XCTest
+
+@testable import SidecarProxy
+
+final class SessionCacheTests: XCTestCase {
+    private var names: IdentityHeaderNames!
+
+    override func setUpWithError() throws {
+        names = IdentityHeaderNames(try makeConfig(secret: Self.secretA).headers)
+    }
+
+    private func session(subject: String = "001234.abcdef", expiresAt: Int64 = 2_000_000_000,
+                         idleDeadline: Int64 = 1_900_000_000) -> Session {
+        Session(id: [UInt8](repeating: 7, count: 16), subject: subject, email: "a@example.com", emailVerified: true,
+                privateEmail: false, name: "Zoë", issuedAt: 1_000, expiresAt: expiresAt, idleDeadline: idleDeadline,
+                lastRevalidation: 1_000, appleRefreshToken: nil)
+    }
+
+    private func entry(_ token: String) -> OpenedSession {
+        OpenedSession(token: Array(token.utf8), session: session(), needsReseal: false, names: names)
+    }
+
+    private func lookup(_ cache: SessionCache, _ token: String) -> OpenedSession? {
+        Array(token.utf8).withUnsafeBytes { cache.lookup($0) }
+    }
+
+    // MARK: the cache itself
+
+    func testHitReturnsTheEntryOfExactlyThoseBytes() {
+        let cache = SessionCache()
+        let stored = entry("token-one")
+        cache.insert(stored)
+        XCTAssertTrue(lookup(cache, "token-one") === stored)
+        XCTAssertNil(lookup(cache, "token-two"))
+        XCTAssertNil(lookup(cache, "token-on"))
+        XCTAssertNil(lookup(cache, ""))
+        XCTAssertEqual(cache.count, 1)
+    }
+
+    func testSameSlotDifferentBytesIsAMissAfterTheFullComparison() {
+        // One slot: every token hashes there, so only the constant-time comparison tells them apart.
+        let cache = SessionCache(capacity: 1)
+        cache.insert(entry("abcdefgh"))
+        XCTAssertNil(lookup(cache, "abcdefgX"))  // same length, last byte differs
+        XCTAssertNil(lookup(cache, "Xbcdefgh"))  // same length, first byte differs
+        XCTAssertNil(lookup(cache, "abcdefghi"))  // a longer token with the same prefix
+        XCTAssertNotNil(lookup(cache, "abcdefgh"))
+    }
+
+    func testANewEntryEvictsTheOneInItsSlotAndTheSizeIsBounded() {
+        let one = SessionCache(capacity: 1)
+        one.insert(entry("first"))
+        one.insert(entry("second"))
+        XCTAssertNil(lookup(one, "first"))
+        XCTAssertNotNil(lookup(one, "second"))
+        XCTAssertEqual(one.count, 1)
+
+        let cache = SessionCache(capacity: 64)
+        XCTAssertEqual(cache.capacity, 64)
+        for i in 0..<1_000 { cache.insert(entry("token-\(i)")) }
+        XCTAssertLessThanOrEqual(cache.count, 64)
+        XCTAssertNotNil(lookup(cache, "token-999"))  // the newest always stays
+    }
+
+    func testRemoveAndRemoveAll() {
+        let cache = SessionCache(capacity: 1)
+        let old = entry("old")
+        cache.insert(old)
+        let new = entry("new")
+        cache.insert(new)
+        cache.remove(old)  // already evicted: the newer entry in its slot stays
+        XCTAssertNotNil(lookup(cache, "new"))
+        cache.remove(new)
+        XCTAssertNil(lookup(cache, "new"))
+        XCTAssertEqual(cache.count, 0)
+
+        let many = SessionCache()
+        for i in 0..<10 { many.insert(entry("t\(i)")) }
+        many.removeAll()
+        XCTAssertEqual(many.count, 0)
+        XCTAssertNil(lookup(many, "t3"))
+    }
+
+    func testTheIdentityFieldsAreRenderedOnceAsIdentityHeadersWritesThem() {
+        let opened = entry("t")
+        var expected = HeadWriter()
+        var scratch: [UInt8] = []
+        XCTAssertEqual(IdentityHeaders.write(session(), names: names, into: &expected, scratch: &scratch), .none)
+        XCTAssertEqual(opened.identityFields.bytes, expected.bytes)
+        XCTAssertEqual(opened.omission, .none)
+        XCTAssertTrue(String(decoding: opened.identityFields.bytes, as: UTF8.self)
+            .contains(String(decoding: names.name, as: UTF8.self) + ": Zo%C3%AB\r\n"))
+    }
+
+    // MARK: through the authenticator
+
+    private struct Harness {
+        let loop: EventLoop
+        let auth: Authenticator
+        let settings: AuthSettings
+        let cookieName: String
+    }
+
+    private func makeConfig(cookieName: String = "sidecar_session", secret: String) throws -> Config {
+        let key = try P256PrivateKey.generate().pkcs8PEM()
+        let yaml = """
+            listen: 127.0.0.1:8080
+            public_url: http://127.0.0.1:8080
+            upstream: http://127.0.0.1:3000
+            apple:
+              team_id: ABCDE12345
+              client_id: com.example.web
+              key_id: XYZ123ABCD
+              private_key: env:APPLE_KEY
+            session:
+              secrets: [env:SECRET]
+              cookie_name: \(cookieName)
+            """
+        return try Config.parse(yaml: yaml, environment: ["APPLE_KEY": key, "SECRET": secret])
+    }
+
+    private static let secretA = Base64.encode([UInt8](repeating: 0x11, count: 32))
+    private static let secretB = Base64.encode([UInt8](repeating: 0x22, count: 32))
+
+    private func makeHarness(shared: AuthShared = AuthShared()) throws -> Harness {
+        let loop = try EventLoop()
+        let settings = try AuthSettings(config: makeConfig(secret: Self.secretA), shared: shared)
+        let metrics = MetricsRecorder(
+            loop: loop, board: MetricsBoard(workers: 1), readiness: Readiness(workers: 1), worker: 0)
+        let auth = try Authenticator(loop: loop, settings: settings, upstreamTimeoutMs: 5_000, metrics: metrics)
+        return Harness(loop: loop, auth: auth, settings: settings, cookieName: settings.cookieName)
+    }
+
+    private func head(cookie: String) throws -> HTTPRequestHead {
+        let text = "GET / HTTP/1.1\r\nHost: app\r\nCookie: other=1; \(cookie)\r\n\r\n"
+        return try XCTUnwrap(try HTTPRequestHead.parse(Array(text.utf8)))
+    }
+
+    private func identify(_ harness: Harness, _ head: HTTPRequestHead, now: Int64) -> RequestIdentity {
+        var identity = RequestIdentity()
+        harness.auth.identify(head, now: now, into: &identity)
+        return identity
+    }
+
+    private func sealed(_ harness: Harness, _ session: Session) throws -> String {
+        "\(harness.cookieName)=" + (try harness.settings.sessions.sealSession(session, cookieName: harness.cookieName))
+    }
+
+    func testASecondRequestIsServedFromTheCache() throws {
+        let h = try makeHarness()
+        defer { h.auth.stop() }
+        let request = try head(cookie: try sealed(h, session()))
+        let first = identify(h, request, now: 1_500)
+        let second = identify(h, request, now: 1_501)
+        XCTAssertNotNil(first.opened)
+        XCTAssertTrue(first.opened === second.opened)
+        XCTAssertEqual(second.session?.subject, "001234.abcdef")
+        XCTAssertTrue(second.stripCookie)
+        XCTAssertEqual(h.auth.cache.count, 1)
+        XCTAssertEqual(h.auth.metrics.metrics.sessions(.accepted, via: .cookie), 2)
+    }
+
+    func testTamperedAndFailedValuesAreNeverCached() throws {
+        let h = try makeHarness()
+        defer { h.auth.stop() }
+        var cookie = try sealed(h, session())
+        let last = cookie.removeLast()
+        cookie.append(last == "A" ? "B" : "A")
+        XCTAssertNil(identify(h, try head(cookie: cookie), now: 1_500).opened)
+        XCTAssertNil(identify(h, try head(cookie: "\(h.cookieName)=garbage"), now: 1_500).opened)
+        XCTAssertEqual(h.auth.cache.count, 0)
+    }
+
+    func testExpiryIsCheckedOnEveryHit() throws {
+        let h = try makeHarness()
+        defer { h.auth.stop() }
+        let absolute = try head(cookie: try sealed(h, session(expiresAt: 2_000, idleDeadline: 2_000)))
+        XCTAssertNotNil(identify(h, absolute, now: 1_500).opened)
+        XCTAssertNil(identify(h, absolute, now: 2_000).opened)
+        XCTAssertEqual(h.auth.metrics.metrics.sessions(.expired, via: .cookie), 1)
+        XCTAssertEqual(h.auth.cache.count, 0)  // dropped, so the next request opens (and rejects) it again
+
+        let idle = try head(cookie: try sealed(h, session(expiresAt: 9_000, idleDeadline: 1_600)))
+        XCTAssertNotNil(identify(h, idle, now: 1_500).opened)
+        XCTAssertNil(identify(h, idle, now: 1_600).opened)
+        XCTAssertEqual(h.auth.metrics.metrics.sessions(.idleExpired, via: .cookie), 1)
+    }
+
+    func testARevocationEmptiesTheCacheAndTheRevokedSessionIsRefused() throws {
+        let h = try makeHarness()
+        defer { h.auth.stop() }
+        let revoked = session()
+        var other = session(subject: "009999.other")
+        other.id = [UInt8](repeating: 9, count: 16)
+        let revokedHead = try head(cookie: try sealed(h, revoked))
+        let otherHead = try head(cookie: try sealed(h, other))
+        XCTAssertNotNil(identify(h, revokedHead, now: 1_500).opened)
+        XCTAssertNotNil(identify(h, otherHead, now: 1_500).opened)
+        XCTAssertEqual(h.auth.cache.count, 2)
+
+        h.settings.shared.revocations.revokeSession(id: revoked.id, until: revoked.expiresAt, now: 1_500)
+        XCTAssertNil(identify(h, revokedHead, now: 1_501).opened)
+        XCTAssertEqual(h.auth.metrics.metrics.sessions(.revoked, via: .cookie), 1)
+        XCTAssertNotNil(identify(h, otherHead, now: 1_501).opened)  // opened again, cached again
+        XCTAssertEqual(h.auth.cache.count, 1)
+    }
+
+    func testAReloadEmptiesTheCacheAndUsesTheNewSecrets() throws {
+        let h = try makeHarness()
+        defer { h.auth.stop() }
+        let request = try head(cookie: try sealed(h, session()))
+        XCTAssertNotNil(identify(h, request, now: 1_500).opened)
+        XCTAssertEqual(h.auth.cache.count, 1)
+
+        let rotated = try AuthSettings(config: makeConfig(secret: Self.secretB), shared: h.settings.shared)
+        try h.auth.apply(rotated)
+        XCTAssertEqual(h.auth.cache.count, 0)
+        XCTAssertNil(identify(h, request, now: 1_501).opened)  // sealed under a secret no longer configured
+        XCTAssertEqual(h.auth.metrics.metrics.sessions(.unknownKey, via: .cookie), 1)
+    }
+
+    func testAResealedCookieIsCachedUnderItsNewValue() throws {
+        let h = try makeHarness()
+        defer { h.auth.stop() }
+        // Sealed long ago: refresh_after has passed, so the request gets a new cookie.
+        let old = session(expiresAt: 1_000_000_000, idleDeadline: 1_000 + h.settings.idleTimeout)
+        let request = try head(cookie: try sealed(h, old))
+        let now: Int64 = 1_000 + h.settings.refreshAfter + 10
+        let first = identify(h, request, now: now)
+        let cookie = try XCTUnwrap(first.setCookie)
+        XCTAssertEqual(first.session?.idleDeadline, now + h.settings.idleTimeout)
+        let value = String(decoding: cookie, as: UTF8.self).split(separator: ";")[0]
+        let renewed = identify(h, try head(cookie: String(value)), now: now + 1)
+        XCTAssertTrue(renewed.opened === first.opened)
+        XCTAssertNil(renewed.setCookie)
+    }
+}
