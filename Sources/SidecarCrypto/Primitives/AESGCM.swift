@@ -97,26 +97,26 @@ public enum AESGCM {
             guard EVP_CipherUpdate(ctx, output.baseAddress, &written, input.baseAddress, Int32(input.count)) == 1
             else { throw .openSSL("EVP_CipherUpdate") }
         }
-        if encrypt {
-            var finalBytes = [UInt8](repeating: 0, count: 16)
-            guard EVP_CipherFinal_ex(ctx, &finalBytes, &written) == 1,
-                  EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, Int32(tagByteCount), tag.baseAddress) == 1
-            else { throw .openSSL("EVP_CipherFinal_ex") }
-        } else {
-            var finalBytes = [UInt8](repeating: 0, count: 16)
-            guard EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, Int32(tagByteCount), tag.baseAddress) == 1,
-                  EVP_CipherFinal_ex(ctx, &finalBytes, &written) == 1
-            else {
-                // Never hand out unauthenticated plaintext.
-                if let base = output.baseAddress { memset(base, 0, output.count) }
-                throw .authenticationFailed
+        // GCM's final step writes no bytes; OpenSSL still wants somewhere to write them.
+        let finished = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { final in
+            if encrypt {
+                return EVP_CipherFinal_ex(ctx, final.baseAddress, &written) == 1
+                    && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, Int32(tagByteCount), tag.baseAddress) == 1
             }
+            return EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, Int32(tagByteCount), tag.baseAddress) == 1
+                && EVP_CipherFinal_ex(ctx, final.baseAddress, &written) == 1
+        }
+        guard finished else {
+            guard !encrypt else { throw .openSSL("EVP_CipherFinal_ex") }
+            // Never hand out unauthenticated plaintext.
+            if let base = output.baseAddress { memset(base, 0, output.count) }
+            throw .authenticationFailed
         }
     }
 }
 
 /// Ciphers fetched once: implicit fetching on every call is measurably slower in OpenSSL 3.
-private enum Ciphers {
+enum Ciphers {
     nonisolated(unsafe) static let aes128 = EVP_CIPHER_fetch(nil, "AES-128-GCM", nil)
     nonisolated(unsafe) static let aes192 = EVP_CIPHER_fetch(nil, "AES-192-GCM", nil)
     nonisolated(unsafe) static let aes256 = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil)

@@ -57,9 +57,11 @@ public struct ByteReader {
         if wide { count = count << 8 | Int(try readByte()) }
         guard count <= maximumByteCount, buffer.count - offset >= count else { throw .invalidPayload }
         defer { offset += count }
-        guard let string = String(validating: buffer[offset..<(offset + count)], as: UTF8.self) else {
-            throw .invalidPayload
-        }
+        // Decoding repairs invalid UTF-8, so the bytes come back unchanged only if they were
+        // valid (and this path avoids the generic validation's metadata lookups).
+        let bytes = UnsafeBufferPointer(rebasing: buffer[offset..<(offset + count)])
+        let string = String(decoding: bytes, as: UTF8.self)
+        guard string.utf8.elementsEqual(bytes) else { throw .invalidPayload }
         return string
     }
 }

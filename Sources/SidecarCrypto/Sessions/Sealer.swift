@@ -21,12 +21,12 @@ public struct Sealer: Sendable {
         case duplicateSecret(index: Int)
     }
 
-    private struct DerivedKey: Sendable {
+    struct DerivedKey: Sendable {
         let id: UInt32
         let key: [UInt8]
     }
 
-    private let keys: [DerivedKey]
+    let keys: [DerivedKey]
     public let purpose: String
 
     /// - Parameters:

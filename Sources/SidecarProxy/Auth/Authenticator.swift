@@ -16,6 +16,8 @@ final class Authenticator {
     private var revocations: RevocationView
     /// Sessions opened on this worker, emptied when revocations or the settings change.
     let cache = SessionCache()
+    /// Opens what the cache does not hold, with AES contexts keyed once per secret.
+    private var opener: SessionOpener
     private var cacheRevocationGeneration: UInt64 = 0
     /// The worker's counters (sessions, logins, Apple calls) and its Apple-key readiness.
     let metrics: MetricsRecorder
@@ -30,16 +32,19 @@ final class Authenticator {
         api = try Self.makeAPI(loop: loop, settings: settings, timeout: appleTimeoutSeconds)
         keys = AppleKeys(loop: loop, api: api, refreshSeconds: settings.jwksRefreshSeconds, logger: logger, metrics: metrics)
         revocations = RevocationView(list: settings.shared.revocations)
+        opener = try Self.makeOpener(settings)
     }
 
     /// A reload: new settings; a new Apple client only if Apple's address changed (if that
     /// client cannot be built, the old settings stay).
     func apply(_ new: AuthSettings) throws(AuthSetupError) {
+        let newOpener = try Self.makeOpener(new)
         if new.appleEndpoint != settings.appleEndpoint || new.appleCAFile != settings.appleCAFile {
             api = try Self.makeAPI(loop: loop, settings: new, timeout: appleTimeoutSeconds)
             keys.use(api)
         }
         settings = new
+        opener = newOpener
         revocations = RevocationView(list: new.shared.revocations)
         cache.removeAll()  // new secrets, cookie name or header names
     }
@@ -48,6 +53,14 @@ final class Authenticator {
 
     /// The loop's clock in milliseconds, for timing calls to Apple.
     var clockMs: Int64 { loop.nowMilliseconds }
+
+    private static func makeOpener(_ settings: AuthSettings) throws(AuthSetupError) -> SessionOpener {
+        do {
+            return try SessionOpener(settings.sessions, context: settings.cookieName)
+        } catch {
+            throw AuthSetupError(description: "session keys: \(error)")
+        }
+    }
 
     private static func makeAPI(loop: EventLoop, settings: AuthSettings, timeout: Double) throws(AuthSetupError) -> AppleTokenAPI {
         let configuration = AppleHTTPClient.Configuration(
@@ -77,8 +90,7 @@ final class Authenticator {
                     break
                 }
             }
-            guard let value = CookieHeader.find(settings.cookieNameBytes, in: head, buf) else { return }
-            identity.stripCookie = !settings.passCookie
+            guard let value = cookieValue(head, buf, settings: settings, into: &identity) else { return }
             guard identity.opened == nil,
                   let opened = session(UnsafeBufferPointer(rebasing: typed[value]), via: .cookie, now: now) else { return }
             identity.opened = opened
@@ -89,12 +101,21 @@ final class Authenticator {
         }
     }
 
-    /// On a public path: only whether the session cookie is to be removed.
+    /// On a public path: only whether (and how) the session cookie is to be removed.
     func noteCookie(_ head: HTTPRequestHead, into identity: inout RequestIdentity) {
         guard !settings.passCookie else { return }
-        head.storage.withUnsafeBytes { buf in
-            identity.stripCookie = CookieHeader.find(settings.cookieNameBytes, in: head, buf) != nil
-        }
+        head.storage.withUnsafeBytes { buf in _ = cookieValue(head, buf, settings: settings, into: &identity) }
+    }
+
+    /// The session cookie's value range; unless cookies pass through, it is marked to be
+    /// stripped and the other cookies are kept aside in the same pass.
+    private func cookieValue(
+        _ head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer, settings: AuthSettings, into identity: inout RequestIdentity
+    ) -> Range<Int>? {
+        if settings.passCookie { return CookieHeader.find(settings.cookieNameBytes, in: head, buf) }
+        let value = CookieHeader.split(settings.cookieNameBytes, in: head, buf, others: &identity.otherCookies)
+        identity.stripCookie = value != nil
+        return value
     }
 
     /// A revocation anywhere bumps the list's generation: cached sessions are then checked again.
@@ -124,7 +145,7 @@ final class Authenticator {
         }
         let opened: (payload: Session, needsReseal: Bool)
         do {
-            opened = try settings.sessions.open(token, context: settings.cookieName, now: now)
+            opened = try opener.open(token, now: now)
         } catch {
             metrics.recordSession(SessionOutcome(error), via: carrier)
             return nil

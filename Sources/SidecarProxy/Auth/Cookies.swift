@@ -3,10 +3,11 @@ import SidecarHTTP
 /// `Cookie` request fields read in place (RFC 6265 §5.4 `name=value; name=value`), without
 /// copying or Foundation: what the per-request path uses to find the session cookie.
 enum CookieHeader {
-    /// Calls `body(name, value)` with index ranges into `buf` for every pair of every Cookie
-    /// field of `head`, until `body` returns false. Quotes around a value are removed.
+    /// Calls `body(name, value, pair)` with index ranges into `buf` for every pair of every
+    /// Cookie field of `head`, until `body` returns false. Quotes around a value are removed
+    /// (`pair` keeps them).
     static func forEachPair(
-        in head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer, _ body: (Range<Int>, Range<Int>) -> Bool
+        in head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer, _ body: (Range<Int>, Range<Int>, Range<Int>) -> Bool
     ) {
         for field in head.fields where head.fieldName(field, is: "cookie") {
             var i = Int(field.value.start)
@@ -30,7 +31,7 @@ enum CookieHeader {
                     valueStart += 1
                     valueEnd -= 1
                 }
-                if !body(pairStart..<nameEnd, valueStart..<valueEnd) { return }
+                if !body(pairStart..<nameEnd, valueStart..<valueEnd, pairStart..<pairEnd) { return }
             }
         }
     }
@@ -38,7 +39,7 @@ enum CookieHeader {
     /// The value range of the first cookie named exactly `name`.
     static func find(_ name: [UInt8], in head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer) -> Range<Int>? {
         var found: Range<Int>?
-        forEachPair(in: head, buf) { n, v in
+        forEachPair(in: head, buf) { n, v, _ in
             if equal(buf, n, name) {
                 found = v
                 return false
@@ -48,29 +49,39 @@ enum CookieHeader {
         return found
     }
 
-    /// Appends the Cookie value without the pairs named `name` (`a=1; b=2`); false if none is left.
-    static func appendValue(
-        of head: HTTPRequestHead, removing name: [UInt8], _ buf: UnsafeRawBufferPointer, into out: inout [UInt8]
-    ) -> Bool {
-        out.removeAll(keepingCapacity: true)
-        forEachPair(in: head, buf) { n, v in
-            if !equal(buf, n, name) {
-                if !out.isEmpty { out.append(contentsOf: [0x3B, 0x20]) }
-                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buf[n.lowerBound..<v.upperBound]))
+    /// In one pass: the value range of the first cookie named `name`, and every pair not
+    /// named `name` appended to the emptied `others` as a Cookie value (`a=1; b=2`).
+    static func split(
+        _ name: [UInt8], in head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer, others: inout [UInt8]
+    ) -> Range<Int>? {
+        var found: Range<Int>?
+        others.removeAll(keepingCapacity: true)
+        forEachPair(in: head, buf) { n, v, pair in
+            if equal(buf, n, name) {
+                if found == nil { found = v }
+            } else {
+                if !others.isEmpty {
+                    others.append(0x3B)
+                    others.append(0x20)
+                }
+                others.append(contentsOf: UnsafeRawBufferPointer(rebasing: buf[pair]))
             }
             return true
         }
-        return !out.isEmpty
+        if found == nil { others.removeAll(keepingCapacity: true) }  // nothing to strip: forwarded as sent
+        return found
     }
 
     static func equal(_ buf: UnsafeRawBufferPointer, _ range: Range<Int>, _ name: [UInt8]) -> Bool {
         guard range.count == name.count else { return false }
-        var j = 0
-        for i in range {
-            if buf[i] != name[j] { return false }
-            j += 1
+        return name.withUnsafeBytes { name in
+            var j = 0
+            for i in range {
+                if buf[i] != name[j] { return false }
+                j += 1
+            }
+            return true
         }
-        return true
     }
 }
 

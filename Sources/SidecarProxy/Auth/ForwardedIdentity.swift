@@ -13,16 +13,11 @@ enum ForwardedIdentity {
         _ head: HTTPRequestHead, identity: RequestIdentity, settings: AuthSettings, into fields: inout HeadWriter,
         scratch: inout [UInt8]
     ) {
-        if identity.stripCookie {
-            let keep = head.storage.withUnsafeBytes { buf in
-                CookieHeader.appendValue(of: head, removing: settings.cookieNameBytes, buf, into: &scratch)
-            }
-            if keep {
-                let name: StaticString = "Cookie"
-                scratch.withUnsafeBytes { v in
-                    try? fields.appendField(
-                        name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value: v)
-                }
+        if identity.stripCookie, !identity.otherCookies.isEmpty {
+            let name: StaticString = "Cookie"
+            identity.otherCookies.withUnsafeBytes { v in
+                try? fields.appendField(
+                    name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value: v)
             }
         }
         if let bearer = identity.bearer {

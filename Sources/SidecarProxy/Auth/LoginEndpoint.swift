@@ -75,7 +75,7 @@ extension Authenticator {
         let prefix = Array(settings.loginCookiePrefix.utf8)
         var names: [String] = []
         head.storage.withUnsafeBytes { buf in
-            CookieHeader.forEachPair(in: head, buf) { name, _ in
+            CookieHeader.forEachPair(in: head, buf) { name, _, _ in
                 if name.count > prefix.count, buf[name].starts(with: prefix) {
                     names.append(String(decoding: buf[name], as: UTF8.self))
                 }

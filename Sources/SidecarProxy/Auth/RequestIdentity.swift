@@ -9,6 +9,9 @@ struct RequestIdentity {
     var opened: OpenedSession?
     /// The request carries the session cookie and it must not reach the upstream.
     var stripCookie = false
+    /// With `stripCookie`: the Cookie value without the session cookie (empty: no Cookie
+    /// field is forwarded). Its capacity is kept from request to request.
+    var otherCookies: [UInt8] = []
     /// The `Authorization` value that carried the session token (removed when forwarding).
     var bearer: ByteRange?
     /// A `Set-Cookie` value to add to the upstream's response (re-sealed session).
@@ -20,6 +23,7 @@ struct RequestIdentity {
     mutating func reset() {
         if opened != nil { opened = nil }
         stripCookie = false
+        if !otherCookies.isEmpty { otherCookies.removeAll(keepingCapacity: true) }
         bearer = nil
         if setCookie != nil { setCookie = nil }
     }

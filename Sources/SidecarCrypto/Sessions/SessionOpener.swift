@@ -1,0 +1,56 @@
+/// Opens session values (cookies, bearer tokens) the way `SessionSealer.open` does, for one
+/// thread's request path: an AES-256-GCM context keyed once per secret and one buffer the
+/// envelope is decoded and decrypted into, reused for every value. Not thread-safe.
+public final class SessionOpener {
+    private let keys: [(id: UInt32, context: AESGCMKeyedContext)]
+    /// The context the values are bound to (the cookie name), the associated data's suffix.
+    private let boundTo: [UInt8]
+    private var envelope: [UInt8] = []
+
+    public init(_ sealer: SessionSealer, context: String) throws(CryptoError) {
+        var keys: [(id: UInt32, context: AESGCMKeyedContext)] = []
+        for key in sealer.sealer.keys {
+            let context = try key.key.withUnsafeBufferPointer { key throws(CryptoError) in
+                try AESGCMKeyedContext(key: key)
+            }
+            keys.append((key.id, context))
+        }
+        self.keys = keys
+        boundTo = Array(context.utf8)
+    }
+
+    /// Opens, decodes and validates `token` against `now`; `needsReseal` when a secret other
+    /// than the first opened it. Same errors as `SessionSealer.open`.
+    public func open(_ token: UnsafeBufferPointer<UInt8>, now: Int64) throws(SealedOpenError) -> (payload: Session, needsReseal: Bool) {
+        guard let count = Base64URL.decodedCount(token.count), count >= Sealer.overheadByteCount else { throw .malformed }
+        if envelope.count < count { envelope = [UInt8](repeating: 0, count: count) }
+        let (session, keyIndex) = try envelope.withUnsafeMutableBufferPointer {
+            whole throws(SealedOpenError) -> (Session, Int) in
+            let buffer = UnsafeMutableBufferPointer(rebasing: whole[0..<count])
+            guard Base64URL.decode(token, into: buffer) else { throw .malformed }
+            guard buffer[0] == Sealer.version else { throw .unsupportedVersion }
+            let id = UInt32(buffer[1]) << 24 | UInt32(buffer[2]) << 16 | UInt32(buffer[3]) << 8 | UInt32(buffer[4])
+            guard let index = keys.firstIndex(where: { $0.id == id }) else { throw .unknownKey }
+            let nonceEnd = Sealer.headerByteCount + AESGCM.nonceByteCount
+            let tagStart = count - AESGCM.tagByteCount
+            let body = UnsafeMutableBufferPointer(rebasing: buffer[nonceEnd..<tagStart])
+            defer { body.update(repeating: 0) }  // no session plaintext left behind in the buffer
+            do {
+                try boundTo.withUnsafeBufferPointer { boundTo throws(CryptoError) in
+                    try keys[index].context.open(
+                        nonce: UnsafeBufferPointer(rebasing: buffer[Sealer.headerByteCount..<nonceEnd]),
+                        aad: UnsafeBufferPointer(rebasing: buffer[0..<Sealer.headerByteCount]), aadSuffix: boundTo,
+                        body: body, tag: UnsafeBufferPointer(rebasing: buffer[tagStart...]))
+                }
+            } catch {
+                throw .authenticationFailed
+            }
+            var reader = ByteReader(UnsafeBufferPointer(body))
+            let session = try Session(from: &reader)
+            guard reader.isAtEnd else { throw .invalidPayload }
+            return (session, index)
+        }
+        try session.validate(now: now)
+        return (session, keyIndex != 0)
+    }
+}
