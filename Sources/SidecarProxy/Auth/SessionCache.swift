@@ -88,11 +88,16 @@ final class SessionCache {
         count = 0
     }
 
+    /// Sealed values start with their key id and random nonce, so the first bytes and the
+    /// length already tell honest values apart; the full comparison settles the rest.
+    static let hashedPrefix = 48
+
     private func slot(of token: UnsafeRawBufferPointer) -> Int {
         var hasher = Hasher()
         hasher.combine(key0)
         hasher.combine(key1)
-        hasher.combine(bytes: token)
+        hasher.combine(token.count)
+        hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: token.prefix(Self.hashedPrefix)))
         return hasher.finalize() & mask
     }
 }
