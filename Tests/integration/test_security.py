@@ -43,3 +43,60 @@ def test_no_copy_of_a_session_bearer_token_reaches_the_upstream(signed_in, brows
                                          ("Authorization", "Bearer upstream-token")]).json()
         assert seen(e, "Authorization") == ["Bearer upstream-token"], e["headers"]
         assert seen(e, "X-Auth-Email") == ["maria.ruiz@example.com"]
+
+
+# -- resource exhaustion -----------------------------------------------------------------------
+def cpu_ticks(sc):
+    return sum(sc.thread_cpu_ticks().values())
+
+
+def test_a_flood_of_abandoned_logins_costs_constant_time_and_keeps_replay_protection(
+        start_auth_sidecar, browser):
+    """Anyone can mint login states (/login, then a cancelled callback): the memory of used
+    states must not make every later callback scan all of them (that cost grew with each
+    one, under one lock shared by every worker), and a recent state still cannot be replayed."""
+    import threading
+    from urllib.parse import parse_qs, urlencode, urlsplit
+    sc, apple = start_auth_sidecar()
+    form = ("Content-Type", "application/x-www-form-urlencoded")
+
+    def in_parallel(items, each):
+        def run(part):
+            with sc.conn() as c:
+                for item in part:
+                    each(c, item)
+        threads = [threading.Thread(target=run, args=(items[i::4],)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    def mint(n):
+        minted = []
+
+        def login(c, _):
+            r = c.request("GET", "/.auth/login", [HTML])
+            state = parse_qs(urlsplit(r.header("Location")).query)["state"][0]
+            minted.append((("Cookie", r.header_all("Set-Cookie")[-1].split(";")[0]),
+                           urlencode({"state": state, "error": "user_cancelled_authorize"}).encode()))
+        in_parallel(range(n), login)
+        return minted
+
+    def cancel(c, login):
+        assert c.request("POST", "/.auth/callback", [HTML, login[0], form], login[1]).status == 401
+
+    def callback_ticks(logins):
+        before = cpu_ticks(sc)
+        in_parallel(logins, cancel)
+        return cpu_ticks(sc) - before
+
+    early = callback_ticks(mint(2000))
+    in_parallel(mint(8000), cancel)
+    late = callback_ticks(mint(2000))
+    assert late < 1.5 * early + 10, "callbacks got slower with every used state: %d vs %d ticks" % (late, early)
+    with sc.conn() as c:
+        login = mint(1)[0]
+        cancel(c, login)
+        r = c.request("POST", "/.auth/callback", [HTML, login[0], form], login[1])
+        assert r.status == 400, (r.status, r.body[:200])  # state_replayed
+    assert browser(sc, apple).login()[0].status == 303
