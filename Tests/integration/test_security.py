@@ -243,3 +243,23 @@ def test_reload_that_drops_a_secret_ends_its_sessions_on_open_connections(start_
         while c.request("GET", "/private", cookie).status != 302:
             assert time.monotonic() < deadline, "a session sealed with a removed secret is still accepted"
             time.sleep(0.1)
+
+
+def test_lenient_but_unambiguous_framing_reaches_the_upstream_canonical(sidecar, upstream):
+    """Framing the sidecar accepts with a tolerance (OWS around `chunked`, leading zeros, a
+    repeated equal Content-Length, chunk extensions, HTTP/1.0 keep-alive with a body) is
+    re-framed canonically, so the upstream cannot read the body boundaries differently."""
+    with sidecar.conn() as c:
+        c.send(b"POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked \t\r\n\r\n"
+               b"3;a=\"b\"\r\nabc\r\n0\r\n\r\n")
+        e = c.read_response().json()
+        assert e["body"] == "abc" and seen(e, "Transfer-Encoding") == ["chunked"]
+        c.send(b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 003\r\nContent-Length: 3, 3\r\n\r\nabc")
+        e = c.read_response().json()
+        assert e["body"] == "abc" and seen(e, "Content-Length") == ["3"]
+    with sidecar.conn() as c:
+        c.send(b"POST /echo HTTP/1.0\r\nConnection: keep-alive\r\nContent-Length: 3\r\n\r\nabc"
+               b"GET /echo?second HTTP/1.0\r\n\r\n")
+        assert c.read_response().json()["body"] == "abc"
+        assert c.read_response().json()["target"] == "/echo?second"
+    assert upstream.stats()["requests"] == 4, upstream.stats()["targets"]
