@@ -88,7 +88,8 @@ final class RequestRewriter {
         fields.write(to: buffer)
 
         line.reset()
-        let clientHost = head.host ?? head.authority
+        // RFC 9112 §3.2.2: an absolute-form target's authority takes the place of Host.
+        let clientHost = head.authority ?? head.host
         line.append("Host: ")
         if preserveHost, let clientHost, !clientHost.isEmpty {
             line.append(head.bytes(clientHost))

@@ -57,6 +57,15 @@ final class HeadWriterTests: XCTestCase {
         XCTAssertEqual(again.firstValueString("x-auth-user-id"), "001234.abc")
     }
 
+    func testContentLengthLosesItsLeadingZeros() throws {
+        for (sent, written) in [("010", "10"), ("0005, 5", "5"), ("0", "0"), ("000", "0")] {
+            let head = try XCTUnwrap(parseRequest(crlf("POST / HTTP/1.1\nHost: h\nContent-Length: \(sent)\n\n")).get())
+            var writer = HeadWriter()
+            writer.appendFields(of: head, dropping: identity)
+            XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), "Host: h\r\nContent-Length: \(written)\r\n", sent)
+        }
+    }
+
     func testChunkedRequestReframedAndUpgradeKept() throws {
         let chunked = try XCTUnwrap(parseRequest(crlf("PUT /u HTTP/1.1\nHost: h\nTransfer-Encoding: chunked\n\n")).get())
         var w = HeadWriter()

@@ -65,6 +65,8 @@ final class RequestHeadRejectionTests: XCTestCase {
         ("ftp absolute", "GET ftp://h/ HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
         ("absolute without authority", "GET http:///x HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
         ("absolute with userinfo", "GET http://u@h/x HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
+        ("absolute with a quote in the host", "GET http://a\"b/x HTTP/1.0\r\n\r\n", .invalidTarget),
+        ("absolute with a backslash in the host", "GET http://a\\b/x HTTP/1.1\r\nHost: h\r\n\r\n", .invalidTarget),
         ("CONNECT", "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", .connectNotAllowed),
         ("CR LF then garbage", "\r\n\r\n/ x\r\n\r\n", .malformedRequestLine),
         ("CR not LF before line", "\r\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n", .bareCR),

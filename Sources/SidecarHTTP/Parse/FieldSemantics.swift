@@ -94,8 +94,9 @@ struct FieldSemantics {
         }
     }
 
-    /// Host = uri-host [ ":" port ]: reg-name, IP literal or IPv4 characters only.
-    private static func validateHost(
+    /// Host = uri-host [ ":" port ]: reg-name, IP literal or IPv4 characters only. Also the
+    /// rule for the authority of an absolute-form target, which stands in for Host.
+    static func validateHost(
         _ buf: UnsafeRawBufferPointer, _ start: Int, _ end: Int
     ) throws(HTTPHeadError) {
         var p = start

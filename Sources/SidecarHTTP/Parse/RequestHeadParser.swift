@@ -118,6 +118,7 @@ enum TargetParts {
         while p < end, buf[p] != ASCII.slash, buf[p] != 0x3F { p += 1 }
         guard p > authorityStart else { throw .invalidTarget }
         for i in authorityStart..<p where buf[i] == 0x40 { throw .invalidTarget }  // no userinfo
+        do { try FieldSemantics.validateHost(buf, authorityStart, p) } catch { throw .invalidTarget }
         let authority = ByteRange(start: authorityStart, end: p)
         return pathAndQuery(buf, p, end, form: .absolute, authority: authority)
     }

@@ -100,7 +100,10 @@ public struct HeadWriter: Sendable {
                     wroteContentLength = true
                     append("Content-Length: ")
                     var p = Int(field.value.start)
-                    while p < Int(field.value.end), ASCII.isDigit(buf[p]) { bytes.append(buf[p]); p += 1 }
+                    let end = Int(field.value.end)
+                    // No leading zeros: a reader must not be able to take `010` for octal.
+                    while p + 1 < end, buf[p] == 0x30, ASCII.isDigit(buf[p + 1]) { p += 1 }
+                    while p < end, ASCII.isDigit(buf[p]) { bytes.append(buf[p]); p += 1 }
                     append("\r\n")
                     continue
                 }

@@ -26,8 +26,11 @@ enum ForwardedIdentity {
             }
         }
         if let bearer = identity.bearer {
-            head.storage.withUnsafeBytes { buf in
+            head.storage.withUnsafeBufferPointer { typed in
+                let buf = UnsafeRawBufferPointer(typed)
                 for field in head.fields where head.fieldName(field, is: "authorization") && field.value != bearer {
+                    // A repeated field may carry this or another session token: never forward one.
+                    if carriesSessionToken(typed, field.value, settings: settings) { continue }
                     try? fields.appendField(
                         name: UnsafeRawBufferPointer(rebasing: buf[field.name.range]),
                         value: UnsafeRawBufferPointer(rebasing: buf[field.value.range]))
@@ -41,5 +44,14 @@ enum ForwardedIdentity {
                 "reason": omission == .email ? "email_not_printable_ascii" : "user_id_unsafe",
             ])
         }
+    }
+
+    /// `Bearer <token>` whose token was sealed by this sidecar for sessions (expired or not):
+    /// the sidecar's own credential, which the upstream must not see.
+    private static func carriesSessionToken(
+        _ buf: UnsafeBufferPointer<UInt8>, _ value: ByteRange, settings: AuthSettings
+    ) -> Bool {
+        guard let token = Authenticator.bearerToken(UnsafeRawBufferPointer(buf), value) else { return false }
+        return (try? settings.sessions.sealer.open(UnsafeBufferPointer(rebasing: buf[token]), context: settings.cookieName)) != nil
     }
 }
