@@ -13,7 +13,6 @@ final class RequestRewriter {
     private let droppingAuthorization: HeaderNameSet
     private let droppingBoth: HeaderNameSet
     private let auth: AuthSettings?
-    private var credentialScratch: [UInt8] = []
     private let trustedProxies: [AddressRange]
     private let upstreamHost: [UInt8]
     private let basePath: [UInt8]
@@ -82,7 +81,7 @@ final class RequestRewriter {
         }
         fields.appendFields(of: head, dropping: drop, keepUpgrade: head.connection.upgrade)
         if let auth {
-            ForwardedIdentity.append(head, identity: identity, settings: auth, into: &fields, scratch: &credentialScratch)
+            ForwardedIdentity.append(head, identity: identity, settings: auth, into: &fields)
         }
         if head.framing == .chunked { fields.appendFraming(.chunked) }
         fields.write(to: buffer)

@@ -10,8 +10,7 @@ enum ForwardedIdentity {
     /// Appends, after the client's other fields: the Cookie without the session cookie,
     /// Authorization fields other than the session bearer, the identity of the session.
     static func append(
-        _ head: HTTPRequestHead, identity: RequestIdentity, settings: AuthSettings, into fields: inout HeadWriter,
-        scratch: inout [UInt8]
+        _ head: HTTPRequestHead, identity: RequestIdentity, settings: AuthSettings, into fields: inout HeadWriter
     ) {
         if identity.stripCookie, !identity.otherCookies.isEmpty {
             let name: StaticString = "Cookie"
