@@ -5,9 +5,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${SIDECAR_BIN:-}" ]; then
-  echo "== swift build -c release --product sidecar"
-  swift build -c release --product sidecar >/dev/null
-  SIDECAR_BIN=$(swift build -c release --show-bin-path)/sidecar
+  # Static Swift runtime and Foundation: ~6 MiB less RSS than the shared libraries (SPEC §8 memory).
+  echo "== swift build -c release --static-swift-stdlib --product sidecar"
+  swift build -c release --static-swift-stdlib --product sidecar >/dev/null
+  SIDECAR_BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)/sidecar
 fi
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 exec python3 Benchmarks/login-bench.py --bin "$SIDECAR_BIN" "$@"
