@@ -52,7 +52,7 @@ let package = Package(
         .executableTarget(
             name: "sidecar",
             dependencies: [
-                "SidecarProxy", "SidecarConfig", "SidecarCrypto", "SidecarApple",
+                "SidecarProxy", "SidecarConfig", "SidecarCrypto", "SidecarApple", "SidecarEvent", "SidecarHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

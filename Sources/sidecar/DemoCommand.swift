@@ -5,6 +5,7 @@ import SidecarApple
 import SidecarConfig
 import SidecarCrypto
 import SidecarEvent
+import SidecarHTTP
 import SidecarProxy
 
 /// `sidecar demo` — zero set-up (SPEC §2): an ES256 client key and a cookie secret in a
@@ -192,7 +193,7 @@ private final class DemoUpstream: @unchecked Sendable {
         var rows = ""
         for name in identityHeaders {
             let value = request.header(name)
-            rows += "<tr><th>\(escape(name))</th><td>\(value.map(escape) ?? "<em>absent</em>")</td></tr>\n"
+            rows += "<tr><th>\(HTML.escape(name))</th><td>\(value.map(HTML.escape) ?? "<em>absent</em>")</td></tr>\n"
         }
         let name = request.header("X-Auth-Name").flatMap(percentDecoded) ?? "there"
         let body = """
@@ -200,31 +201,17 @@ private final class DemoUpstream: @unchecked Sendable {
             <html lang="en"><head><meta charset="utf-8"><title>Sidecar demo app</title>
             <style>body{font:16px system-ui,sans-serif;margin:3em auto;max-width:40em}th{text-align:left;padding-right:1em}</style>
             </head><body>
-            <h1>Hello, \(escape(name))</h1>
+            <h1>Hello, \(HTML.escape(name))</h1>
             <p>This page is the upstream app. It never saw Apple: the sidecar signed you in and
             told it who you are in these request headers (any client-sent copy was removed).</p>
             <table>\(rows)</table>
-            <p>Path: <code>\(escape(request.path))</code></p>
+            <p>Path: <code>\(HTML.escape(request.path))</code></p>
             <form method="post" action="/.auth/logout"><button type="submit">Sign out</button></form>
             </body></html>
             """
         return .html(200, body)
     }
 
-    private static func escape(_ text: String) -> String {
-        var out = ""
-        for c in text.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
-    }
 
     /// `%XX` decoded as UTF-8 (the name header); nil if malformed.
     private static func percentDecoded(_ text: String) -> String? {

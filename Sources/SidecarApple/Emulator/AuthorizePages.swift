@@ -1,4 +1,5 @@
 import SidecarEvent
+import SidecarHTTP
 
 /// The HTML the emulator shows: the sign-in/consent page and the auto-submitting
 /// `form_post`. Every interpolated value is escaped.

@@ -86,22 +86,3 @@ enum FormCoding {
         pairs.map { escape($0.0) + "=" + escape($0.1) }.joined(separator: "&")
     }
 }
-
-/// Escaping for HTML text and attribute values.
-enum HTML {
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
-}

@@ -1,4 +1,5 @@
 import SidecarCrypto
+import SidecarHTTP
 
 /// The sidecar's own small pages and JSON answers for the sign-in endpoints.
 enum AuthPages {
@@ -16,8 +17,8 @@ enum AuthPages {
         }
         let html = """
             <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in failed</title></head>
-            <body><h1>\(escape(failure.headline))</h1><p>\(escape(failure.advice))</p>
-            <p><a href="\(escape(loginPath))">Try again</a></p><p><small>Reason: \(escape(failure.reason))</small></p>
+            <body><h1>\(HTML.escape(failure.headline))</h1><p>\(HTML.escape(failure.advice))</p>
+            <p><a href="\(HTML.escape(loginPath))">Try again</a></p><p><small>Reason: \(HTML.escape(failure.reason))</small></p>
             </body></html>
 
             """
@@ -36,7 +37,7 @@ enum AuthPages {
     static func redirect(_ status: Int, to location: String) -> LocalResponse {
         LocalResponse(
             status: status, reason: status == 303 ? "See Other" : "Found", contentType: "text/html; charset=utf-8",
-            body: Array("<!doctype html><a href=\"\(escape(location))\">Continue</a>\n".utf8),
+            body: Array("<!doctype html><a href=\"\(HTML.escape(location))\">Continue</a>\n".utf8),
             extraFields: [("Location", Array(location.utf8))])
     }
 
@@ -52,19 +53,4 @@ enum AuthPages {
         }
     }
 
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for c in text.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
-    }
 }
