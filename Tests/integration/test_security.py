@@ -72,15 +72,12 @@ def test_absolute_form_authority_is_the_forwarded_host(start_sidecar):
 
 
 # -- resource exhaustion -----------------------------------------------------------------------
-def cpu_ticks(sc):
-    return sum(sc.thread_cpu_ticks().values())
-
-
-def test_a_flood_of_abandoned_logins_costs_constant_time_and_keeps_replay_protection(
+def test_a_flood_of_abandoned_logins_keeps_replay_protection_and_service(
         start_auth_sidecar, browser):
-    """Anyone can mint login states (/login, then a cancelled callback): the memory of used
-    states must not make every later callback scan all of them (that cost grew with each
-    one, under one lock shared by every worker), and a recent state still cannot be replayed."""
+    """Anyone can mint login states (/login, then a cancelled callback). After thousands of
+    them a recent state still cannot be replayed and sign-ins still work. (That the memory of
+    used states stays bounded, at O(1) per callback, is UsedLoginStatesTests' job: timing is
+    for benchmarks, not tests.)"""
     import threading
     from urllib.parse import parse_qs, urlencode, urlsplit
     sc, apple = start_auth_sidecar()
@@ -111,20 +108,13 @@ def test_a_flood_of_abandoned_logins_costs_constant_time_and_keeps_replay_protec
     def cancel(c, login):
         assert c.request("POST", "/.auth/callback", [HTML, login[0], form], login[1]).status == 401
 
-    def callback_ticks(logins):
-        before = cpu_ticks(sc)
-        in_parallel(logins, cancel)
-        return cpu_ticks(sc) - before
-
-    early = callback_ticks(mint(2000))
-    in_parallel(mint(8000), cancel)
-    late = callback_ticks(mint(2000))
-    assert late < 1.5 * early + 10, "callbacks got slower with every used state: %d vs %d ticks" % (late, early)
+    in_parallel(mint(4000), cancel)
     with sc.conn() as c:
         login = mint(1)[0]
         cancel(c, login)
         r = c.request("POST", "/.auth/callback", [HTML, login[0], form], login[1])
         assert r.status == 400, (r.status, r.body[:200])  # state_replayed
+    assert "state_replayed" in sc.output()
     assert browser(sc, apple).login()[0].status == 303
 
 
