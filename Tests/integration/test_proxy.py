@@ -343,7 +343,8 @@ def test_slow_upstream_does_not_hold_up_other_clients(sidecar):
         slow.send(rawhttp.build_request("GET", "/slow?delay=2"))
         t0 = time.monotonic()
         assert sidecar.request("GET", "/echo").status == 200
-        assert time.monotonic() - t0 < 0.5
+        # Well under the 2 s the slow request takes (generous for a loaded CI machine).
+        assert time.monotonic() - t0 < 1.5
         assert slow.read_response().status == 200
 
 
@@ -354,7 +355,7 @@ def test_stalled_reader_does_not_hold_up_other_clients(sidecar):
         for _ in range(5):
             t0 = time.monotonic()
             assert sidecar.request("GET", "/echo").status == 200
-            assert time.monotonic() - t0 < 0.5
+            assert time.monotonic() - t0 < 1.5
 
 
 def test_slow_upstream_is_504_after_upstream_timeout(start_sidecar):
