@@ -66,7 +66,7 @@ public struct HeadWriter: Sendable {
     /// The status line of an upstream response, sent as HTTP/1.1 with its reason phrase.
     public mutating func appendStatusLine(of head: HTTPResponseHead) {
         appendStatusCode(head.status)
-        bytes.append(contentsOf: head.storage[head.reason.range])
+        head.storage.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[head.reason.range])) }
         append("\r\n")
     }
 
@@ -89,6 +89,20 @@ public struct HeadWriter: Sendable {
     /// is added.
     public mutating func appendFields(
         of head: some HTTPHead, dropping: HeaderNameSet, keepUpgrade: Bool = false
+    ) {
+        appendFields(storage: head.storage, fields: head.fields, dropping: dropping, keepUpgrade: keepUpgrade)
+    }
+
+    /// `appendFields(of:)` for the two concrete heads: their arrays are borrowed, not
+    /// fetched (and retained) through the protocol.
+    public mutating func appendFields(
+        of head: HTTPRequestHead, dropping: HeaderNameSet, keepUpgrade: Bool = false
+    ) {
+        appendFields(storage: head.storage, fields: head.fields, dropping: dropping, keepUpgrade: keepUpgrade)
+    }
+
+    public mutating func appendFields(
+        of head: HTTPResponseHead, dropping: HeaderNameSet, keepUpgrade: Bool = false
     ) {
         appendFields(storage: head.storage, fields: head.fields, dropping: dropping, keepUpgrade: keepUpgrade)
     }
