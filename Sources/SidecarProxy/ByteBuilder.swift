@@ -16,6 +16,7 @@ struct ByteBuilder {
 
     mutating func append(_ slice: ArraySlice<UInt8>) { bytes.append(contentsOf: slice) }
     mutating func append(_ array: [UInt8]) { bytes.append(contentsOf: array) }
+    mutating func append(_ raw: UnsafeRawBufferPointer) { bytes.append(contentsOf: raw) }
 
     mutating func append(decimal value: UInt64) {
         var divisor: UInt64 = 1

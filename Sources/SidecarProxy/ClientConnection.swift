@@ -351,7 +351,9 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     }
 
     private func readResponse() {
-        guard let upstream, let request else { return }
+        // Scalars only: binding the stored head would retain its arrays.
+        guard let upstream, let method = request?.method, let clientVersion = request?.version,
+              let clientUpgrade = request?.connection.upgrade else { return }
         while response == nil {
             let available = upstream.stream.pendingInput
             guard available > 0 else { return }
@@ -360,7 +362,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             let parsed: HTTPResponseHead?
             do {
                 parsed = try HTTPResponseHead.parse(
-                    UnsafeRawBufferPointer(start: base, count: window), requestMethod: request.method,
+                    UnsafeRawBufferPointer(start: base, count: window), requestMethod: method,
                     limits: worker.upstreamHeadLimits)
             } catch {
                 failUpstream(502)
@@ -370,7 +372,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             _ = evbuffer_drain(upstream.stream.input, head.headLength)
             if head.isInterim {
                 // 100 Continue and friends: pass on to HTTP/1.1 clients, then the real head.
-                if request.version == .http11 {
+                if clientVersion == .http11 {
                     writeResponseHead(head, chunked: false)
                     if stream.flush() != 0 {
                         clientEnded()
@@ -380,19 +382,19 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
                 continue
             }
             if head.isSwitchingProtocols {
-                guard request.connection.upgrade, head.connection.upgrade, requestBodyDone else {
+                guard clientUpgrade, head.connection.upgrade, requestBodyDone else {
                     failUpstream(502)
                     return
                 }
                 startTunnel(head)
                 return
             }
-            startResponse(head, request: request)
+            startResponse(head, clientVersion: clientVersion)
         }
         relayResponseBody()
     }
 
-    private func startResponse(_ head: HTTPResponseHead, request: HTTPRequestHead) {
+    private func startResponse(_ head: HTTPResponseHead, clientVersion: HTTPVersion) {
         response = head
         worker.metrics.recordUpstreamLatency(ms: worker.nowMs - upstreamStartedMs)
         status = head.status
@@ -401,7 +403,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         case .none, .contentLength:
             chunked = false
         case .chunked, .untilClose:
-            chunked = request.version == .http11
+            chunked = clientVersion == .http11
             if !chunked { keepAlive = false }  // HTTP/1.0 reader: the close delimits the body
         }
         if !head.connection.keepAlive && head.framing == .untilClose && !chunked { keepAlive = false }
@@ -410,10 +412,10 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     }
 
     private func writeResponseHead(_ head: HTTPResponseHead, chunked: Bool) {
-        guard let request else { return }
+        guard let clientVersion = request?.version else { return }
         worker.fieldScratch.reset()
         ResponseRewriter.write(
-            head, chunked: chunked, keepAlive: keepAlive, clientVersion: request.version,
+            head, chunked: chunked, keepAlive: keepAlive, clientVersion: clientVersion,
             setCookie: head.status >= 200 ? identity.setCookie : nil, into: &worker.fieldScratch)
         worker.fieldScratch.write(to: stream.output)
     }
@@ -489,8 +491,8 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     }
 
     private var isRetryable: Bool {
-        guard let request, request.framing == .none else { return false }
-        switch request.method {
+        guard let method = request?.method, request?.framing == BodyFraming.none else { return false }
+        switch method {
         case .get, .head, .options, .put, .delete: return true
         default: return false
         }

@@ -55,75 +55,81 @@ final class RequestRewriter {
         requestId: [UInt8], identity: RequestIdentity, line: inout ByteBuilder, fields: inout HeadWriter,
         to buffer: OpaquePointer
     ) {
-        line.reset()
-        line.append(head.bytes(head.methodRange))
-        line.append(" ")
-        line.append(basePath)
-        if head.targetForm == .asterisk && basePath.isEmpty {
-            line.append("*")
-        } else {
-            line.append(normalizedPath)
-        }
-        if let query = head.query {
-            line.append("?")
-            line.append(head.bytes(query))
-        }
-        line.append(" HTTP/1.1\r\n")
-        line.write(to: buffer)
-
-        fields.reset()
-        let drop: HeaderNameSet
-        switch (identity.stripCookie, identity.bearer != nil) {
-        case (false, false): drop = dropping
-        case (true, false): drop = droppingCookie
-        case (false, true): drop = droppingAuthorization
-        case (true, true): drop = droppingBoth
-        }
-        fields.appendFields(of: head, dropping: drop, keepUpgrade: head.connection.upgrade)
-        if let auth {
-            ForwardedIdentity.append(head, identity: identity, settings: auth, into: &fields)
-        }
-        if head.framing == .chunked { fields.appendFraming(.chunked) }
-        fields.write(to: buffer)
-
-        line.reset()
-        // RFC 9112 §3.2.2: an absolute-form target's authority takes the place of Host.
-        let clientHost = head.authority ?? head.host
-        line.append("Host: ")
-        if preserveHost, let clientHost, !clientHost.isEmpty {
-            line.append(head.bytes(clientHost))
-        } else {
-            line.append(upstreamHost)
-        }
-
-        line.append("\r\nX-Forwarded-For: ")
-        if peerTrusted {
-            for value in head.values("x-forwarded-for") where !value.isEmpty {
-                line.append(head.bytes(value))
-                line.append(", ")
+        // One borrow of the head's bytes: `head.bytes(_:)` slices would retain it each time.
+        head.storage.withUnsafeBytes { buf in
+            func bytes(_ range: ByteRange) -> UnsafeRawBufferPointer {
+                UnsafeRawBufferPointer(rebasing: buf[range.range])
             }
-        }
-        line.append(peerText)
+            line.reset()
+            line.append(bytes(head.methodRange))
+            line.append(" ")
+            line.append(basePath)
+            if head.targetForm == .asterisk && basePath.isEmpty {
+                line.append("*")
+            } else {
+                line.append(normalizedPath)
+            }
+            if let query = head.query {
+                line.append("?")
+                line.append(bytes(query))
+            }
+            line.append(" HTTP/1.1\r\n")
+            line.write(to: buffer)
 
-        line.append("\r\nX-Forwarded-Proto: ")
-        if peerTrusted, let proto = head.firstValue("x-forwarded-proto"), !proto.isEmpty {
-            line.append(head.bytes(proto))
-        } else {
-            line.append(scheme)
-        }
+            fields.reset()
+            let drop: HeaderNameSet
+            switch (identity.stripCookie, identity.bearer != nil) {
+            case (false, false): drop = dropping
+            case (true, false): drop = droppingCookie
+            case (false, true): drop = droppingAuthorization
+            case (true, true): drop = droppingBoth
+            }
+            fields.appendFields(of: head, dropping: drop, keepUpgrade: head.connection.upgrade)
+            if let auth {
+                ForwardedIdentity.append(head, identity: identity, settings: auth, into: &fields)
+            }
+            if head.framing == .chunked { fields.appendFraming(.chunked) }
+            fields.write(to: buffer)
 
-        if peerTrusted, let forwarded = head.firstValue("x-forwarded-host"), !forwarded.isEmpty {
-            line.append("\r\nX-Forwarded-Host: ")
-            line.append(head.bytes(forwarded))
-        } else if let clientHost, !clientHost.isEmpty {
-            line.append("\r\nX-Forwarded-Host: ")
-            line.append(head.bytes(clientHost))
-        }
+            line.reset()
+            // RFC 9112 §3.2.2: an absolute-form target's authority takes the place of Host.
+            let clientHost = head.authority ?? head.host
+            line.append("Host: ")
+            if preserveHost, let clientHost, !clientHost.isEmpty {
+                line.append(bytes(clientHost))
+            } else {
+                line.append(upstreamHost)
+            }
 
-        line.append("\r\nX-Request-Id: ")
-        line.append(requestId)
-        line.append("\r\n\r\n")
-        line.write(to: buffer)
+            line.append("\r\nX-Forwarded-For: ")
+            if peerTrusted {
+                for value in head.values("x-forwarded-for") where !value.isEmpty {
+                    line.append(bytes(value))
+                    line.append(", ")
+                }
+            }
+            line.append(peerText)
+
+            line.append("\r\nX-Forwarded-Proto: ")
+            if peerTrusted, let proto = head.firstValue("x-forwarded-proto"), !proto.isEmpty {
+                line.append(bytes(proto))
+            } else {
+                line.append(scheme)
+            }
+
+            if peerTrusted, let forwarded = head.firstValue("x-forwarded-host"), !forwarded.isEmpty {
+                line.append("\r\nX-Forwarded-Host: ")
+                line.append(bytes(forwarded))
+            } else if let clientHost, !clientHost.isEmpty {
+                line.append("\r\nX-Forwarded-Host: ")
+                line.append(bytes(clientHost))
+            }
+
+            line.append("\r\nX-Request-Id: ")
+            line.append(requestId)
+            line.append("\r\n\r\n")
+            line.write(to: buffer)
+        }
     }
 }
 

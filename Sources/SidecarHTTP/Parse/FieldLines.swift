@@ -30,13 +30,24 @@ enum FieldLines {
             p += 1
             while ASCII.isOWS(buf[p]) { p += 1 }
             let valueStart = p
-            var valueEnd = p
+            // Eight bytes at a time while they are all field-vchar or obs-text (long values
+            // such as cookies); the byte loop below takes the rest and the edge cases.
+            while p + 8 <= end, Self.isVisible(buf.loadUnaligned(fromByteOffset: p, as: UInt64.self)) {
+                p += 8
+            }
+            var valueEnd = p  // the last byte taken above, if any, is not OWS
             while true {
                 let c = buf[p]
-                if c == ASCII.cr { break }
-                guard ASCII.isFieldValueChar(c) else { throw .controlCharacter }
-                p += 1
-                if !ASCII.isOWS(c) { valueEnd = p }
+                if c > ASCII.sp && c != 0x7F {  // field-vchar or obs-text: the common case
+                    p += 1
+                    valueEnd = p
+                } else if ASCII.isOWS(c) {
+                    p += 1
+                } else if c == ASCII.cr {
+                    break
+                } else {
+                    throw .controlCharacter
+                }
             }
             guard buf[p + 1] == ASCII.lf else { throw .bareCR }
             p += 2
@@ -48,5 +59,16 @@ enum FieldLines {
             try semantics.observe(buf, nameStart: nameStart, nameEnd: nameEnd,
                                   valueStart: valueStart, valueEnd: valueEnd)
         }
+    }
+
+    /// No byte of `w` is below 0x21 (controls, SP) or 0x7F; bytes from 0x80 (obs-text) pass.
+    /// The "has less than" / "has zero" word tricks: exact about whether such a byte exists.
+    @inline(__always) static func isVisible(_ w: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let belowBang = (w &- ones &* 0x21) & ~w & highs
+        let del = w ^ (ones &* 0x7F)
+        let hasDel = (del &- ones) & ~del & highs
+        return belowBang | hasDel == 0
     }
 }

@@ -66,7 +66,7 @@ public struct HeadWriter: Sendable {
     /// The status line of an upstream response, sent as HTTP/1.1 with its reason phrase.
     public mutating func appendStatusLine(of head: HTTPResponseHead) {
         appendStatusCode(head.status)
-        bytes.append(contentsOf: head.storage[head.reason.range])
+        head.storage.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[head.reason.range])) }
         append("\r\n")
     }
 
@@ -90,10 +90,33 @@ public struct HeadWriter: Sendable {
     public mutating func appendFields(
         of head: some HTTPHead, dropping: HeaderNameSet, keepUpgrade: Bool = false
     ) {
-        head.storage.withUnsafeBytes { buf in
+        appendFields(storage: head.storage, fields: head.fields, dropping: dropping, keepUpgrade: keepUpgrade)
+    }
+
+    /// `appendFields(of:)` for the two concrete heads: their arrays are borrowed, not
+    /// fetched (and retained) through the protocol.
+    public mutating func appendFields(
+        of head: HTTPRequestHead, dropping: HeaderNameSet, keepUpgrade: Bool = false
+    ) {
+        appendFields(storage: head.storage, fields: head.fields, dropping: dropping, keepUpgrade: keepUpgrade)
+    }
+
+    public mutating func appendFields(
+        of head: HTTPResponseHead, dropping: HeaderNameSet, keepUpgrade: Bool = false
+    ) {
+        appendFields(storage: head.storage, fields: head.fields, dropping: dropping, keepUpgrade: keepUpgrade)
+    }
+
+    /// The work of `appendFields(of:)`, concrete: the generic entry reads the head's arrays
+    /// once instead of through witness calls (each a retain) on every field.
+    private mutating func appendFields(
+        storage: [UInt8], fields: [HTTPField], dropping: HeaderNameSet, keepUpgrade: Bool
+    ) {
+        let hopByHop = HeaderNameSet.hopByHop
+        storage.withUnsafeBytes { buf in
             var wroteContentLength = false
             var wroteUpgrade = false
-            for field in head.fields {
+            for field in fields {
                 let name = UnsafeRawBufferPointer(rebasing: buf[field.name.range])
                 if ByteCompare.equalsLowercased(buf, field.name, "content-length") {
                     if wroteContentLength { continue }
@@ -109,9 +132,9 @@ public struct HeadWriter: Sendable {
                 }
                 if keepUpgrade, ByteCompare.equalsLowercased(buf, field.name, "upgrade") {
                     wroteUpgrade = true
-                } else if HeaderNameSet.hopByHop.contains(name) || dropping.contains(name) {
+                } else if hopByHop.contains(name) || dropping.contains(name) {
                     continue
-                } else if Self.isListedInConnection(name, head: head, buf: buf),
+                } else if Self.isListedInConnection(name, fields: fields, buf: buf),
                           !ByteCompare.equalsLowercased(buf, field.name, "host") {
                     continue  // `Connection: host` must not strip the upstream's Host
                 }
@@ -195,9 +218,9 @@ public struct HeadWriter: Sendable {
     }
 
     private static func isListedInConnection(
-        _ name: UnsafeRawBufferPointer, head: some HTTPHead, buf: UnsafeRawBufferPointer
+        _ name: UnsafeRawBufferPointer, fields: [HTTPField], buf: UnsafeRawBufferPointer
     ) -> Bool {
-        for field in head.fields where ByteCompare.equalsLowercased(buf, field.name, "connection") {
+        for field in fields where ByteCompare.equalsLowercased(buf, field.name, "connection") {
             var listed = false
             Tokens.forEach(in: buf, Int(field.value.start), Int(field.value.end)) { s, e in
                 guard e - s == name.count, !listed else { return }
