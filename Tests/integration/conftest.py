@@ -291,16 +291,28 @@ def start_sidecar(request, base_config, tmp_path):
     request.node._sidecars = started
 
     def start(overrides=None, text=None, ready=True, args=None, port=None):
-        workdir = tmp_path / ("sidecar%d" % len(started))
-        workdir.mkdir()
-        port, admin_port = port or free_port(), free_port()
-        config = merge(base_config(port, admin_port), overrides)
-        path = workdir / "sidecar.yaml"
-        path.write_text(text if text is not None else to_yaml(config) + "\n")
-        sc = Sidecar(path, port, admin_port, workdir, args)
-        sc.config = config
-        started.append(sc)
-        return sc.wait_ready() if ready else sc
+        # free_port() can race with other processes on the machine: when the ports were ours
+        # to pick and the sidecar lost that race (exit 2, "address already in use"), pick again.
+        fixed_ports = port is not None or text is not None or not ready
+        for attempt in range(3):
+            workdir = tmp_path / ("sidecar%d" % len(started))
+            workdir.mkdir()
+            chosen, admin_port = port or free_port(), free_port()
+            config = merge(base_config(chosen, admin_port), overrides)
+            path = workdir / "sidecar.yaml"
+            path.write_text(text if text is not None else to_yaml(config) + "\n")
+            sc = Sidecar(path, chosen, admin_port, workdir, args)
+            sc.config = config
+            started.append(sc)
+            if not ready:
+                return sc
+            try:
+                return sc.wait_ready()
+            except AssertionError:
+                lost_race = sc.proc.poll() == 2 and "address already in use" in sc.output()
+                if fixed_ports or not lost_race or attempt == 2:
+                    raise
+                sc.stopped = True  # expected exit: not a crash of the test's sidecar
 
     yield start
     crashed = []
