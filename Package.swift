@@ -2,6 +2,14 @@
 // SIWA Sidecar — Sign in with Apple reverse-proxy sidecar on libevent and OpenSSL.
 import PackageDescription
 
+/// Release builds of the modules on the per-request path skip Swift's dynamic exclusivity
+/// checks (a runtime call per access to a class's stored property: ~7 % of the proxy's
+/// user-space instructions per request, measured with callgrind). Debug builds, which the
+/// unit tests run, keep them, so an overlapping access still traps there.
+let hotPathSettings: [SwiftSetting] = [
+    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
+]
+
 let package = Package(
     name: "sidecar",
     platforms: [.macOS(.v13)],
@@ -25,11 +33,12 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]),
 
         // Crypto & JOSE: primitives over OpenSSL EVP, JWS/JWT, Apple tokens, sealed sessions.
-        .target(name: "SidecarCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "SidecarCrypto", dependencies: ["COpenSSL"], swiftSettings: hotPathSettings),
         // HTTP/1.1 codec and URL/path rules: pure Swift, no I/O.
-        .target(name: "SidecarHTTP"),
+        .target(name: "SidecarHTTP", swiftSettings: hotPathSettings),
         // Event loop & sockets on libevent.
-        .target(name: "SidecarEvent", dependencies: ["CEvent", "COpenSSL", "SidecarHTTP"]),
+        .target(
+            name: "SidecarEvent", dependencies: ["CEvent", "COpenSSL", "SidecarHTTP"], swiftSettings: hotPathSettings),
         // Typed configuration read from sidecar.yaml.
         .target(
             name: "SidecarConfig",
@@ -47,7 +56,8 @@ let package = Package(
             dependencies: [
                 "SidecarCrypto", "SidecarHTTP", "SidecarEvent", "SidecarConfig", "SidecarApple",
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            swiftSettings: hotPathSettings),
         // CLI.
         .executableTarget(
             name: "sidecar",
