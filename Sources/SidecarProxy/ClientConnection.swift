@@ -272,10 +272,13 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     private func writeRequest() {
         guard let upstream, let request else { return }
-        worker.rewriter.write(
+        guard worker.rewriter.write(
             request, normalizedPath: path, peerText: peerText, peerTrusted: peerTrusted,
-            requestId: requestId, identity: identity, line: &worker.lineScratch, fields: &worker.fieldScratch,
-            to: upstream.stream.output)
+            requestId: requestId, identity: identity, to: upstream.stream.output)
+        else {
+            failUpstream(503)
+            return
+        }
         if retried, requestBodyDone, let replayBody {
             replayBody.withUnsafeBytes { _ = evbuffer_add(upstream.stream.output, $0.baseAddress, $0.count) }
         }
@@ -413,11 +416,13 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     private func writeResponseHead(_ head: HTTPResponseHead, chunked: Bool) {
         guard let clientVersion = request?.version else { return }
-        worker.fieldScratch.reset()
-        ResponseRewriter.write(
+        guard ResponseRewriter.write(
             head, chunked: chunked, keepAlive: keepAlive, clientVersion: clientVersion,
-            setCookie: head.status >= 200 ? identity.setCookie : nil, into: &worker.fieldScratch)
-        worker.fieldScratch.write(to: stream.output)
+            setCookie: head.status >= 200 ? identity.setCookie : nil, to: stream.output)
+        else {
+            abort()
+            return
+        }
     }
 
     private func relayResponseBody() {

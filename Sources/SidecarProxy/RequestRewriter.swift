@@ -48,122 +48,129 @@ final class RequestRewriter {
         return trustedProxies.contains { $0.contains(bytes) }
     }
 
-    /// Appends the upstream head to `buffer`. `normalizedPath` is what the access decision
-    /// was made on; `requestId` the id to send. `fields`/`line` are the worker's scratch.
+    /// Writes the upstream head into `buffer` (one copy, straight into its free space).
+    /// `normalizedPath` is what the access decision was made on; `requestId` the id to send.
+    /// False only if libevent could not allocate the space.
     func write(
         _ head: HTTPRequestHead, normalizedPath: [UInt8], peerText: [UInt8], peerTrusted: Bool,
-        requestId: [UInt8], identity: RequestIdentity, line: inout ByteBuilder, fields: inout HeadWriter,
-        to buffer: OpaquePointer
-    ) {
-        // One borrow of the head's bytes: `head.bytes(_:)` slices would retain it each time.
-        head.storage.withUnsafeBytes { buf in
-            func bytes(_ range: ByteRange) -> UnsafeRawBufferPointer {
-                UnsafeRawBufferPointer(rebasing: buf[range.range])
+        requestId: [UInt8], identity: RequestIdentity, to buffer: OpaquePointer
+    ) -> Bool {
+        // Every byte of the client's head is written at most twice (its Host value goes to
+        // Host and X-Forwarded-Host); the rest is what this sidecar adds.
+        var bound = 2 * head.storage.count + basePath.count + normalizedPath.count + upstreamHost.count
+            + peerText.count + scheme.count + requestId.count + 256
+        if auth != nil { bound += ForwardedIdentity.bound(identity) }
+        return writeHead(into: buffer, bound: bound) { out in
+            // One borrow of the head's bytes: `head.bytes(_:)` slices would retain it each time.
+            head.storage.withUnsafeBytes { buf in
+                write(head, buf, normalizedPath: normalizedPath, peerText: peerText, peerTrusted: peerTrusted,
+                      requestId: requestId, identity: identity, into: &out)
             }
-            line.reset()
-            line.append(bytes(head.methodRange))
-            line.append(" ")
-            line.append(basePath)
-            if head.targetForm == .asterisk && basePath.isEmpty {
-                line.append("*")
-            } else {
-                line.append(normalizedPath)
-            }
-            if let query = head.query {
-                line.append("?")
-                line.append(bytes(query))
-            }
-            line.append(" HTTP/1.1\r\n")
-            line.write(to: buffer)
-
-            fields.reset()
-            let drop: HeaderNameSet
-            switch (identity.stripCookie, identity.bearer != nil) {
-            case (false, false): drop = dropping
-            case (true, false): drop = droppingCookie
-            case (false, true): drop = droppingAuthorization
-            case (true, true): drop = droppingBoth
-            }
-            fields.appendFields(of: head, dropping: drop, keepUpgrade: head.connection.upgrade)
-            if let auth {
-                ForwardedIdentity.append(head, identity: identity, settings: auth, into: &fields)
-            }
-            if head.framing == .chunked { fields.appendFraming(.chunked) }
-            fields.write(to: buffer)
-
-            line.reset()
-            // RFC 9112 §3.2.2: an absolute-form target's authority takes the place of Host.
-            let clientHost = head.authority ?? head.host
-            line.append("Host: ")
-            if preserveHost, let clientHost, !clientHost.isEmpty {
-                line.append(bytes(clientHost))
-            } else {
-                line.append(upstreamHost)
-            }
-
-            line.append("\r\nX-Forwarded-For: ")
-            if peerTrusted {
-                for value in head.values("x-forwarded-for") where !value.isEmpty {
-                    line.append(bytes(value))
-                    line.append(", ")
-                }
-            }
-            line.append(peerText)
-
-            line.append("\r\nX-Forwarded-Proto: ")
-            if peerTrusted, let proto = head.firstValue("x-forwarded-proto"), !proto.isEmpty {
-                line.append(bytes(proto))
-            } else {
-                line.append(scheme)
-            }
-
-            if peerTrusted, let forwarded = head.firstValue("x-forwarded-host"), !forwarded.isEmpty {
-                line.append("\r\nX-Forwarded-Host: ")
-                line.append(bytes(forwarded))
-            } else if let clientHost, !clientHost.isEmpty {
-                line.append("\r\nX-Forwarded-Host: ")
-                line.append(bytes(clientHost))
-            }
-
-            line.append("\r\nX-Request-Id: ")
-            line.append(requestId)
-            line.append("\r\n\r\n")
-            line.write(to: buffer)
         }
+    }
+
+    private func write(
+        _ head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer, normalizedPath: [UInt8], peerText: [UInt8],
+        peerTrusted: Bool, requestId: [UInt8], identity: RequestIdentity, into out: inout HeadBuffer
+    ) {
+        func bytes(_ range: ByteRange) -> UnsafeRawBufferPointer {
+            UnsafeRawBufferPointer(rebasing: buf[range.range])
+        }
+        out.append(bytes(head.methodRange))
+        out.append(" ")
+        out.append(basePath)
+        if head.targetForm == .asterisk && basePath.isEmpty {
+            out.append("*")
+        } else {
+            out.append(normalizedPath)
+        }
+        if let query = head.query {
+            out.append("?")
+            out.append(bytes(query))
+        }
+        out.append(" HTTP/1.1\r\n")
+
+        let drop: HeaderNameSet
+        switch (identity.stripCookie, identity.bearer != nil) {
+        case (false, false): drop = dropping
+        case (true, false): drop = droppingCookie
+        case (false, true): drop = droppingAuthorization
+        case (true, true): drop = droppingBoth
+        }
+        out.appendFields(of: head, dropping: drop, keepUpgrade: head.connection.upgrade)
+        if let auth {
+            ForwardedIdentity.append(head, buf, identity: identity, settings: auth, into: &out)
+        }
+        if head.framing == .chunked { out.appendFraming(.chunked) }
+
+        // RFC 9112 §3.2.2: an absolute-form target's authority takes the place of Host.
+        let clientHost = head.authority ?? head.host
+        out.append("Host: ")
+        if preserveHost, let clientHost, !clientHost.isEmpty {
+            out.append(bytes(clientHost))
+        } else {
+            out.append(upstreamHost)
+        }
+
+        out.append("\r\nX-Forwarded-For: ")
+        if peerTrusted {
+            for field in head.fields where !field.value.isEmpty
+                && ByteCompare.equalsLowercased(buf, field.name, "x-forwarded-for") {
+                out.append(bytes(field.value))
+                out.append(", ")
+            }
+        }
+        out.append(peerText)
+
+        out.append("\r\nX-Forwarded-Proto: ")
+        if peerTrusted, let proto = head.firstValue("x-forwarded-proto"), !proto.isEmpty {
+            out.append(bytes(proto))
+        } else {
+            out.append(scheme)
+        }
+
+        if peerTrusted, let forwarded = head.firstValue("x-forwarded-host"), !forwarded.isEmpty {
+            out.append("\r\nX-Forwarded-Host: ")
+            out.append(bytes(forwarded))
+        } else if let clientHost, !clientHost.isEmpty {
+            out.append("\r\nX-Forwarded-Host: ")
+            out.append(bytes(clientHost))
+        }
+
+        out.append("\r\nX-Request-Id: ")
+        out.append(requestId)
+        out.append("\r\n\r\n")
     }
 }
 
 /// Builds the head sent to the client from the upstream's response head.
 enum ResponseRewriter {
-    /// `chunked`: the body is (re-)chunked for the client.
+    /// Writes the client's head into `buffer`; `chunked`: the body is (re-)chunked for the
+    /// client. False only if libevent could not allocate the space.
     static func write(
         _ head: HTTPResponseHead, chunked: Bool, keepAlive: Bool, clientVersion: HTTPVersion,
-        setCookie: [UInt8]? = nil, into out: inout HeadWriter
-    ) {
-        out.appendStatusLine(of: head)
-        out.appendFields(of: head, dropping: .empty, keepUpgrade: head.status == 101)
-        guard head.status >= 200 else {
-            out.finish()
-            return
-        }
-        if chunked { out.appendFraming(.chunked) }
-        if let setCookie {  // a re-sealed session
-            let name: StaticString = "Set-Cookie"
-            setCookie.withUnsafeBytes { value in
-                try? out.appendField(name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value: value)
+        setCookie: [UInt8]? = nil, to buffer: OpaquePointer
+    ) -> Bool {
+        let bound = head.storage.count + (setCookie?.count ?? 0) + 128
+        return writeHead(into: buffer, bound: bound) { out in
+            out.appendStatusLine(of: head)
+            out.appendFields(of: head, dropping: .empty, keepUpgrade: head.status == 101)
+            guard head.status >= 200 else {
+                out.append("\r\n")
+                return
             }
+            if chunked { out.appendFraming(.chunked) }
+            if let setCookie {  // a re-sealed session
+                out.append("Set-Cookie: ")
+                out.append(setCookie)
+                out.append("\r\n")
+            }
+            if !keepAlive {
+                out.append("Connection: close\r\n")
+            } else if clientVersion == .http10 {
+                out.append("Connection: keep-alive\r\n")
+            }
+            out.append("\r\n")
         }
-        if !keepAlive {
-            out.append("Connection: close\r\n")
-        } else if clientVersion == .http10 {
-            out.append("Connection: keep-alive\r\n")
-        }
-        out.finish()
-    }
-}
-
-extension HeadWriter {
-    func write(to buffer: OpaquePointer) {
-        bytes.withUnsafeBytes { _ = evbuffer_add(buffer, $0.baseAddress, $0.count) }
     }
 }

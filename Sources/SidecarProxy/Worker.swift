@@ -23,7 +23,6 @@ final class Worker {
     var requestIDs = RequestIDGenerator()
     /// Scratch buffers for composing heads (never used re-entrantly).
     var lineScratch = ByteBuilder()
-    var fieldScratch = HeadWriter(capacity: 4096)
     private var listener: Listener?
     private var clients: [ObjectIdentifier: ClientConnection] = [:]
     private let maxConnections: Int

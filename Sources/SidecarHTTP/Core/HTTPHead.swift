@@ -47,9 +47,10 @@ extension HTTPHead {
     }
 }
 
-@usableFromInline enum ByteCompare {
+/// Case-insensitive comparisons of head bytes with lower-case constants.
+public enum ByteCompare {
     /// `buf[range]` equals the lower-case ASCII constant, ignoring ASCII case.
-    @inlinable static func equalsLowercased(
+    @inlinable public static func equalsLowercased(
         _ buf: UnsafeRawBufferPointer, _ range: ByteRange, _ lower: StaticString
     ) -> Bool {
         let n = lower.utf8CodeUnitCount

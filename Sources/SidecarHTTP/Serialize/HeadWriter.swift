@@ -81,70 +81,21 @@ public struct HeadWriter: Sendable {
 
     // MARK: fields
 
-    /// Copies the fields of `head` except hop-by-hop ones (Connection and the names it lists,
-    /// Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade, Proxy-*) and names in `dropping`
-    /// (case-insensitive, `_` ≡ `-`). Content-Length is written once in canonical form and
-    /// Host is kept even if Connection lists it.
-    /// With `keepUpgrade` (a validated upgrade), `Upgrade` is kept and `Connection: upgrade`
-    /// is added.
+    /// Copies the fields a proxy forwards (`ForwardedFields`: all but hop-by-hop fields and
+    /// the names in `dropping`, Content-Length once and canonical, Host always). With
+    /// `keepUpgrade` (a validated upgrade), `Upgrade` is kept and `Connection: upgrade` added.
     public mutating func appendFields(
         of head: some HTTPHead, dropping: HeaderNameSet, keepUpgrade: Bool = false
     ) {
-        appendFields(storage: head.storage, fields: head.fields, dropping: dropping, keepUpgrade: keepUpgrade)
-    }
-
-    /// `appendFields(of:)` for the two concrete heads: their arrays are borrowed, not
-    /// fetched (and retained) through the protocol.
-    public mutating func appendFields(
-        of head: HTTPRequestHead, dropping: HeaderNameSet, keepUpgrade: Bool = false
-    ) {
-        appendFields(storage: head.storage, fields: head.fields, dropping: dropping, keepUpgrade: keepUpgrade)
-    }
-
-    public mutating func appendFields(
-        of head: HTTPResponseHead, dropping: HeaderNameSet, keepUpgrade: Bool = false
-    ) {
-        appendFields(storage: head.storage, fields: head.fields, dropping: dropping, keepUpgrade: keepUpgrade)
-    }
-
-    /// The work of `appendFields(of:)`, concrete: the generic entry reads the head's arrays
-    /// once instead of through witness calls (each a retain) on every field.
-    private mutating func appendFields(
-        storage: [UInt8], fields: [HTTPField], dropping: HeaderNameSet, keepUpgrade: Bool
-    ) {
-        let hopByHop = HeaderNameSet.hopByHop
-        storage.withUnsafeBytes { buf in
-            var wroteContentLength = false
-            var wroteUpgrade = false
-            for field in fields {
-                let name = UnsafeRawBufferPointer(rebasing: buf[field.name.range])
-                if ByteCompare.equalsLowercased(buf, field.name, "content-length") {
-                    if wroteContentLength { continue }
-                    wroteContentLength = true
-                    append("Content-Length: ")
-                    var p = Int(field.value.start)
-                    let end = Int(field.value.end)
-                    // No leading zeros: a reader must not be able to take `010` for octal.
-                    while p + 1 < end, buf[p] == 0x30, ASCII.isDigit(buf[p + 1]) { p += 1 }
-                    while p < end, ASCII.isDigit(buf[p]) { bytes.append(buf[p]); p += 1 }
-                    append("\r\n")
-                    continue
+        let storage = head.storage, fields = head.fields
+        let upgrade = storage.withUnsafeBytes { buf in
+            fields.withUnsafeBufferPointer { f in
+                ForwardedFields.forEach(buf, f, dropping: dropping, keepUpgrade: keepUpgrade) {
+                    bytes.append(contentsOf: $0)
                 }
-                if keepUpgrade, ByteCompare.equalsLowercased(buf, field.name, "upgrade") {
-                    wroteUpgrade = true
-                } else if hopByHop.contains(name) || dropping.contains(name) {
-                    continue
-                } else if Self.isListedInConnection(name, fields: fields, buf: buf),
-                          !ByteCompare.equalsLowercased(buf, field.name, "host") {
-                    continue  // `Connection: host` must not strip the upstream's Host
-                }
-                bytes.append(contentsOf: name)
-                append(": ")
-                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buf[field.value.range]))
-                append("\r\n")
             }
-            if wroteUpgrade { append("Connection: upgrade\r\n") }
         }
+        if upgrade { append("Connection: upgrade\r\n") }
     }
 
     /// Appends `name: value` after checking both (values from config, cookies, tokens).
@@ -215,22 +166,6 @@ public struct HeadWriter: Sendable {
             v /= 10
         } while v != 0
         bytes[start...].reverse()
-    }
-
-    private static func isListedInConnection(
-        _ name: UnsafeRawBufferPointer, fields: [HTTPField], buf: UnsafeRawBufferPointer
-    ) -> Bool {
-        for field in fields where ByteCompare.equalsLowercased(buf, field.name, "connection") {
-            var listed = false
-            Tokens.forEach(in: buf, Int(field.value.start), Int(field.value.end)) { s, e in
-                guard e - s == name.count, !listed else { return }
-                var i = 0
-                while i < name.count, HeaderNameSet.fold(name[i]) == HeaderNameSet.fold(buf[s + i]) { i += 1 }
-                listed = i == name.count
-            }
-            if listed { return true }
-        }
-        return false
     }
 }
 

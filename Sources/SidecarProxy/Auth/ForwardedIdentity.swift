@@ -9,30 +9,30 @@ enum ForwardedIdentity {
 
     /// Appends, after the client's other fields: the Cookie without the session cookie,
     /// Authorization fields other than the session bearer, the identity of the session.
+    /// `buf` is the head's storage. At most `bound(identity)` bytes beyond the head's own.
     static func append(
-        _ head: HTTPRequestHead, identity: RequestIdentity, settings: AuthSettings, into fields: inout HeadWriter
+        _ head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer, identity: RequestIdentity, settings: AuthSettings,
+        into fields: inout HeadBuffer
     ) {
         if identity.stripCookie, !identity.otherCookies.isEmpty {
-            let name: StaticString = "Cookie"
-            identity.otherCookies.withUnsafeBytes { v in
-                try? fields.appendField(
-                    name: UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount), value: v)
-            }
+            // The other cookies were copied out of the parsed (so already safe) Cookie fields.
+            fields.append("Cookie: ")
+            fields.append(identity.otherCookies)
+            fields.append("\r\n")
         }
         if let bearer = identity.bearer {
-            head.storage.withUnsafeBufferPointer { typed in
-                let buf = UnsafeRawBufferPointer(typed)
-                for field in head.fields where head.fieldName(field, is: "authorization") && field.value != bearer {
-                    // A repeated field may carry this or another session token: never forward one.
-                    if carriesSessionToken(typed, field.value, settings: settings) { continue }
-                    try? fields.appendField(
-                        name: UnsafeRawBufferPointer(rebasing: buf[field.name.range]),
-                        value: UnsafeRawBufferPointer(rebasing: buf[field.value.range]))
-                }
+            for field in head.fields where ByteCompare.equalsLowercased(buf, field.name, "authorization")
+                && field.value != bearer {
+                // A repeated field may carry this or another session token: never forward one.
+                if carriesSessionToken(buf, field.value, settings: settings) { continue }
+                fields.append(UnsafeRawBufferPointer(rebasing: buf[field.name.range]))
+                fields.append(": ")
+                fields.append(UnsafeRawBufferPointer(rebasing: buf[field.value.range]))
+                fields.append("\r\n")
             }
         }
         guard let opened = identity.opened else { return }
-        fields.append(opened.identityFields)
+        fields.append(opened.identityFields.bytes)
         let omission = opened.omission
         if omission != .none {
             logger.warning("identity header left out", metadata: [
@@ -44,9 +44,16 @@ enum ForwardedIdentity {
     /// `Bearer <token>` whose token was sealed by this sidecar for sessions (expired or not):
     /// the sidecar's own credential, which the upstream must not see.
     private static func carriesSessionToken(
-        _ buf: UnsafeBufferPointer<UInt8>, _ value: ByteRange, settings: AuthSettings
+        _ buf: UnsafeRawBufferPointer, _ value: ByteRange, settings: AuthSettings
     ) -> Bool {
-        guard let token = Authenticator.bearerToken(UnsafeRawBufferPointer(buf), value) else { return false }
-        return (try? settings.sessions.sealer.open(UnsafeBufferPointer(rebasing: buf[token]), context: settings.cookieName)) != nil
+        guard let token = Authenticator.bearerToken(buf, value) else { return false }
+        let typed = buf.assumingMemoryBound(to: UInt8.self)
+        return (try? settings.sessions.sealer.open(UnsafeBufferPointer(rebasing: typed[token]), context: settings.cookieName)) != nil
+    }
+
+    /// What `append` may add beyond bytes of the client's head: the rebuilt Cookie field and
+    /// the session's identity fields (re-added Authorization fields come from the head).
+    static func bound(_ identity: RequestIdentity) -> Int {
+        identity.otherCookies.count + 16 + (identity.opened?.identityFields.bytes.count ?? 0)
     }
 }
