@@ -34,8 +34,10 @@ let package = Package(
 
         // Crypto & JOSE: primitives over OpenSSL EVP, JWS/JWT, Apple tokens, sealed sessions.
         .target(name: "SidecarCrypto", dependencies: ["COpenSSL"], swiftSettings: hotPathSettings),
-        // HTTP/1.1 codec and URL/path rules: pure Swift, no I/O.
-        .target(name: "SidecarHTTP", swiftSettings: hotPathSettings),
+        // Vector byte-class scans for the head parser (SSE2, portable fallback).
+        .target(name: "CByteScan", cSettings: [.unsafeFlags(["-O2"])]),
+        // HTTP/1.1 codec and URL/path rules: no I/O.
+        .target(name: "SidecarHTTP", dependencies: ["CByteScan"], swiftSettings: hotPathSettings),
         // Event loop & sockets on libevent.
         .target(
             name: "SidecarEvent", dependencies: ["CEvent", "COpenSSL", "SidecarHTTP"], swiftSettings: hotPathSettings),

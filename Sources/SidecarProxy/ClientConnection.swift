@@ -25,6 +25,9 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     // The current exchange.
     private var request: HTTPRequestHead?
+    /// Scalars of `request`, read on every callback without touching the stored head (an
+    /// optional-chained read of it copies the head: two retains and two releases).
+    private var facts = RequestFacts()
     private var path: [UInt8] = []
     private var requestId: [UInt8] = []
     private var keepAlive = true
@@ -39,7 +42,10 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     /// when a reused upstream connection resets before reading it.
     private var replayBody: [UInt8]?
     private var sawResponseBytes = false
-    private var response: HTTPResponseHead?
+    /// Set once the upstream's (final or 101) response head arrived: whether the upstream
+    /// connection may carry another exchange. Scalars only: keeping the head would keep
+    /// (and copy, retain and release) its arrays for the whole exchange.
+    private var response: UpstreamResponse?
     private var responseRelay: BodyRelay?
     private var status = 0
     private var bytesSent: UInt64 = 0
@@ -147,14 +153,16 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             let window = min(available, worker.headLimits.maxHeadBytes + 4)
             guard let base = evbuffer_pullup(stream.input, window) else { return }
             let parsed: HTTPRequestHead?
+            var spare = worker.spareHead()
             do {
                 parsed = try HTTPRequestHead.parse(
-                    UnsafeRawBufferPointer(start: base, count: window), limits: worker.headLimits)
+                    UnsafeRawBufferPointer(start: base, count: window), limits: worker.headLimits, reusing: &spare)
             } catch {
                 refuse(error.status)
                 return
             }
             guard let head = parsed else {
+                worker.recycle(spare)
                 // Incomplete: the total deadline runs from the head's first byte, not per read.
                 if deadlineKind != .header { arm(.header, worker.options.headerTimeoutMs) }
                 return
@@ -168,6 +176,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         phase = .exchanging
         deadlineKind = .none  // the next arm() reschedules the pending timer (no event_del)
         request = head
+        facts = RequestFacts(head)
         startedMs = worker.nowMs
         lastProgressMs = startedMs
         status = 0
@@ -225,7 +234,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
                 framing: head.framing, chunkOutput: head.framing == .chunked,
                 limit: worker.options.maxUploadBytes)
         }
-        connectUpstream(fresh: false)
+        connectUpstream(head, fresh: false)
     }
 
     private func chooseRequestId(_ head: HTTPRequestHead) -> [UInt8] {
@@ -238,21 +247,21 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     // MARK: upstream
 
-    private func connectUpstream(fresh: Bool) {
+    private func connectUpstream(_ head: HTTPRequestHead, fresh: Bool) {
         if !fresh, let pooled = worker.pool.take(verify: !isRetryable) {
             attach(pooled)
-            sendRequest()
+            sendRequest(head)
             return
         }
         switch worker.pool.connect() {
         case .ready(let connection):
             worker.readiness.upstreamSucceeded(atMs: worker.nowMs)
             attach(connection)
-            sendRequest()
+            sendRequest(head)
         case .connecting(let connection):
             attach(connection)
             arm(.connect, worker.options.upstreamConnectTimeoutMs)
-            writeRequest()
+            writeRequest(head)
         case .failed:
             worker.metrics.recordUpstreamConnectFailure()
             failUpstream(502)
@@ -265,15 +274,15 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         upstreamStartedMs = worker.nowMs
     }
 
-    private func sendRequest() {
+    private func sendRequest(_ head: HTTPRequestHead) {
         arm(.upstream, worker.options.upstreamTimeoutMs)
-        writeRequest()
+        writeRequest(head)
     }
 
-    private func writeRequest() {
-        guard let upstream, let request else { return }
+    private func writeRequest(_ head: HTTPRequestHead) {
+        guard let upstream else { return }
         guard worker.rewriter.write(
-            request, normalizedPath: path, peerText: peerText, peerTrusted: peerTrusted,
+            head, normalizedPath: path, peerText: peerText, peerTrusted: peerTrusted,
             requestId: requestId, identity: identity, to: upstream.stream.output)
         else {
             failUpstream(503)
@@ -355,24 +364,29 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     private func readResponse() {
         // Scalars only: binding the stored head would retain its arrays.
-        guard let upstream, let method = request?.method, let clientVersion = request?.version,
-              let clientUpgrade = request?.connection.upgrade else { return }
+        guard let upstream, facts.present else { return }
+        let method = facts.method, clientVersion = facts.version, clientUpgrade = facts.upgrade
         while response == nil {
             let available = upstream.stream.pendingInput
             guard available > 0 else { return }
             let window = min(available, worker.upstreamHeadLimits.maxHeadBytes + 4)
             guard let base = evbuffer_pullup(upstream.stream.input, window) else { return }
             let parsed: HTTPResponseHead?
+            var spare = worker.spareHead()
             do {
                 parsed = try HTTPResponseHead.parse(
                     UnsafeRawBufferPointer(start: base, count: window), requestMethod: method,
-                    limits: worker.upstreamHeadLimits)
+                    limits: worker.upstreamHeadLimits, reusing: &spare)
             } catch {
                 failUpstream(502)
                 return
             }
-            guard let head = parsed else { return }
+            guard let head = parsed else {
+                worker.recycle(spare)
+                return
+            }
             _ = evbuffer_drain(upstream.stream.input, head.headLength)
+            defer { worker.recycle(HeadArrays(of: head)) }  // reused once `head` is gone
             if head.isInterim {
                 // 100 Continue and friends: pass on to HTTP/1.1 clients, then the real head.
                 if clientVersion == .http11 {
@@ -398,7 +412,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     }
 
     private func startResponse(_ head: HTTPResponseHead, clientVersion: HTTPVersion) {
-        response = head
+        response = UpstreamResponse(keepAlive: head.connection.keepAlive)
         worker.metrics.recordUpstreamLatency(ms: worker.nowMs - upstreamStartedMs)
         status = head.status
         let chunked: Bool
@@ -415,7 +429,8 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     }
 
     private func writeResponseHead(_ head: HTTPResponseHead, chunked: Bool) {
-        guard let clientVersion = request?.version else { return }
+        guard facts.present else { return }
+        let clientVersion = facts.version
         guard ResponseRewriter.write(
             head, chunked: chunked, keepAlive: keepAlive, clientVersion: clientVersion,
             setCookie: head.status >= 200 ? identity.setCookie : nil, to: stream.output)
@@ -489,15 +504,15 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         if let upstream, upstream.isReused, !retried, !sawResponseBytes, replayable {
             retried = true
             dropUpstream()
-            connectUpstream(fresh: true)
+            if let request { connectUpstream(request, fresh: true) }
             return
         }
         failUpstream(error == ETIMEDOUT ? 504 : 502)
     }
 
     private var isRetryable: Bool {
-        guard let method = request?.method, request?.framing == BodyFraming.none else { return false }
-        switch method {
+        guard facts.present, facts.framing == BodyFraming.none else { return false }
+        switch facts.method {
         case .get, .head, .options, .put, .delete: return true
         default: return false
         }
@@ -515,7 +530,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         logExchange()
         if let upstream {
             self.upstream = nil
-            let reusable = response?.connection.keepAlive == true && requestBodyDone
+            let reusable = response?.keepAlive == true && requestBodyDone
                 && upstream.stream.pendingInput == 0
             if reusable { upstream.pool.release(upstream) } else { upstream.pool.discard(upstream) }
         }
@@ -532,7 +547,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     // MARK: tunnel (after 101)
 
     private func startTunnel(_ head: HTTPResponseHead) {
-        response = head
+        response = UpstreamResponse(keepAlive: false)
         status = 101
         writeResponseHead(head, chunked: false)
         logExchange()
@@ -661,6 +676,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             phase = .exchanging
             startedMs = worker.nowMs
             request = nil
+            facts = RequestFacts()
             requestId = []
         }
         respond(.plain(code))
@@ -670,7 +686,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         status = answer.status
         worker.lineScratch.reset()
         answer.write(
-            keepAlive: keepAlive, headOnly: request?.method == .head, requestId: requestId,
+            keepAlive: keepAlive, headOnly: facts.present && facts.method == .head, requestId: requestId,
             into: &worker.lineScratch)
         worker.lineScratch.write(to: stream.output)
         bytesSent = UInt64(answer.body.count)
@@ -685,7 +701,11 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     private func finishExchange() {
         clearLocal()
         awaitingLocal = false
-        request = nil
+        if let head = request {
+            request = nil
+            worker.recycle(HeadArrays(of: head))
+        }
+        facts = RequestFacts()
         response = nil
         requestRelay = nil
         responseRelay = nil
@@ -823,5 +843,31 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         dropUpstream()
         stream.close()
         worker.connectionClosed(self)
+    }
+}
+
+/// What the connection keeps of an upstream response head once it was written to the client.
+private struct UpstreamResponse {
+    var keepAlive: Bool
+}
+
+/// The scalars of a request head the connection consults while the exchange runs.
+private struct RequestFacts {
+    /// False between exchanges and for a refused head.
+    var present = false
+    var method = HTTPMethod.get
+    var version = HTTPVersion.http11
+    var framing = BodyFraming.none
+    /// A validated upgrade request.
+    var upgrade = false
+
+    init() {}
+
+    init(_ head: HTTPRequestHead) {
+        present = true
+        method = head.method
+        version = head.version
+        framing = head.framing
+        upgrade = head.connection.upgrade
     }
 }

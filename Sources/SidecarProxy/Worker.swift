@@ -23,6 +23,10 @@ final class Worker {
     var requestIDs = RequestIDGenerator()
     /// Scratch buffers for composing heads (never used re-entrantly).
     var lineScratch = ByteBuilder()
+    /// Arrays of heads this loop is done with, refilled by its next parses (no allocation
+    /// per message). Bounded: at most `spareHeadLimit` kept, none larger than 8 KiB.
+    private var spareHeads: [HeadArrays] = []
+    private static let spareHeadLimit = 64
     private var listener: Listener?
     private var clients: [ObjectIdentifier: ClientConnection] = [:]
     private let maxConnections: Int
@@ -138,6 +142,15 @@ final class Worker {
     }
 
     /// Called by a connection when it has closed for good.
+    /// Arrays for the next head parsed on this loop.
+    func spareHead() -> HeadArrays { spareHeads.popLast() ?? HeadArrays() }
+
+    /// Keeps the arrays of a finished head (or unused spares) for a later parse.
+    func recycle(_ arrays: HeadArrays) {
+        guard spareHeads.count < Self.spareHeadLimit, arrays.capacity <= 8192 else { return }
+        spareHeads.append(arrays)
+    }
+
     func connectionClosed(_ client: ClientConnection) {
         if let removed = clients.removeValue(forKey: ObjectIdentifier(client)) {
             reaper.retire(removed)

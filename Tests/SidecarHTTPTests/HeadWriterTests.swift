@@ -18,6 +18,19 @@ final class HeadWriterTests: XCTestCase {
         XCTAssertTrue(HeaderNameSet([long]).contains(long.uppercased()))
     }
 
+    func testHeaderNameSetWithSeveralNamesOfOneLength() {
+        let long = String(repeating: "b", count: 70)
+        let set = HeaderNameSet(["X-Auth-Email", "X-Auth-Names", "x-auth-email", "X-Forwarded-*", "a", long])
+        for name in ["x_auth_email", "X-AUTH-NAMES", "A", "x-forwarded-anything", "X_Forwarded-", long.uppercased()] {
+            XCTAssertTrue(set.contains(name), name)
+        }
+        for name in ["X-Auth-Emaix", "Content-Type", "b", "X-Forwarded", String(repeating: "b", count: 71), ""] {
+            XCTAssertFalse(set.contains(name), name)
+        }
+        XCTAssertTrue(HeaderNameSet.empty.isEmpty)
+        XCTAssertFalse(HeaderNameSet(["Proxy-*"]).isEmpty)
+    }
+
     func testForwardedRequestHead() throws {
         let request = crlf("""
             POST /public/%2e%2e/admin/./x%7e%2f?q=%2e&b HTTP/1.1

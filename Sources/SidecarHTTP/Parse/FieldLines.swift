@@ -1,3 +1,5 @@
+import CByteScan
+
 /// Parses the field lines of a head whose bounds `HeadScanner` established, i.e. every LF in
 /// `buf[..<end]` is preceded by CR and `buf[end-4..<end]` is CR LF CR LF.
 enum FieldLines {
@@ -7,6 +9,7 @@ enum FieldLines {
         _ buf: UnsafeRawBufferPointer, from p0: Int, end: Int, maxFields: Int,
         into fields: inout [HTTPField], semantics: inout FieldSemantics
     ) throws(HTTPHeadError) {
+        let base = buf.baseAddress!
         var p = p0
         while true {
             let first = buf[p]
@@ -16,7 +19,7 @@ enum FieldLines {
             }
             if ASCII.isOWS(first) { throw .obsFold }
             let nameStart = p
-            while ASCII.isTokenChar(buf[p]) { p += 1 }
+            while ASCII.isTokenChar(buf[p]) { p &+= 1 }  // the head ends in CRLF CRLF: no overrun
             let nameEnd = p
             let stop = buf[p]
             guard stop == ASCII.colon else {
@@ -30,19 +33,18 @@ enum FieldLines {
             p += 1
             while ASCII.isOWS(buf[p]) { p += 1 }
             let valueStart = p
-            // Eight bytes at a time while they are all field-vchar or obs-text (long values
-            // such as cookies); the byte loop below takes the rest and the edge cases.
-            while p + 8 <= end, Self.isVisible(buf.loadUnaligned(fromByteOffset: p, as: UInt64.self)) {
-                p += 8
-            }
-            var valueEnd = p  // the last byte taken above, if any, is not OWS
+            // Runs of field-vchar / obs-text bytes, sixteen at a time (long values such as
+            // cookies), with OWS between them; the value ends before trailing OWS and the CR.
+            var valueEnd = p
             while true {
-                let c = buf[p]
-                if c > ASCII.sp && c != 0x7F {  // field-vchar or obs-text: the common case
-                    p += 1
+                let run = sidecar_visible_prefix(base + p, end &- p)
+                if run > 0 {
+                    p &+= run
                     valueEnd = p
-                } else if ASCII.isOWS(c) {
-                    p += 1
+                }
+                let c = buf[p]
+                if ASCII.isOWS(c) {
+                    p &+= 1
                 } else if c == ASCII.cr {
                     break
                 } else {
@@ -59,16 +61,5 @@ enum FieldLines {
             try semantics.observe(buf, nameStart: nameStart, nameEnd: nameEnd,
                                   valueStart: valueStart, valueEnd: valueEnd)
         }
-    }
-
-    /// No byte of `w` is below 0x21 (controls, SP) or 0x7F; bytes from 0x80 (obs-text) pass.
-    /// The "has less than" / "has zero" word tricks: exact about whether such a byte exists.
-    @inline(__always) static func isVisible(_ w: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
-        let belowBang = (w &- ones &* 0x21) & ~w & highs
-        let del = w ^ (ones &* 0x7F)
-        let hasDel = (del &- ones) & ~del & highs
-        return belowBang | hasDel == 0
     }
 }

@@ -36,10 +36,19 @@ public struct HTTPRequestHead: HTTPHead {
     public static func parse(
         _ buffer: UnsafeRawBufferPointer, limits: HTTPHeadLimits = .default
     ) throws(HTTPHeadError) -> HTTPRequestHead? {
+        var arrays = HeadArrays()
+        return try parse(buffer, limits: limits, reusing: &arrays)
+    }
+
+    /// The same, filling the arrays of an earlier head (`HeadArrays(of:)`) when they are
+    /// free; `arrays` is left empty when a head is returned.
+    public static func parse(
+        _ buffer: UnsafeRawBufferPointer, limits: HTTPHeadLimits = .default, reusing arrays: inout HeadArrays
+    ) throws(HTTPHeadError) -> HTTPRequestHead? {
         guard let bounds = try HeadScanner.find(
             in: buffer, maxBytes: limits.maxHeadBytes, skipLeadingEmptyLines: true)
         else { return nil }
-        return try RequestHeadParser(buffer, bounds, limits).parse()
+        return try RequestHeadParser(buffer, bounds, limits).parse(reusing: &arrays)
     }
 
     /// Convenience for byte arrays (tests, tools).

@@ -23,10 +23,19 @@ public struct HTTPResponseHead: HTTPHead {
         _ buffer: UnsafeRawBufferPointer, requestMethod: HTTPMethod,
         limits: HTTPHeadLimits = .default
     ) throws(HTTPHeadError) -> HTTPResponseHead? {
+        var arrays = HeadArrays()
+        return try parse(buffer, requestMethod: requestMethod, limits: limits, reusing: &arrays)
+    }
+
+    /// The same, filling the arrays of an earlier head (`HeadArrays(of:)`) when they are free.
+    public static func parse(
+        _ buffer: UnsafeRawBufferPointer, requestMethod: HTTPMethod,
+        limits: HTTPHeadLimits = .default, reusing arrays: inout HeadArrays
+    ) throws(HTTPHeadError) -> HTTPResponseHead? {
         guard let bounds = try HeadScanner.find(
             in: buffer, maxBytes: limits.maxHeadBytes, skipLeadingEmptyLines: false)
         else { return nil }
-        return try parse(buffer, bounds, requestMethod, limits)
+        return try parse(buffer, bounds, requestMethod, limits, &arrays)
     }
 
     /// Convenience for byte arrays (tests, tools).
@@ -43,7 +52,7 @@ public struct HTTPResponseHead: HTTPHead {
 
     private static func parse(
         _ buf: UnsafeRawBufferPointer, _ bounds: HeadScanner.Bounds, _ method: HTTPMethod,
-        _ limits: HTTPHeadLimits
+        _ limits: HTTPHeadLimits, _ arrays: inout HeadArrays
     ) throws(HTTPHeadError) -> HTTPResponseHead {
         var p = bounds.start
         let version = try StartLine.version(buf, at: p, malformed: .malformedStatusLine)
@@ -69,8 +78,7 @@ public struct HTTPResponseHead: HTTPHead {
         guard buf[p + 1] == ASCII.lf else { throw .bareCR }
         p += 2
 
-        var fields: [HTTPField] = []
-        fields.reserveCapacity(16)
+        var (storage, fields) = arrays.take(UnsafeRawBufferPointer(rebasing: buf[0..<bounds.end]), fieldCapacity: 16)
         var semantics = FieldSemantics()
         try FieldLines.parse(
             buf, from: p, end: bounds.end, maxFields: limits.maxFields,
@@ -88,8 +96,7 @@ public struct HTTPResponseHead: HTTPHead {
             upgrade: status == 101 && semantics.connectionUpgrade && semantics.hasUpgradeField,
             expectContinue: false)
         return HTTPResponseHead(
-            storage: Array(UnsafeRawBufferPointer(rebasing: buf[0..<bounds.end])),
-            fields: fields, version: version, status: status, reason: reason,
+            storage: storage, fields: fields, version: version, status: status, reason: reason,
             framing: framing, connection: connection)
     }
 

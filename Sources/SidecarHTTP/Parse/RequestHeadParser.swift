@@ -12,7 +12,7 @@ struct RequestHeadParser {
 
     /// Offsets in the result are relative to byte 0 of `buf` (leading empty lines included
     /// in `storage`), so `storage.count` is the number of bytes consumed.
-    func parse() throws(HTTPHeadError) -> HTTPRequestHead {
+    func parse(reusing arrays: inout HeadArrays) throws(HTTPHeadError) -> HTTPRequestHead {
         var p = bounds.start
         // method SP
         let methodStart = p
@@ -36,8 +36,7 @@ struct RequestHeadParser {
         if method == .connect { throw .connectNotAllowed }
         let target = try TargetParts.split(buf, targetStart, targetEnd, method: method)
 
-        var fields: [HTTPField] = []
-        fields.reserveCapacity(16)
+        var (storage, fields) = arrays.take(UnsafeRawBufferPointer(rebasing: buf[0..<bounds.end]), fieldCapacity: 16)
         var semantics = FieldSemantics()
         try FieldLines.parse(
             buf, from: p, end: bounds.end, maxFields: limits.maxFields,
@@ -50,8 +49,7 @@ struct RequestHeadParser {
             upgrade: version == .http11 && semantics.connectionUpgrade && semantics.hasUpgradeField,
             expectContinue: version == .http11 && semantics.expectContinue)
         return HTTPRequestHead(
-            storage: Array(UnsafeRawBufferPointer(rebasing: buf[0..<bounds.end])),
-            fields: fields, method: method,
+            storage: storage, fields: fields, method: method,
             methodRange: ByteRange(start: methodStart, end: methodEnd),
             target: ByteRange(start: targetStart, end: targetEnd), targetForm: target.form,
             path: target.path, query: target.query, authority: target.authority,

@@ -17,10 +17,16 @@ enum ForwardedFields {
         keepUpgrade: Bool, _ emit: (UnsafeRawBufferPointer) -> Void
     ) -> Bool {
         let hopByHop = HeaderNameSet.hopByHop
-        var hasConnection = false
+        // Connection options other than keep-alive and upgrade (both hop-by-hop names anyway)
+        // name further fields to drop; only then is every field checked against them.
+        var listsOtherNames = false
         for field in fields where ByteCompare.equalsLowercased(buf, field.name, "connection") {
-            hasConnection = true
-            break
+            Tokens.forEach(in: buf, Int(field.value.start), Int(field.value.end)) { s, e in
+                if !ByteCompare.equalsLowercased(buf, s, e, "keep-alive"),
+                   !ByteCompare.equalsLowercased(buf, s, e, "upgrade") {
+                    listsOtherNames = true
+                }
+            }
         }
         var runStart = -1
         var wroteContentLength = false
@@ -45,7 +51,7 @@ enum ForwardedFields {
                 wroteUpgrade = true
             } else if hopByHop.contains(name) || dropping.contains(name) {
                 keep = false
-            } else if hasConnection, isListedInConnection(name, fields: fields, buf: buf),
+            } else if listsOtherNames, isListedInConnection(name, fields: fields, buf: buf),
                       !ByteCompare.equalsLowercased(buf, field.name, "host") {
                 keep = false  // `Connection: host` must not strip the upstream's Host
             }

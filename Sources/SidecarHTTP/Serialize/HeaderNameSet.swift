@@ -2,36 +2,55 @@
 /// Matching ignores ASCII case and treats `_` as `-`, so `X_Auth_User_Id` matches
 /// `X-Auth-User-Id`.
 public struct HeaderNameSet: Sendable {
-    /// Folded names (lower case, `_` → `-`), all in one buffer.
+    /// Folded names (lower case, `_` → `-`), all in one buffer, grouped by length.
     private let folded: [UInt8]
-    private let entries: [(start: Int, count: Int)]
+    /// `byLength[n]`: where the exact names of length n (< 64) lie in `folded`, as
+    /// (first offset, number of names); every name of a group is n bytes long.
+    private let byLength: [(start: Int32, names: Int32)]
+    /// Exact names of 64 bytes or more.
+    private let longEntries: [(start: Int, count: Int)]
     /// Names ending in `*` in the source match every name with that prefix.
     private let prefixEntries: [(start: Int, count: Int)]
-    /// Bit n set when some exact name has length n (n < 64); longer names always checked.
+    /// Bit n set when some exact name has length n (n < 64): most names miss on this alone.
     private let lengthMask: UInt64
 
     /// `names` are header names; a trailing `*` makes a prefix (`Proxy-*`).
     public init(_ names: some Sequence<String>) {
-        var folded: [UInt8] = []
-        var entries: [(Int, Int)] = []
-        var prefixes: [(Int, Int)] = []
-        var mask: UInt64 = 0
+        var exact: [[UInt8]] = []
+        var prefixes: [[UInt8]] = []
         for name in names {
-            var bytes = Array(name.utf8)
-            let isPrefix = bytes.last == 0x2A
-            if isPrefix { bytes.removeLast() }
-            let start = folded.count
-            folded.append(contentsOf: bytes.map(Self.fold))
-            if isPrefix {
-                prefixes.append((start, bytes.count))
-            } else {
-                entries.append((start, bytes.count))
-                mask |= bytes.count < 64 ? 1 << UInt64(bytes.count) : 0
+            var bytes = Array(name.utf8).map(Self.fold)
+            if bytes.last == 0x2A {
+                bytes.removeLast()
+                prefixes.append(bytes)
+            } else if !exact.contains(bytes) {
+                exact.append(bytes)
             }
         }
+        var folded: [UInt8] = []
+        var byLength = [(start: Int32, names: Int32)](repeating: (0, 0), count: 64)
+        var long: [(Int, Int)] = []
+        var mask: UInt64 = 0
+        for length in 0..<64 {
+            let group = exact.filter { $0.count == length }
+            guard !group.isEmpty else { continue }
+            byLength[length] = (Int32(folded.count), Int32(group.count))
+            for name in group { folded += name }
+            mask |= 1 << UInt64(length)
+        }
+        for name in exact where name.count >= 64 {
+            long.append((folded.count, name.count))
+            folded += name
+        }
+        var prefixEntries: [(Int, Int)] = []
+        for prefix in prefixes {
+            prefixEntries.append((folded.count, prefix.count))
+            folded += prefix
+        }
         self.folded = folded
-        self.entries = entries
-        self.prefixEntries = prefixes
+        self.byLength = byLength
+        self.longEntries = long
+        self.prefixEntries = prefixEntries
         self.lengthMask = mask
     }
 
@@ -46,14 +65,23 @@ public struct HeaderNameSet: Sendable {
         c == 0x5F ? 0x2D : ASCII.lower(c)
     }
 
-    public var isEmpty: Bool { entries.isEmpty && prefixEntries.isEmpty }
+    public var isEmpty: Bool { lengthMask == 0 && longEntries.isEmpty && prefixEntries.isEmpty }
 
     /// Whether `name` (raw bytes of a field name) is in the set.
     public func contains(_ name: UnsafeRawBufferPointer) -> Bool {
         let n = name.count
         return folded.withUnsafeBufferPointer { f in
-            if n >= 64 || lengthMask & (1 << UInt64(n)) != 0 {
-                for e in entries where e.count == n && Self.equalFolded(name, 0, f, e.start, n) {
+            if n < 64 {
+                if lengthMask & (1 << UInt64(n)) != 0 {
+                    let group = byLength[n]
+                    var start = Int(group.start)
+                    for _ in 0..<group.names {
+                        if Self.equalFolded(name, 0, f, start, n) { return true }
+                        start += n
+                    }
+                }
+            } else {
+                for e in longEntries where e.count == n && Self.equalFolded(name, 0, f, e.start, n) {
                     return true
                 }
             }

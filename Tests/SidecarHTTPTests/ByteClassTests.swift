@@ -1,0 +1,50 @@
+import XCTest
+import SidecarHTTP
+
+/// Every byte value against the RFC 9110 classes the field parser enforces, through the
+/// public parser, in every position of the word-at-a-time value scan.
+final class ByteClassTests: XCTestCase {
+    private let tchar = Set(Array("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8))
+
+    private func head(_ field: [UInt8]) -> [UInt8] {
+        Array("GET / HTTP/1.1\r\nHost: h\r\n".utf8) + field + Array("\r\n\r\n".utf8)
+    }
+
+    func testFieldNameBytesAreExactlyTokenCharacters() throws {
+        for b in 0...255 {
+            let byte = UInt8(b)
+            if byte == UInt8(ascii: ":") || byte == 0x0D || byte == 0x0A { continue }  // ends the name or the line
+            let result = parseRequest(head(Array("X".utf8) + [byte] + Array("Y: v".utf8)))
+            if tchar.contains(byte) {
+                let parsed = try XCTUnwrap(result.get(), "byte \(b)")
+                XCTAssertEqual(parsed.fields.count, 2)
+            } else {
+                XCTAssertThrowsError(try result.get(), "byte \(b) accepted in a field name")
+            }
+        }
+    }
+
+    func testFieldValueBytesInEveryPositionOfTheWordScan() throws {
+        for position in 0..<40 {
+            for b in 0...255 {
+                let byte = UInt8(b)
+                if byte == 0x0D || byte == 0x0A { continue }
+                var value = [UInt8](repeating: UInt8(ascii: "a"), count: 40)
+                value[position] = byte
+                let result = parseRequest(head(Array("X-V: ".utf8) + value))
+                let allowed = byte == 0x09 || (byte >= 0x20 && byte != 0x7F)
+                if allowed {
+                    let parsed = try XCTUnwrap(result.get(), "byte \(b) at \(position)")
+                    let field = try XCTUnwrap(parsed.fields.last)
+                    // OWS at the edges is not part of the value.
+                    var expected = value[...]
+                    while let f = expected.first, f == 0x20 || f == 0x09 { expected = expected.dropFirst() }
+                    while let l = expected.last, l == 0x20 || l == 0x09 { expected = expected.dropLast() }
+                    XCTAssertEqual(Array(parsed.bytes(field.value)), Array(expected), "byte \(b) at \(position)")
+                } else {
+                    XCTAssertThrowsError(try result.get(), "byte \(b) at \(position) accepted in a value")
+                }
+            }
+        }
+    }
+}
