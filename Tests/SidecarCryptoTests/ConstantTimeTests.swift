@@ -3,7 +3,7 @@ import XCTest
 
 final class ConstantTimeTests: XCTestCase {
     func testRawComparisonFindsADifferenceAtEveryPositionAndLength() {
-        for length in 0..<40 {
+        for length in 0..<80 {
             let a = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
             a.withUnsafeBytes { x in
                 Array(a).withUnsafeBytes { y in XCTAssertTrue(ConstantTime.equals(x, y)) }

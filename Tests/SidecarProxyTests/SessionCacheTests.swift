@@ -164,6 +164,20 @@ final class SessionCacheTests: XCTestCase {
         XCTAssertEqual(h.auth.metrics.metrics.sessions(.accepted, via: .cookie), 2)
     }
 
+    func testRealSealedValuesSpreadOverTheSlots() throws {
+        // The slot mixes only the nonce characters and the length: 1,000 real sealed values in
+        // 1,024 slots should fill about 1024 × (1 − e^(−1000/1024)) ≈ 637 of them.
+        let h = try makeHarness()
+        defer { h.auth.stop() }
+        let cache = SessionCache(capacity: 1024)
+        for _ in 0..<1000 {
+            let value = try h.settings.sessions.sealSession(session(), cookieName: h.cookieName)
+            cache.insert(OpenedSession(token: Array(value.utf8), session: session(), needsReseal: false, names: names))
+        }
+        XCTAssertGreaterThan(cache.count, 560)
+        XCTAssertLessThanOrEqual(cache.count, 1000)
+    }
+
     func testTamperedAndFailedValuesAreNeverCached() throws {
         let h = try makeHarness()
         defer { h.auth.stop() }

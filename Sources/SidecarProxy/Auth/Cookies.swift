@@ -11,7 +11,7 @@ enum CookieHeader {
         in head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer, _ body: (Range<Int>, Range<Int>, Range<Int>) -> Bool
     ) {
         guard let base = buf.baseAddress else { return }
-        for field in head.fields where head.fieldName(field, is: "cookie") {
+        for field in head.fields where ByteCompare.equalsLowercased(buf, field.name, "cookie") {
             var i = Int(field.value.start)
             let end = Int(field.value.end)
             while i < end {

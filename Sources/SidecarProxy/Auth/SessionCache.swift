@@ -28,8 +28,8 @@ final class OpenedSession {
 /// cookie or bearer token was opened before costs a hash and a comparison instead of a
 /// base64 decode, an AES-GCM open and a decode.
 ///
-/// Direct-mapped: the slot is a keyed hash of the token (SipHash via `Hasher`, plus a random
-/// per-cache key, so nobody can aim tokens at one slot), and a hit is confirmed by a
+/// Direct-mapped: the slot is a keyed mix of the token's random nonce (see `slot(of:)`), and
+/// a hit is confirmed by a
 /// constant-time comparison of the whole token, so timing does not tell how much of a
 /// guessed token matches a cached one. Only sessions that opened are inserted; the caller
 /// still applies the time checks on a hit and empties the cache when revocations or the
@@ -88,16 +88,22 @@ final class SessionCache {
         count = 0
     }
 
-    /// Sealed values start with their key id and random nonce, so the first bytes and the
-    /// length already tell honest values apart; the full comparison settles the rest.
-    static let hashedPrefix = 48
-
+    /// The slot of a sealed value: a keyed mix of the base64 characters that encode its
+    /// random nonce (characters 8..<24 of `version ‖ key id ‖ nonce ‖ …`) and its length.
+    /// Only values that opened are ever inserted — each with a nonce this sidecar drew — so
+    /// nobody can aim entries at a slot, and the random key keeps probes unpredictable;
+    /// a hit is still confirmed by the full constant-time comparison.
     private func slot(of token: UnsafeRawBufferPointer) -> Int {
-        var hasher = Hasher()
-        hasher.combine(key0)
-        hasher.combine(key1)
-        hasher.combine(token.count)
-        hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: token.prefix(Self.hashedPrefix)))
-        return hasher.finalize() & mask
+        guard token.count >= 24 else {
+            var hasher = Hasher()
+            hasher.combine(key0)
+            hasher.combine(bytes: token)
+            return hasher.finalize() & mask
+        }
+        let a = token.loadUnaligned(fromByteOffset: 8, as: UInt64.self) ^ key0
+        let b = token.loadUnaligned(fromByteOffset: 16, as: UInt64.self) ^ key1
+        var h = a &* 0x9E37_79B9_7F4A_7C15 ^ b &* 0xC2B2_AE3D_27D4_EB4F ^ UInt64(token.count)
+        h = (h ^ (h >> 31)) &* 0xBF58_476D_1CE4_E5B9
+        return Int(truncatingIfNeeded: h >> 29) & mask
     }
 }
