@@ -26,8 +26,9 @@ final class AccessPolicy {
         apiPaths = PathGlobSet(options.apiPaths)
     }
 
-    /// `identity` (reset by the caller) receives the session and what to strip.
-    func decide(_ head: HTTPRequestHead, path: [UInt8], identity: inout RequestIdentity) -> Decision {
+    /// `identity` (reset by the caller) receives the session and what to strip; `view` is
+    /// `head`'s borrowed bytes.
+    func decide(_ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], identity: inout RequestIdentity) -> Decision {
         if isUnderPrefix(path) {
             guard auth != nil else { return .respond(.plain(404)) }
             switch AuthEndpoint.route(path[prefix.count...], method: head.method) {
@@ -36,11 +37,11 @@ final class AccessPolicy {
             }
         }
         if path.withUnsafeBytes({ publicPaths.matches($0) }) {
-            auth?.noteCookie(head, into: &identity)
+            auth?.noteCookie(view, into: &identity)
             return .forward
         }
         if let auth {
-            auth.identify(head, into: &identity)
+            auth.identify(view, into: &identity)
             if identity.isAuthenticated { return .forward }
         }
         return .respond(unauthenticated(head, path: path))

@@ -186,19 +186,23 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         response = nil
         keepAlive = head.connection.keepAlive && !worker.isDraining
         requestBodyDone = head.framing == .none
-        requestId = chooseRequestId(head)
+        // Everything up to the request written upstream reads the head through one borrowed
+        // view (the caller's `head` keeps its arrays alive meanwhile).
+        head.withView { view in route(head, view) }
+    }
 
+    /// Decides (SPEC §4.3) and answers locally or forwards.
+    private func route(_ head: HTTPRequestHead, _ view: HeadView) {
+        requestId = chooseRequestId(view)
         var normalized: [UInt8] = []
         swap(&normalized, &path)  // reuse the previous request's capacity
         normalized.removeAll(keepingCapacity: true)
-        let valid = head.storage.withUnsafeBytes { buf in
-            do {
-                try PathNormalizer.normalize(
-                    UnsafeRawBufferPointer(rebasing: buf[head.path.range]), into: &normalized)
-                return true
-            } catch {
-                return false
-            }
+        let valid: Bool
+        do {
+            try PathNormalizer.normalize(view[head.path], into: &normalized)
+            valid = true
+        } catch {
+            valid = false
         }
         path = normalized
         guard valid else {
@@ -207,7 +211,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         }
 
         identity.reset()
-        switch worker.policy.decide(head, path: path, identity: &identity) {
+        switch worker.policy.decide(head, view, path: path, identity: &identity) {
         case .respond(let answer):
             if !requestBodyDone { keepAlive = false }  // the unread body cannot be framed away
             respond(answer)
@@ -234,12 +238,12 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
                 framing: head.framing, chunkOutput: head.framing == .chunked,
                 limit: worker.options.maxUploadBytes)
         }
-        connectUpstream(head, fresh: false)
+        connectUpstream(head, view, fresh: false)
     }
 
-    private func chooseRequestId(_ head: HTTPRequestHead) -> [UInt8] {
-        if let given = head.firstValue("x-request-id") {
-            let bytes = head.bytes(given)
+    private func chooseRequestId(_ view: HeadView) -> [UInt8] {
+        if let given = view.firstValue("x-request-id") {
+            let bytes = view[given]
             if RequestIDGenerator.isAcceptable(bytes) { return Array(bytes) }
         }
         return worker.requestIDs.next()
@@ -247,21 +251,21 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     // MARK: upstream
 
-    private func connectUpstream(_ head: HTTPRequestHead, fresh: Bool) {
+    private func connectUpstream(_ head: HTTPRequestHead, _ view: HeadView, fresh: Bool) {
         if !fresh, let pooled = worker.pool.take(verify: !isRetryable) {
             attach(pooled)
-            sendRequest(head)
+            sendRequest(head, view)
             return
         }
         switch worker.pool.connect() {
         case .ready(let connection):
             worker.readiness.upstreamSucceeded(atMs: worker.nowMs)
             attach(connection)
-            sendRequest(head)
+            sendRequest(head, view)
         case .connecting(let connection):
             attach(connection)
             arm(.connect, worker.options.upstreamConnectTimeoutMs)
-            writeRequest(head)
+            writeRequest(head, view)
         case .failed:
             worker.metrics.recordUpstreamConnectFailure()
             failUpstream(502)
@@ -274,15 +278,15 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         upstreamStartedMs = worker.nowMs
     }
 
-    private func sendRequest(_ head: HTTPRequestHead) {
+    private func sendRequest(_ head: HTTPRequestHead, _ view: HeadView) {
         arm(.upstream, worker.options.upstreamTimeoutMs)
-        writeRequest(head)
+        writeRequest(head, view)
     }
 
-    private func writeRequest(_ head: HTTPRequestHead) {
+    private func writeRequest(_ head: HTTPRequestHead, _ view: HeadView) {
         guard let upstream else { return }
         guard worker.rewriter.write(
-            head, normalizedPath: path, peerText: peerText, peerTrusted: peerTrusted,
+            head, view, normalizedPath: path, peerText: peerText, peerTrusted: peerTrusted,
             requestId: requestId, identity: identity, to: upstream.stream.output)
         else {
             failUpstream(503)
@@ -504,7 +508,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         if let upstream, upstream.isReused, !retried, !sawResponseBytes, replayable {
             retried = true
             dropUpstream()
-            if let request { connectUpstream(request, fresh: true) }
+            if let request { request.withView { connectUpstream(request, $0, fresh: true) } }
             return
         }
         failUpstream(error == ETIMEDOUT ? 504 : 502)

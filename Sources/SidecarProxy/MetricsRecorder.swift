@@ -9,13 +9,18 @@ final class MetricsRecorder {
     private let readiness: Readiness
     private let worker: Int
     private var publishTimer: Timer?
+    /// The timer is armed: a change needs no libevent call (two per request otherwise).
+    private var publishPending = false
     private var keyState = Readiness.AppleKeyState.unknown
 
     init(loop: EventLoop, board: MetricsBoard, readiness: Readiness, worker: Int) {
         self.board = board
         self.readiness = readiness
         self.worker = worker
-        publishTimer = Timer(loop: loop) { [unowned self] in self.board.publish(self.metrics, worker: self.worker) }
+        publishTimer = Timer(loop: loop) { [unowned self] in
+            self.publishPending = false
+            self.board.publish(self.metrics, worker: self.worker)
+        }
     }
 
     func recordRequest(route: WorkerMetrics.Route, status: Int) {
@@ -72,10 +77,13 @@ final class MetricsRecorder {
     /// Publishes now (the worker is stopping, or a test wants the numbers).
     func publish() {
         publishTimer?.cancel()
+        publishPending = false
         board.publish(metrics, worker: worker)
     }
 
     private func changed() {
-        if publishTimer?.isScheduled == false { publishTimer?.schedule(afterMilliseconds: 1000) }
+        guard !publishPending, let publishTimer else { return }
+        publishPending = true
+        publishTimer.schedule(afterMilliseconds: 1000)
     }
 }

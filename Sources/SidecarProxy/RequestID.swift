@@ -43,7 +43,7 @@ struct RequestIDGenerator {
     }
 
     /// A client-sent id is kept only if it matches `[A-Za-z0-9._-]{1,128}`.
-    static func isAcceptable(_ bytes: ArraySlice<UInt8>) -> Bool {
+    static func isAcceptable(_ bytes: some Collection<UInt8>) -> Bool {
         guard !bytes.isEmpty, bytes.count <= 128 else { return false }
         for b in bytes {
             switch b {

@@ -52,30 +52,25 @@ final class RequestRewriter {
     /// `normalizedPath` is what the access decision was made on; `requestId` the id to send.
     /// False only if libevent could not allocate the space.
     func write(
-        _ head: HTTPRequestHead, normalizedPath: [UInt8], peerText: [UInt8], peerTrusted: Bool,
+        _ head: HTTPRequestHead, _ view: HeadView, normalizedPath: [UInt8], peerText: [UInt8], peerTrusted: Bool,
         requestId: [UInt8], identity: RequestIdentity, to buffer: OpaquePointer
     ) -> Bool {
         // Every byte of the client's head is written at most twice (its Host value goes to
         // Host and X-Forwarded-Host); the rest is what this sidecar adds.
-        var bound = 2 * head.storage.count + basePath.count + normalizedPath.count + upstreamHost.count
+        var bound = 2 * view.bytes.count + basePath.count + normalizedPath.count + upstreamHost.count
             + peerText.count + scheme.count + requestId.count + 256
         if auth != nil { bound += ForwardedIdentity.bound(identity) }
-        return writeHead(into: buffer, bound: bound) { out in
-            // One borrow of the head's bytes: `head.bytes(_:)` slices would retain it each time.
-            head.storage.withUnsafeBytes { buf in
-                write(head, buf, normalizedPath: normalizedPath, peerText: peerText, peerTrusted: peerTrusted,
-                      requestId: requestId, identity: identity, into: &out)
-            }
-        }
+        guard var reserved = ReservedHead(in: buffer, bound: bound) else { return false }
+        write(head, view, normalizedPath: normalizedPath, peerText: peerText, peerTrusted: peerTrusted,
+              requestId: requestId, identity: identity, into: &reserved.out)
+        return reserved.commit(to: buffer)
     }
 
     private func write(
-        _ head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer, normalizedPath: [UInt8], peerText: [UInt8],
+        _ head: HTTPRequestHead, _ view: HeadView, normalizedPath: [UInt8], peerText: [UInt8],
         peerTrusted: Bool, requestId: [UInt8], identity: RequestIdentity, into out: inout HeadBuffer
     ) {
-        func bytes(_ range: ByteRange) -> UnsafeRawBufferPointer {
-            UnsafeRawBufferPointer(rebasing: buf[range.range])
-        }
+        func bytes(_ range: ByteRange) -> UnsafeRawBufferPointer { view[range] }
         out.append(bytes(head.methodRange))
         out.append(" ")
         out.append(basePath)
@@ -97,9 +92,9 @@ final class RequestRewriter {
         case (false, true): drop = droppingAuthorization
         case (true, true): drop = droppingBoth
         }
-        out.appendFields(of: head, dropping: drop, keepUpgrade: head.connection.upgrade)
+        out.appendFields(of: view, dropping: drop, keepUpgrade: head.connection.upgrade)
         if let auth {
-            ForwardedIdentity.append(head, buf, identity: identity, settings: auth, into: &out)
+            ForwardedIdentity.append(view, identity: identity, settings: auth, into: &out)
         }
         if head.framing == .chunked { out.appendFraming(.chunked) }
 
@@ -114,8 +109,7 @@ final class RequestRewriter {
 
         out.append("\r\nX-Forwarded-For: ")
         if peerTrusted {
-            for field in head.fields where !field.value.isEmpty
-                && ByteCompare.equalsLowercased(buf, field.name, "x-forwarded-for") {
+            for field in view.fields where !field.value.isEmpty && view.name(of: field, is: "x-forwarded-for") {
                 out.append(bytes(field.value))
                 out.append(", ")
             }
@@ -123,13 +117,13 @@ final class RequestRewriter {
         out.append(peerText)
 
         out.append("\r\nX-Forwarded-Proto: ")
-        if peerTrusted, let proto = head.firstValue("x-forwarded-proto"), !proto.isEmpty {
+        if peerTrusted, let proto = view.firstValue("x-forwarded-proto"), !proto.isEmpty {
             out.append(bytes(proto))
         } else {
             out.append(scheme)
         }
 
-        if peerTrusted, let forwarded = head.firstValue("x-forwarded-host"), !forwarded.isEmpty {
+        if peerTrusted, let forwarded = view.firstValue("x-forwarded-host"), !forwarded.isEmpty {
             out.append("\r\nX-Forwarded-Host: ")
             out.append(bytes(forwarded))
         } else if let clientHost, !clientHost.isEmpty {
@@ -151,26 +145,36 @@ enum ResponseRewriter {
         _ head: HTTPResponseHead, chunked: Bool, keepAlive: Bool, clientVersion: HTTPVersion,
         setCookie: [UInt8]? = nil, to buffer: OpaquePointer
     ) -> Bool {
-        let bound = head.storage.count + (setCookie?.count ?? 0) + 128
-        return writeHead(into: buffer, bound: bound) { out in
-            out.appendStatusLine(of: head)
-            out.appendFields(of: head, dropping: .empty, keepUpgrade: head.status == 101)
-            guard head.status >= 200 else {
-                out.append("\r\n")
-                return
-            }
-            if chunked { out.appendFraming(.chunked) }
-            if let setCookie {  // a re-sealed session
-                out.append("Set-Cookie: ")
-                out.append(setCookie)
-                out.append("\r\n")
-            }
-            if !keepAlive {
-                out.append("Connection: close\r\n")
-            } else if clientVersion == .http10 {
-                out.append("Connection: keep-alive\r\n")
-            }
+        head.withView { view in
+            let bound = view.bytes.count + (setCookie?.count ?? 0) + 128
+            guard var reserved = ReservedHead(in: buffer, bound: bound) else { return false }
+            write(head, view, chunked: chunked, keepAlive: keepAlive, clientVersion: clientVersion,
+                  setCookie: setCookie, into: &reserved.out)
+            return reserved.commit(to: buffer)
+        }
+    }
+
+    private static func write(
+        _ head: HTTPResponseHead, _ view: HeadView, chunked: Bool, keepAlive: Bool, clientVersion: HTTPVersion,
+        setCookie: [UInt8]?, into out: inout HeadBuffer
+    ) {
+        out.appendStatusLine(of: head, view)
+        out.appendFields(of: view, dropping: .empty, keepUpgrade: head.status == 101)
+        guard head.status >= 200 else {
+            out.append("\r\n")
+            return
+        }
+        if chunked { out.appendFraming(.chunked) }
+        if let setCookie {  // a re-sealed session
+            out.append("Set-Cookie: ")
+            out.append(setCookie)
             out.append("\r\n")
         }
+        if !keepAlive {
+            out.append("Connection: close\r\n")
+        } else if clientVersion == .http10 {
+            out.append("Connection: keep-alive\r\n")
+        }
+        out.append("\r\n")
     }
 }

@@ -70,6 +70,25 @@ final class HeadWriterTests: XCTestCase {
         XCTAssertEqual(again.firstValueString("x-auth-user-id"), "001234.abc")
     }
 
+    func testHeadBufferWritesWhatHeadWriterWritesIntoReservedMemory() throws {
+        let heads = [
+            "POST /x HTTP/1.1\nHost: h\nX_Auth_User_Id: f\nConnection: keep-alive, X-Hop\nX-Hop: 1\nContent-Length: 007\nA:  b c \n\n",
+            "GET /ws HTTP/1.1\nHost: h\nConnection: Upgrade\nUpgrade: websocket\nProxy-X: 1\nTE: trailers\n\n",
+            "GET / HTTP/1.1\nHost: h\n\n",
+        ]
+        for text in heads {
+            let head = try XCTUnwrap(parseRequest(crlf(text)).get())
+            var writer = HeadWriter()
+            writer.appendFields(of: head, dropping: identity, keepUpgrade: head.connection.upgrade)
+            let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: head.storage.count + 21, alignment: 1)
+            defer { memory.deallocate() }
+            var buffer = HeadBuffer(memory.baseAddress!, capacity: memory.count)
+            head.withView { buffer.appendFields(of: $0, dropping: identity, keepUpgrade: head.connection.upgrade) }
+            XCTAssertEqual(Array(buffer.written), writer.bytes, text)
+            XCTAssertLessThanOrEqual(buffer.count, buffer.capacity)
+        }
+    }
+
     func testContentLengthLosesItsLeadingZeros() throws {
         for (sent, written) in [("010", "10"), ("0005, 5", "5"), ("0", "0"), ("000", "0")] {
             let head = try XCTUnwrap(parseRequest(crlf("POST / HTTP/1.1\nHost: h\nContent-Length: \(sent)\n\n")).get())

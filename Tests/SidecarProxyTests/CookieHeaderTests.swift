@@ -8,9 +8,9 @@ final class CookieHeaderTests: XCTestCase {
         let text = "GET / HTTP/1.1\r\nHost: a\r\n" + fields.map { "Cookie: \($0)\r\n" }.joined() + "\r\n"
         let head = try XCTUnwrap(try HTTPRequestHead.parse(Array(text.utf8)))
         var others: [UInt8] = Array("stale".utf8)
-        let value = head.storage.withUnsafeBytes { buf in
-            CookieHeader.split(Array(name.utf8), in: head, buf, others: &others).map {
-                String(decoding: UnsafeRawBufferPointer(rebasing: buf[$0]), as: UTF8.self)
+        let value = head.withView { view in
+            CookieHeader.split(Array(name.utf8), in: view, others: &others).map {
+                String(decoding: UnsafeRawBufferPointer(rebasing: view.bytes[$0]), as: UTF8.self)
             }
         }
         return (value, String(decoding: others, as: UTF8.self))

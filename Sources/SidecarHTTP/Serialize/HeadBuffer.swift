@@ -39,33 +39,22 @@ public struct HeadBuffer {
     }
 
     /// `HTTP/1.1 SP code SP reason CRLF` of an upstream response (at most its status line + 1).
-    public mutating func appendStatusLine(of head: HTTPResponseHead) {
+    public mutating func appendStatusLine(of head: HTTPResponseHead, _ view: HeadView) {
         let code = min(max(head.status, 100), 999)
         append("HTTP/1.1 ")
         append(0x30 + UInt8(code / 100))
         append(0x30 + UInt8(code / 10 % 10))
         append(0x30 + UInt8(code % 10))
         append(ASCII.sp)
-        head.storage.withUnsafeBytes { append(UnsafeRawBufferPointer(rebasing: $0[head.reason.range])) }
+        append(view[head.reason])
         append("\r\n")
     }
 
-    /// The fields a proxy forwards (`ForwardedFields`); at most the head's size + 21 bytes.
-    public mutating func appendFields(of head: HTTPRequestHead, dropping: HeaderNameSet, keepUpgrade: Bool = false) {
-        appendFields(storage: head.storage, fields: head.fields, dropping: dropping, keepUpgrade: keepUpgrade)
-    }
-
-    public mutating func appendFields(of head: HTTPResponseHead, dropping: HeaderNameSet, keepUpgrade: Bool = false) {
-        appendFields(storage: head.storage, fields: head.fields, dropping: dropping, keepUpgrade: keepUpgrade)
-    }
-
-    private mutating func appendFields(
-        storage: [UInt8], fields: [HTTPField], dropping: HeaderNameSet, keepUpgrade: Bool
-    ) {
-        let upgrade = storage.withUnsafeBytes { buf in
-            fields.withUnsafeBufferPointer { f in
-                ForwardedFields.forEach(buf, f, dropping: dropping, keepUpgrade: keepUpgrade) { append($0) }
-            }
+    /// The fields a proxy forwards (`ForwardedFields`) of the head `view` shows; at most the
+    /// head's size + 21 bytes.
+    public mutating func appendFields(of view: HeadView, dropping: HeaderNameSet, keepUpgrade: Bool = false) {
+        let upgrade = ForwardedFields.forEach(view.bytes, view.fields, dropping: dropping, keepUpgrade: keepUpgrade) {
+            append($0)
         }
         if upgrade { append("Connection: upgrade\r\n") }
     }

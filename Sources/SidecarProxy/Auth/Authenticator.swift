@@ -78,42 +78,45 @@ final class Authenticator {
     /// Finds the session of a request: a bearer session token, else the session cookie.
     /// Tampered, expired, unknown-key and revoked values are simply no session.
     func identify(_ head: HTTPRequestHead, now: Int64 = UnixTime.now(), into identity: inout RequestIdentity) {
+        head.withView { identify($0, now: now, into: &identity) }
+    }
+
+    /// `identify` on the borrowed view the request path holds.
+    func identify(_ view: HeadView, now: Int64 = UnixTime.now(), into identity: inout RequestIdentity) {
         let settings = self.settings
         forgetRevokedSessions()
-        head.storage.withUnsafeBufferPointer { typed in
-            let buf = UnsafeRawBufferPointer(typed)
-            for field in head.fields where head.fieldName(field, is: "authorization") {
-                guard let token = Self.bearerToken(buf, field.value) else { continue }
-                if let opened = session(UnsafeBufferPointer(rebasing: typed[token]), via: .bearer, now: now) {
-                    identity.opened = opened
-                    identity.bearer = field.value
-                    break
-                }
+        let typed = view.bytes.assumingMemoryBound(to: UInt8.self)
+        for field in view.fields where view.name(of: field, is: "authorization") {
+            guard let token = Self.bearerToken(view.bytes, field.value) else { continue }
+            if let opened = session(UnsafeBufferPointer(rebasing: typed[token]), via: .bearer, now: now) {
+                identity.opened = opened
+                identity.bearer = field.value
+                break
             }
-            guard let value = cookieValue(head, buf, settings: settings, into: &identity) else { return }
-            guard identity.opened == nil,
-                  let opened = session(UnsafeBufferPointer(rebasing: typed[value]), via: .cookie, now: now) else { return }
-            identity.opened = opened
-            if let resealed = reseal(opened, now: now) {
-                identity.opened = resealed.opened
-                identity.setCookie = resealed.cookie
-            }
+        }
+        guard let value = cookieValue(view, settings: settings, into: &identity) else { return }
+        guard identity.opened == nil,
+              let opened = session(UnsafeBufferPointer(rebasing: typed[value]), via: .cookie, now: now) else { return }
+        identity.opened = opened
+        if let resealed = reseal(opened, now: now) {
+            identity.opened = resealed.opened
+            identity.setCookie = resealed.cookie
         }
     }
 
     /// On a public path: only whether (and how) the session cookie is to be removed.
-    func noteCookie(_ head: HTTPRequestHead, into identity: inout RequestIdentity) {
+    func noteCookie(_ view: HeadView, into identity: inout RequestIdentity) {
         guard !settings.passCookie else { return }
-        head.storage.withUnsafeBytes { buf in _ = cookieValue(head, buf, settings: settings, into: &identity) }
+        _ = cookieValue(view, settings: settings, into: &identity)
     }
 
     /// The session cookie's value range; unless cookies pass through, it is marked to be
     /// stripped and the other cookies are kept aside in the same pass.
     private func cookieValue(
-        _ head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer, settings: AuthSettings, into identity: inout RequestIdentity
+        _ view: HeadView, settings: AuthSettings, into identity: inout RequestIdentity
     ) -> Range<Int>? {
-        if settings.passCookie { return CookieHeader.find(settings.cookieNameBytes, in: head, buf) }
-        let value = CookieHeader.split(settings.cookieNameBytes, in: head, buf, others: &identity.otherCookies)
+        if settings.passCookie { return CookieHeader.find(settings.cookieNameBytes, in: view) }
+        let value = CookieHeader.split(settings.cookieNameBytes, in: view, others: &identity.otherCookies)
         identity.stripCookie = value != nil
         return value
     }

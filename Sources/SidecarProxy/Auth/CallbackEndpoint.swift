@@ -66,8 +66,8 @@ final class CallbackFlow {
     private func openLoginState(_ state: String) throws(LoginFailure) -> LoginState {
         let name = auth.loginCookieName(forState: state)
         let head = request.head
-        let value: [UInt8]? = head.storage.withUnsafeBytes { buf in
-            CookieHeader.find(Array(name.utf8), in: head, buf).map { Array(buf[$0]) }
+        let value: [UInt8]? = head.withView { view in
+            CookieHeader.find(Array(name.utf8), in: view).map { Array(view.bytes[$0]) }
         }
         guard let value else {
             throw auth.loginCookies(in: head).isEmpty ? .stateMissing : .stateMismatch

@@ -7,11 +7,10 @@ enum CookieHeader {
     /// Calls `body(name, value, pair)` with index ranges into `buf` for every pair of every
     /// Cookie field of `head`, until `body` returns false. Quotes around a value are removed
     /// (`pair` keeps them).
-    static func forEachPair(
-        in head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer, _ body: (Range<Int>, Range<Int>, Range<Int>) -> Bool
-    ) {
+    static func forEachPair(in view: HeadView, _ body: (Range<Int>, Range<Int>, Range<Int>) -> Bool) {
+        let buf = view.bytes
         guard let base = buf.baseAddress else { return }
-        for field in head.fields where ByteCompare.equalsLowercased(buf, field.name, "cookie") {
+        for field in view.fields where view.name(of: field, is: "cookie") {
             var i = Int(field.value.start)
             let end = Int(field.value.end)
             while i < end {
@@ -44,10 +43,10 @@ enum CookieHeader {
     }
 
     /// The value range of the first cookie named exactly `name`.
-    static func find(_ name: [UInt8], in head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer) -> Range<Int>? {
+    static func find(_ name: [UInt8], in view: HeadView) -> Range<Int>? {
         var found: Range<Int>?
-        forEachPair(in: head, buf) { n, v, _ in
-            if equal(buf, n, name) {
+        forEachPair(in: view) { n, v, _ in
+            if equal(view.bytes, n, name) {
                 found = v
                 return false
             }
@@ -58,12 +57,11 @@ enum CookieHeader {
 
     /// In one pass: the value range of the first cookie named `name`, and every pair not
     /// named `name` appended to the emptied `others` as a Cookie value (`a=1; b=2`).
-    static func split(
-        _ name: [UInt8], in head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer, others: inout [UInt8]
-    ) -> Range<Int>? {
+    static func split(_ name: [UInt8], in view: HeadView, others: inout [UInt8]) -> Range<Int>? {
+        let buf = view.bytes
         var found: Range<Int>?
         others.removeAll(keepingCapacity: true)
-        forEachPair(in: head, buf) { n, v, pair in
+        forEachPair(in: view) { n, v, pair in
             if equal(buf, n, name) {
                 if found == nil { found = v }
             } else {

@@ -9,10 +9,9 @@ enum ForwardedIdentity {
 
     /// Appends, after the client's other fields: the Cookie without the session cookie,
     /// Authorization fields other than the session bearer, the identity of the session.
-    /// `buf` is the head's storage. At most `bound(identity)` bytes beyond the head's own.
+    /// At most `bound(identity)` bytes beyond the head's own.
     static func append(
-        _ head: HTTPRequestHead, _ buf: UnsafeRawBufferPointer, identity: RequestIdentity, settings: AuthSettings,
-        into fields: inout HeadBuffer
+        _ view: HeadView, identity: RequestIdentity, settings: AuthSettings, into fields: inout HeadBuffer
     ) {
         if identity.stripCookie, !identity.otherCookies.isEmpty {
             // The other cookies were copied out of the parsed (so already safe) Cookie fields.
@@ -21,13 +20,12 @@ enum ForwardedIdentity {
             fields.append("\r\n")
         }
         if let bearer = identity.bearer {
-            for field in head.fields where ByteCompare.equalsLowercased(buf, field.name, "authorization")
-                && field.value != bearer {
+            for field in view.fields where view.name(of: field, is: "authorization") && field.value != bearer {
                 // A repeated field may carry this or another session token: never forward one.
-                if carriesSessionToken(buf, field.value, settings: settings) { continue }
-                fields.append(UnsafeRawBufferPointer(rebasing: buf[field.name.range]))
+                if carriesSessionToken(view.bytes, field.value, settings: settings) { continue }
+                fields.append(view[field.name])
                 fields.append(": ")
-                fields.append(UnsafeRawBufferPointer(rebasing: buf[field.value.range]))
+                fields.append(view[field.value])
                 fields.append("\r\n")
             }
         }

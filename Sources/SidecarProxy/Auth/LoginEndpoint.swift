@@ -74,10 +74,11 @@ extension Authenticator {
     func loginCookies(in head: HTTPRequestHead) -> [String] {
         let prefix = Array(settings.loginCookiePrefix.utf8)
         var names: [String] = []
-        head.storage.withUnsafeBytes { buf in
-            CookieHeader.forEachPair(in: head, buf) { name, _, _ in
-                if name.count > prefix.count, buf[name].starts(with: prefix) {
-                    names.append(String(decoding: buf[name], as: UTF8.self))
+        head.withView { view in
+            CookieHeader.forEachPair(in: view) { name, _, _ in
+                let bytes = view.bytes[name]
+                if name.count > prefix.count, bytes.starts(with: prefix) {
+                    names.append(String(decoding: bytes, as: UTF8.self))
                 }
                 return true
             }
