@@ -48,3 +48,21 @@ final class ByteClassTests: XCTestCase {
         }
     }
 }
+
+/// The names that decide framing and connection handling match in any letter case.
+final class FieldNameCaseTests: XCTestCase {
+    func testFramingAndConnectionNamesInAnyCase() throws {
+        let length = try XCTUnwrap(parseRequest(crlf("POST / HTTP/1.1\nHOST: h\nCONTENT-LENGTH: 5\n\n")).get())
+        XCTAssertEqual(length.framing, .contentLength(5))
+        XCTAssertEqual(length.host.map { Array(length.bytes($0)) }, Array("h".utf8))
+        let chunked = try XCTUnwrap(parseRequest(crlf("POST / HTTP/1.1\nhOsT: h\ntRaNsFeR-eNcOdInG: chunked\n\n")).get())
+        XCTAssertEqual(chunked.framing, .chunked)
+        let close = try XCTUnwrap(parseRequest(crlf("GET / HTTP/1.1\nHost: h\nCONNECTION: close\n\n")).get())
+        XCTAssertFalse(close.connection.keepAlive)
+        let upgrade = try XCTUnwrap(parseRequest(crlf("GET / HTTP/1.1\nHost: h\nConnection: Upgrade\nUPGRADE: websocket\nEXPECT: 100-continue\n\n")).get())
+        XCTAssertTrue(upgrade.connection.upgrade)
+        XCTAssertTrue(upgrade.connection.expectContinue)
+        XCTAssertThrowsError(try parseRequest(crlf("GET / HTTP/1.1\nHOST: a\nhost: b\n\n")).get())
+        XCTAssertThrowsError(try parseRequest(crlf("POST / HTTP/1.1\nHost: a\nContent-Length: 1\nTRANSFER-ENCODING: chunked\n\n")).get())
+    }
+}

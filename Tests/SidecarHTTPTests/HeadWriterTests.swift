@@ -27,6 +27,8 @@ final class HeadWriterTests: XCTestCase {
         for name in ["X-Auth-Emaix", "Content-Type", "b", "X-Forwarded", String(repeating: "b", count: 71), ""] {
             XCTAssertFalse(set.contains(name), name)
         }
+        XCTAssertTrue(HeaderNameSet(["*"]).contains("Anything"))
+        XCTAssertFalse(HeaderNameSet(["x-*"]).contains("Y-X"))
         XCTAssertTrue(HeaderNameSet.empty.isEmpty)
         XCTAssertFalse(HeaderNameSet(["Proxy-*"]).isEmpty)
     }

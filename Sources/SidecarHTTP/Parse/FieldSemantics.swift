@@ -14,22 +14,24 @@ struct FieldSemantics {
     mutating func observe(
         _ buf: UnsafeRawBufferPointer, nameStart: Int, nameEnd: Int, valueStart: Int, valueEnd: Int
     ) throws(HTTPHeadError) {
+        // The first letter (case folded) rules out most names before any comparison.
+        let first = buf[nameStart] | 0x20
         switch nameEnd - nameStart {
-        case 4 where ByteCompare.equalsLowercased(buf, nameStart, nameEnd, "host"):
+        case 4 where first == UInt8(ascii: "h") && ByteCompare.equalsLowercased(buf, nameStart, nameEnd, "host"):
             hostCount += 1
             host = ByteRange(start: valueStart, end: valueEnd)
             try Self.validateHost(buf, valueStart, valueEnd)
-        case 6 where ByteCompare.equalsLowercased(buf, nameStart, nameEnd, "expect"):
+        case 6 where first == UInt8(ascii: "e") && ByteCompare.equalsLowercased(buf, nameStart, nameEnd, "expect"):
             if ByteCompare.equalsLowercased(buf, valueStart, valueEnd, "100-continue") {
                 expectContinue = true
             }
-        case 7 where ByteCompare.equalsLowercased(buf, nameStart, nameEnd, "upgrade"):
+        case 7 where first == UInt8(ascii: "u") && ByteCompare.equalsLowercased(buf, nameStart, nameEnd, "upgrade"):
             hasUpgradeField = true
-        case 10 where ByteCompare.equalsLowercased(buf, nameStart, nameEnd, "connection"):
+        case 10 where first == UInt8(ascii: "c") && ByteCompare.equalsLowercased(buf, nameStart, nameEnd, "connection"):
             observeConnection(buf, valueStart, valueEnd)
-        case 14 where ByteCompare.equalsLowercased(buf, nameStart, nameEnd, "content-length"):
+        case 14 where first == UInt8(ascii: "c") && ByteCompare.equalsLowercased(buf, nameStart, nameEnd, "content-length"):
             try observeContentLength(buf, valueStart, valueEnd)
-        case 17 where ByteCompare.equalsLowercased(buf, nameStart, nameEnd, "transfer-encoding"):
+        case 17 where first == UInt8(ascii: "t") && ByteCompare.equalsLowercased(buf, nameStart, nameEnd, "transfer-encoding"):
             transferEncodingCount += 1
             transferEncodingIsChunked =
                 ByteCompare.equalsLowercased(buf, valueStart, valueEnd, "chunked")

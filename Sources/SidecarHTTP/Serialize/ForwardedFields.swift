@@ -17,6 +17,7 @@ enum ForwardedFields {
         keepUpgrade: Bool, _ emit: (UnsafeRawBufferPointer) -> Void
     ) -> Bool {
         let hopByHop = HeaderNameSet.hopByHop
+        let dropsMore = !dropping.isEmpty
         // Connection options other than keep-alive and upgrade (both hop-by-hop names anyway)
         // name further fields to drop; only then is every field checked against them.
         var listsOtherNames = false
@@ -49,7 +50,7 @@ enum ForwardedFields {
                 }
             } else if keepUpgrade, ByteCompare.equalsLowercased(buf, field.name, "upgrade") {
                 wroteUpgrade = true
-            } else if hopByHop.contains(name) || dropping.contains(name) {
+            } else if hopByHop.contains(name) || (dropsMore && dropping.contains(name)) {
                 keep = false
             } else if listsOtherNames, isListedInConnection(name, fields: fields, buf: buf),
                       !ByteCompare.equalsLowercased(buf, field.name, "host") {

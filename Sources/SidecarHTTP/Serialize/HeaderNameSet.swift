@@ -13,6 +13,9 @@ public struct HeaderNameSet: Sendable {
     private let prefixEntries: [(start: Int, count: Int)]
     /// Bit n set when some exact name has length n (n < 64): most names miss on this alone.
     private let lengthMask: UInt64
+    /// Bit c set when some prefix starts with the (folded) byte c < 64 + 64·word: the other
+    /// names miss the prefixes on their first byte.
+    private let prefixFirstBytes: (UInt64, UInt64)
 
     /// `names` are header names; a trailing `*` makes a prefix (`Proxy-*`).
     public init(_ names: some Sequence<String>) {
@@ -43,10 +46,17 @@ public struct HeaderNameSet: Sendable {
             folded += name
         }
         var prefixEntries: [(Int, Int)] = []
+        var firstBytes: (UInt64, UInt64) = (0, 0)
         for prefix in prefixes {
             prefixEntries.append((folded.count, prefix.count))
             folded += prefix
+            guard let first = prefix.first else {
+                firstBytes = (.max, .max)  // `*` alone: every name
+                continue
+            }
+            if first < 64 { firstBytes.0 |= 1 << UInt64(first) } else if first < 128 { firstBytes.1 |= 1 << UInt64(first - 64) }
         }
+        self.prefixFirstBytes = firstBytes
         self.folded = folded
         self.byLength = byLength
         self.longEntries = long
@@ -67,25 +77,41 @@ public struct HeaderNameSet: Sendable {
 
     public var isEmpty: Bool { lengthMask == 0 && longEntries.isEmpty && prefixEntries.isEmpty }
 
-    /// Whether `name` (raw bytes of a field name) is in the set.
-    public func contains(_ name: UnsafeRawBufferPointer) -> Bool {
+    /// Whether `name` (raw bytes of a field name) is in the set. Most names are decided by
+    /// the length mask and the prefixes' first bytes, without a comparison.
+    @inline(__always) public func contains(_ name: UnsafeRawBufferPointer) -> Bool {
+        let n = name.count
+        if n < 64 {
+            if lengthMask & (1 << UInt64(n)) != 0 && containsExact(name) { return true }
+        } else if !longEntries.isEmpty && containsExact(name) {
+            return true
+        }
+        guard n > 0 else { return prefixFirstBytes.0 == .max && containsPrefix(name) }
+        let first = Self.fold(name[0])
+        let bit = first < 64 ? prefixFirstBytes.0 >> UInt64(first) : first < 128 ? prefixFirstBytes.1 >> UInt64(first - 64) : 0
+        return bit & 1 != 0 && containsPrefix(name)
+    }
+
+    @inline(never) private func containsExact(_ name: UnsafeRawBufferPointer) -> Bool {
         let n = name.count
         return folded.withUnsafeBufferPointer { f in
             if n < 64 {
-                if lengthMask & (1 << UInt64(n)) != 0 {
-                    let group = byLength[n]
-                    var start = Int(group.start)
-                    for _ in 0..<group.names {
-                        if Self.equalFolded(name, 0, f, start, n) { return true }
-                        start += n
-                    }
+                let group = byLength[n]
+                var start = Int(group.start)
+                for _ in 0..<group.names {
+                    if Self.equalFolded(name, 0, f, start, n) { return true }
+                    start += n
                 }
-            } else {
-                for e in longEntries where e.count == n && Self.equalFolded(name, 0, f, e.start, n) {
-                    return true
-                }
+                return false
             }
-            for e in prefixEntries where e.count <= n && Self.equalFolded(name, 0, f, e.start, e.count) {
+            for e in longEntries where e.count == n && Self.equalFolded(name, 0, f, e.start, n) { return true }
+            return false
+        }
+    }
+
+    @inline(never) private func containsPrefix(_ name: UnsafeRawBufferPointer) -> Bool {
+        folded.withUnsafeBufferPointer { f in
+            for e in prefixEntries where e.count <= name.count && Self.equalFolded(name, 0, f, e.start, e.count) {
                 return true
             }
             return false
