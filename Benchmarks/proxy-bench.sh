@@ -14,7 +14,12 @@
 #      BENCH_PIN [1] (wrk on CPU 1, servers on CPU 0), SIDECAR_BIN [release build],
 #      BENCH_CASES ["direct nginx sidecar" + every cases.d file], e.g. "nginx auth",
 #      BENCH_PROFILE [none]: a case to `perf record -g` during its first round (top self
-#      costs, demangled), BENCH_PROFILE_OUT [none]: where to keep that perf.data.
+#      costs, demangled), BENCH_PROFILE_OUT [none]: where to keep that perf.data,
+#      BENCH_INSTRUCTIONS [0]: 1 runs the proxies (nginx proxy_pass, the sidecars) under
+#      callgrind instead and reports user-space instructions per request, a count that does
+#      not move with other work on the machine (wrk -c10 for DURATION per case and round;
+#      the kernel's share of the work is not counted). BENCH_INSTRUCTIONS_OUT [none]: a
+#      directory to keep the callgrind files in (callgrind_annotate reads them).
 # More cases: put files in Benchmarks/cases.d/*.sh; each appends its name to CASES and defines
 #   case_<name>     sets CASE_PORT (and CASE_PIDS) of a server it started once, in front of
 #                   $UP_PORT, when the file was sourced
@@ -51,9 +56,19 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 # Prefixes (not functions) so that `"${SERVER_CPU[@]}" cmd &` makes $! the server's own pid.
 SERVER_CPU=(); CLIENT_CPU=()
 if [ "$BENCH_PIN" = 1 ]; then SERVER_CPU=(taskset -c 0); CLIENT_CPU=(taskset -c 1); fi
+# The proxies measured (nginx proxy_pass, the sidecars) start behind PROXY_PREFIX.
+INSTRUCTIONS=${BENCH_INSTRUCTIONS:-0}
+PROXY_PREFIX=("${SERVER_CPU[@]}")
+if [ "$INSTRUCTIONS" = 1 ]; then
+  command -v valgrind >/dev/null || apt_ensure valgrind
+  PROXY_PREFIX=("${SERVER_CPU[@]}" valgrind --tool=callgrind --log-file="$WORK/valgrind.%p.log"
+    --callgrind-out-file="$WORK/callgrind.%p")
+  # valgrind 3.19 cannot read the DWARF 5 of Swift's static builds: symbols only.
+  strip -g -o "$WORK/sidecar" "$SIDECAR_BIN"; SIDECAR_BIN=$WORK/sidecar
+fi
 wait_port() {  # wait_port PORT [PATH]: until an HTTP GET answers
   local i
-  for i in $(seq 1 200); do
+  for i in $(seq 1 $((INSTRUCTIONS == 1 ? 1200 : 200))); do
     if python3 - "$1" "${2:-/}" <<'EOF' 2>/dev/null; then return 0; fi
 import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1)
@@ -83,6 +98,7 @@ nginx_conf() {  # nginx_conf NAME SERVER_BLOCK_BODY HTTP_EXTRA PORT → prints i
   cat >"$dir/nginx.conf" <<EOF
 worker_processes 1;
 daemon off;
+${5:-}
 pid $dir/nginx.pid;
 error_log $dir/logs/error.log warn;
 events { worker_connections 8192; }
@@ -100,8 +116,10 @@ http {
 EOF
   echo "$dir"
 }
-start_nginx() {  # start_nginx DIR → sets NGINX_PID (master)
-  "${SERVER_CPU[@]}" nginx -p "$1" -c "$1/nginx.conf" -e "$1/logs/error.log" &
+start_nginx() {  # start_nginx DIR [PREFIX…] → sets NGINX_PID (master)
+  local dir=$1; shift
+  if [ $# = 0 ]; then set -- "${SERVER_CPU[@]}"; fi
+  "$@" nginx -p "$dir" -c "$dir/nginx.conf" -e "$dir/logs/error.log" &
   NGINX_PID=$!; PIDS+=("$NGINX_PID")
 }
 nginx_worker_pid() { pgrep -P "$1" | head -1; }
@@ -135,7 +153,7 @@ log:
 EOF
 }
 start_sidecar_with() {  # start_sidecar_with CONFIG → sets SIDECAR_PID
-  "${SERVER_CPU[@]}" "$SIDECAR_BIN" run --config "$1" >"$1.log" 2>&1 &
+  "${PROXY_PREFIX[@]}" "$SIDECAR_BIN" run --config "$1" >"$1.log" 2>&1 &
   SIDECAR_PID=$!; PIDS+=("$SIDECAR_PID")
 }
 
@@ -155,8 +173,9 @@ case_direct() { CASE_PORT=$UP_PORT; CASE_PIDS="$UP_PID"; }
 NGINX_PORT=$(free_port)
 NGINX_DIR=$(nginx_conf proxy 'location / {
       proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection "";
-    }' "upstream backend { server 127.0.0.1:$UP_PORT; keepalive 64; }" "$NGINX_PORT")
-start_nginx "$NGINX_DIR"; NGINX_PROXY_PID=$NGINX_PID
+    }' "upstream backend { server 127.0.0.1:$UP_PORT; keepalive 64; }" "$NGINX_PORT" \
+  "$([ "$INSTRUCTIONS" = 1 ] && echo 'master_process off;')")  # one process, under callgrind
+start_nginx "$NGINX_DIR" "${PROXY_PREFIX[@]}"; NGINX_PROXY_PID=$NGINX_PID
 wait_port "$NGINX_PORT"
 case_nginx() { CASE_PORT=$NGINX_PORT; CASE_PIDS="$NGINX_PROXY_PID"; }
 
@@ -182,8 +201,45 @@ to_ms() {  # wrk latency "812.00us" / "1.23ms" / "1.01s" → milliseconds
 }
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
-RESULTS="$WORK/results"; : >"$RESULTS"
 FAILED=()
+# -- instructions per request (BENCH_INSTRUCTIONS=1) -----------------------------------------
+if [ "$INSTRUCTIONS" = 1 ]; then
+  declare -A IR
+  echo "== callgrind: user-space instructions per request (wrk -t1 -c10 -d$DURATION, $ROUNDS rounds)"
+  for round in $(seq 1 "$ROUNDS"); do
+    for c in "${CASES[@]}"; do
+      [ "$c" = direct ] && continue
+      "case_$c"
+      extra=()
+      if declare -F "wrk_args_$c" >/dev/null; then mapfile -t extra < <("wrk_args_$c"); fi
+      pid=${CASE_PIDS%% *}
+      "${CLIENT_CPU[@]}" wrk -t1 -c10 -d2s "${extra[@]}" "http://127.0.0.1:$CASE_PORT/" >/dev/null  # warm
+      callgrind_control -z "$pid" >/dev/null 2>&1
+      out=$("${CLIENT_CPU[@]}" wrk -t1 -c10 -d"$DURATION" "${extra[@]}" "http://127.0.0.1:$CASE_PORT/")
+      callgrind_control -d "$pid" >/dev/null 2>&1
+      dump=$(ls -t "$WORK/callgrind.$pid".* | head -1)
+      requests=$(awk '/ requests in / {print $1}' <<<"$out")
+      if grep -q Non-2xx <<<"$out" || [ -z "$requests" ]; then FAILED+=("$c round $round: non-2xx or no result"); fi
+      per=$(awk -v n="$requests" '/^totals:/ {printf "%.0f", $2 / n}' "$dump")
+      IR[$c]="${IR[$c]:-} $per"
+      printf '  round %d %-10s %8s requests  %8s instructions/request\n' "$round" "$c" "$requests" "$per"
+    done
+  done
+  if [ -n "${BENCH_INSTRUCTIONS_OUT:-}" ]; then mkdir -p "$BENCH_INSTRUCTIONS_OUT"; cp "$WORK"/callgrind.* "$BENCH_INSTRUCTIONS_OUT"/; fi
+  for c in "${CASES[@]}"; do
+    [ "$c" = direct ] && continue
+    IR[$c]=$(tr ' ' '\n' <<<"${IR[$c]}" | grep . | median)
+    printf '%-10s %8.0f instructions/request (median)' "$c" "${IR[$c]}"
+    if [ "$c" != nginx ] && [ -n "${IR[nginx]:-}" ]; then
+      awk -v s="${IR[$c]}" -v n="${IR[nginx]}" 'BEGIN {printf "   (nginx proxy_pass / this: %.2f)", n / s}'
+    fi
+    echo
+  done
+  if [ "${#FAILED[@]}" -gt 0 ]; then printf 'FAILED: %s\n' "${FAILED[@]}" >&2; exit 1; fi
+  exit 0
+fi
+
+RESULTS="$WORK/results"; : >"$RESULTS"
 echo "== wrk -t$THREADS -c$CONNS -d$DURATION --latency, $ROUNDS rounds (pinned: $BENCH_PIN)"
 for round in $(seq 1 "$ROUNDS"); do
   for c in "${CASES[@]}"; do
