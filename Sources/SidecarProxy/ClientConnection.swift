@@ -21,6 +21,12 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     private var phase = Phase.waitingForHead
     private var deadline: Timer!
     private var deadlineKind = Deadline.none
+    /// When the current deadline expires, and when the timer is set to fire (`.max`: not
+    /// set). A later deadline leaves an earlier timer alone — it re-arms for the rest when
+    /// it fires — so a busy keep-alive connection moving between its idle and upstream
+    /// deadlines reschedules no timer per request.
+    private var deadlineAtMs: Int64 = 0
+    private var timerAtMs = Int64.max
     private var readingHeads = false
 
     // The current exchange.
@@ -758,15 +764,27 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     private func arm(_ kind: Deadline, _ ms: Int64) {
         deadlineKind = kind
+        let now = worker.nowMs
+        deadlineAtMs = now + ms
+        guard timerAtMs > deadlineAtMs || timerAtMs < now else { return }  // fires in time
         deadline.schedule(afterMilliseconds: ms)
+        timerAtMs = deadlineAtMs
     }
 
     private func cancelDeadline() {
         deadlineKind = .none
         deadline.cancel()
+        timerAtMs = .max
     }
 
     private func deadlineFired() {
+        timerAtMs = .max
+        let now = worker.nowMs
+        if deadlineKind != .none, now < deadlineAtMs {  // an early timer left for a later deadline
+            deadline.schedule(afterMilliseconds: deadlineAtMs - now)
+            timerAtMs = deadlineAtMs
+            return
+        }
         let kind = deadlineKind
         deadlineKind = .none
         switch kind {
