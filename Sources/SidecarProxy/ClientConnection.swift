@@ -199,7 +199,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     /// Decides (SPEC §4.3) and answers locally or forwards.
     private func route(_ head: HTTPRequestHead, _ view: HeadView) {
-        requestId = chooseRequestId(view)
+        chooseRequestId(view)
         var normalized: [UInt8] = []
         swap(&normalized, &path)  // reuse the previous request's capacity
         normalized.removeAll(keepingCapacity: true)
@@ -247,12 +247,17 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         connectUpstream(head, view, fresh: false)
     }
 
-    private func chooseRequestId(_ view: HeadView) -> [UInt8] {
+    /// The client's X-Request-Id if acceptable, else a new one (written over the previous id).
+    private func chooseRequestId(_ view: HeadView) {
         if let given = view.firstValue("x-request-id") {
             let bytes = view[given]
-            if RequestIDGenerator.isAcceptable(bytes) { return Array(bytes) }
+            if RequestIDGenerator.isAcceptable(bytes) {
+                requestId.removeAll(keepingCapacity: true)
+                requestId.append(contentsOf: bytes)
+                return
+            }
         }
-        return worker.requestIDs.next()
+        worker.requestIDs.next(into: &requestId)
     }
 
     // MARK: upstream

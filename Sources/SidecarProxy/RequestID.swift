@@ -28,17 +28,24 @@ struct RequestIDGenerator {
     }
 
     mutating func next() -> [UInt8] {
+        var id: [UInt8] = []
+        next(into: &id)
+        return id
+    }
+
+    /// The next id written over `id`, reusing its capacity (no allocation per request).
+    mutating func next(into id: inout [UInt8]) {
         counter &+= 1
         var digits = 1
         while digits < 16 && counter >> (4 * UInt64(digits)) != 0 { digits += 1 }
-        return [UInt8](unsafeUninitializedCapacity: prefix.count + digits) { out, count in
-            for (i, b) in prefix.enumerated() { out[i] = b }
-            var value = counter
-            for i in stride(from: prefix.count + digits - 1, through: prefix.count, by: -1) {
-                out[i] = hexDigit(UInt8(value & 0xf))
-                value >>= 4
-            }
-            count = prefix.count + digits
+        id.removeAll(keepingCapacity: true)
+        id.append(contentsOf: prefix)
+        var value = counter
+        let end = id.count + digits
+        id.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
+        for i in stride(from: end - 1, through: end - digits, by: -1) {
+            id[i] = hexDigit(UInt8(value & 0xf))
+            value >>= 4
         }
     }
 

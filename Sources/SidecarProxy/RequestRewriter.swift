@@ -14,10 +14,12 @@ final class RequestRewriter {
     private let droppingBoth: HeaderNameSet
     private let auth: AuthSettings?
     private let trustedProxies: [AddressRange]
-    private let upstreamHost: [UInt8]
-    private let basePath: [UInt8]
+    // Copied once into memory this object owns: written into every request without the
+    // retain and release an array property costs on each read.
+    private let upstreamHost: UnsafeRawBufferPointer
+    private let basePath: UnsafeRawBufferPointer
     private let preserveHost: Bool
-    private let scheme: [UInt8]
+    private let scheme: UnsafeRawBufferPointer
 
     init(options: ProxyOptions) {
         let dropped = options.strippedHeaders + [
@@ -32,14 +34,25 @@ final class RequestRewriter {
         switch options.upstream {
         case .tcp(let host, let port, let base):
             let bracketed = host.contains(":") ? "[\(host)]" : host
-            upstreamHost = Array((port == 80 ? bracketed : "\(bracketed):\(port)").utf8)
-            basePath = Array(base.utf8)
+            upstreamHost = Self.own(port == 80 ? bracketed : "\(bracketed):\(port)")
+            basePath = Self.own(base)
         case .unix:
-            upstreamHost = Array("localhost".utf8)
-            basePath = []
+            upstreamHost = Self.own("localhost")
+            basePath = Self.own("")
         }
         preserveHost = options.preserveHost
-        scheme = Array(options.scheme.utf8)
+        scheme = Self.own(options.scheme)
+    }
+
+    deinit {
+        for bytes in [upstreamHost, basePath, scheme] { bytes.deallocate() }
+    }
+
+    private static func own(_ text: String) -> UnsafeRawBufferPointer {
+        let bytes = Array(text.utf8)
+        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, bytes.count), alignment: 1)
+        memory.copyBytes(from: bytes)
+        return UnsafeRawBufferPointer(rebasing: memory[0..<bytes.count])
     }
 
     func isTrusted(_ peer: SocketAddress) -> Bool {

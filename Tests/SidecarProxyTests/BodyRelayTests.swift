@@ -118,6 +118,20 @@ final class RequestIDTests: XCTestCase {
         XCTAssertTrue(RequestIDGenerator.isAcceptable(a[...]))
     }
 
+    func testIdsWrittenOverAReusedArrayCountInHex() {
+        var generator = RequestIDGenerator()
+        var id = Array("a stale value longer than any id, with spaces".utf8)
+        var seen = Set<[UInt8]>()
+        for n in 1...17 {
+            generator.next(into: &id)
+            XCTAssertTrue(RequestIDGenerator.isAcceptable(id), String(decoding: id, as: UTF8.self))
+            XCTAssertEqual(id.count, 17 + (n < 16 ? 1 : 2))  // 16 hex digits of prefix, '-', the counter
+            seen.insert(id)
+        }
+        XCTAssertEqual(seen.count, 17)
+        XCTAssertEqual(Array(id.suffix(3)), Array("-11".utf8))
+    }
+
     func testClientIdsAreValidated() {
         XCTAssertTrue(RequestIDGenerator.isAcceptable(Array("abc-123_X.y".utf8)[...]))
         XCTAssertFalse(RequestIDGenerator.isAcceptable(Array("a b".utf8)[...]))

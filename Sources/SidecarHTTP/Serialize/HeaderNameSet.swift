@@ -1,7 +1,8 @@
 /// A set of header names compiled once (from configuration) for allocation-free matching.
 /// Matching ignores ASCII case and treats `_` as `-`, so `X_Auth_User_Id` matches
-/// `X-Auth-User-Id`.
-public struct HeaderNameSet: Sendable {
+/// `X-Auth-User-Id`. A class: the per-request path passes sets around without copying (and
+/// retaining) their arrays.
+public final class HeaderNameSet: Sendable {
     /// Folded names (lower case, `_` → `-`), all in one buffer, grouped by length.
     private let folded: [UInt8]
     /// `byLength[n]`: where the exact names of length n (< 64) lie in `folded`, as
