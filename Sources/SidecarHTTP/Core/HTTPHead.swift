@@ -55,14 +55,9 @@ public enum ByteCompare {
     ) -> Bool {
         let n = lower.utf8CodeUnitCount
         guard range.count == n, Int(range.end) <= buf.count else { return false }
-        let p = lower.utf8Start
-        var i = 0
-        let s = Int(range.start)
-        while i < n {
-            if ASCII.lower(buf[s &+ i]) != p[i] { return false }
-            i &+= 1
-        }
-        return true
+        if n == 0 { return true }
+        return ASCIIWords.equal(
+            buf.baseAddress! + Int(range.start), folding: n, to: UnsafeRawPointer(lower.utf8Start), underscore: false)
     }
 
     /// Byte slice `buf[start..<end]` equals the lower-case constant, ignoring ASCII case.

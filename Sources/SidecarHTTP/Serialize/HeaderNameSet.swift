@@ -128,15 +128,14 @@ public final class HeaderNameSet: Sendable {
         contains(UnsafeRawBufferPointer(rebasing: buf[range.range]))
     }
 
+    /// `a[aStart..<aStart+count]` folded equals `folded[fStart..<fStart+count]`, a word at a time.
     @inline(__always) static func equalFolded(
         _ a: UnsafeRawBufferPointer, _ aStart: Int, _ folded: UnsafeBufferPointer<UInt8>,
         _ fStart: Int, _ count: Int
     ) -> Bool {
-        var i = 0
-        while i < count {
-            if fold(a[aStart + i]) != folded[fStart + i] { return false }
-            i += 1
-        }
-        return true
+        precondition(aStart + count <= a.count && fStart + count <= folded.count)
+        guard count > 0 else { return true }
+        return ASCIIWords.equal(
+            a.baseAddress! + aStart, folding: count, to: UnsafeRawPointer(folded.baseAddress! + fStart), underscore: true)
     }
 }
