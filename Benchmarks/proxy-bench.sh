@@ -5,6 +5,7 @@
 #   sidecar : the release-built sidecar (workers: 1, log.access: false, public_paths: /**)
 #   auth    : (cases.d/auth.sh) the same with no public paths and a real session cookie
 #             from a login through `sidecar emulator`
+#   nginxcookie : (cases.d/auth.sh) nginx proxy_pass sent the auth case's very requests
 # in ROUNDS alternating rounds; prints req/s, p99 and the server's CPU time per request per
 # case (median of rounds), each proxy case's throughput and CPU-per-request ratios to nginx,
 # the p99 it adds over direct, and RSS and private memory holding 1,000 idle keep-alive
@@ -240,9 +241,12 @@ if [ "$INSTRUCTIONS" = 1 ]; then
 fi
 
 RESULTS="$WORK/results"; : >"$RESULTS"
-echo "== wrk -t$THREADS -c$CONNS -d$DURATION --latency, $ROUNDS rounds (pinned: $BENCH_PIN)"
+echo "== wrk -t$THREADS -c$CONNS -d$DURATION --latency, $ROUNDS rounds (pinned: $BENCH_PIN; the order rotates each round)"
 for round in $(seq 1 "$ROUNDS"); do
-  for c in "${CASES[@]}"; do
+  # Rotated so that no case always runs first or last in a round (the machine's other load
+  # drifts within a round as much as between rounds).
+  shift_by=$(( (round - 1) % ${#CASES[@]} ))
+  for c in "${CASES[@]:shift_by}" "${CASES[@]:0:shift_by}"; do
     "case_$c"
     extra=()
     if declare -F "wrk_args_$c" >/dev/null; then mapfile -t extra < <("wrk_args_$c"); fi
@@ -284,18 +288,21 @@ for c in "${CASES[@]}"; do
   printf '%-10s %12.0f %12.3f %14.2f\n' "$c" "${RPS[$c]}" "${P99[$c]}" "${CPU[$c]}"
 done
 echo
+compare() {  # compare CASE BASELINE: throughput and CPU-per-request ratios
+  local c=$1 base=$2 per_round
+  per_round=$(awk -v c="$c" -v b="$base" '$1 == c {s[$2] = $3} $1 == b {n[$2] = $3}
+    END {for (r in s) if (n[r] > 0) print s[r] / n[r]}' "$RESULTS" | median)
+  awk -v c="$c" -v b="$base" -v s="${RPS[$c]}" -v n="${RPS[$base]}" -v r="$per_round" 'BEGIN {
+    printf "throughput %s/%s: %.2f of medians, %.2f median of same-round ratios (target >= 1.00)\n",
+      c, b, s / n, r }'
+  awk -v c="$c" -v b="$base" -v s="${CPU[$c]}" -v n="${CPU[$base]}" 'BEGIN {
+    printf "CPU per request %s/%s: %.2f (>= 1.00: %s needs no more CPU per request than %s;\n" \
+      "  less disturbed than req/s by other work on the machine, though contention still moves it)\n", b, c, n / s, c, b }'
+}
 for c in "${CASES[@]}"; do  # every proxy case against nginx proxy_pass and direct
-  case $c in direct|nginx) continue ;; esac
-  if has_case nginx; then
-    per_round=$(awk -v c="$c" '$1 == c {s[$2] = $3} $1 == "nginx" {n[$2] = $3}
-      END {for (r in s) if (n[r] > 0) print s[r] / n[r]}' "$RESULTS" | median)
-    awk -v c="$c" -v s="${RPS[$c]}" -v n="${RPS[nginx]}" -v r="$per_round" 'BEGIN {
-      printf "throughput %s/nginx-proxy: %.2f of medians, %.2f median of same-round ratios (target >= 1.00)\n",
-        c, s / n, r }'
-    awk -v c="$c" -v s="${CPU[$c]}" -v n="${CPU[nginx]}" 'BEGIN {
-      printf "CPU per request nginx-proxy/%s: %.2f (>= 1.00: %s needs no more CPU per request than nginx;\n" \
-        "  less disturbed than req/s by other work on the machine, though contention still moves it)\n", c, n / s, c }'
-  fi
+  case $c in direct|nginx|nginxcookie) continue ;; esac
+  if has_case nginx; then compare "$c" nginx; fi
+  if [ "$c" = auth ] && has_case nginxcookie; then compare auth nginxcookie; fi
   if has_case direct; then
     awk -v c="$c" -v s="${P99[$c]}" -v d="${P99[direct]}" \
       'BEGIN {printf "p99 %s added over direct: %.3f ms (target <= 1 ms)\n", c, s - d}'

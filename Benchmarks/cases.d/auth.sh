@@ -38,3 +38,9 @@ echo "== auth: login via emulator ok; no cookie → $without, cookie → $with;"
 
 case_auth() { CASE_PORT=$AUTH_PORT; CASE_PIDS="$SIDECAR_AUTH_PID"; }
 wrk_args_auth() { printf '%s\n' -H "Cookie: $AUTH_COOKIE" -H "X-Auth-User-Id: evil"; }
+
+# Like for like: nginx proxy_pass sent the very requests of the auth case (the session cookie
+# and the spoofed header, which nginx forwards as they are), for the cost of the larger head.
+has_case nginxcookie || CASES+=(nginxcookie)
+case_nginxcookie() { case_nginx; }
+wrk_args_nginxcookie() { wrk_args_auth; }
