@@ -47,6 +47,7 @@ enum FuzzChecks {
         writer.appendFields(of: head, dropping: .empty, keepUpgrade: head.connection.upgrade)
         if head.framing == .chunked { writer.appendFraming(.chunked) }
         writer.finish()
+        fieldsFitTheirBound(head)
         let again: HTTPRequestHead?
         do { again = try HTTPRequestHead.parse(writer.bytes, limits: HTTPHeadLimits(maxHeadBytes: 1 << 20, maxFields: 1000)) } catch {
             fatalError("re-serialized request refused: \(error)")
@@ -61,6 +62,20 @@ enum FuzzChecks {
         }
     }
 
+    /// The proxy reserves the head's size + 21 bytes for its forwarded fields
+    /// (`HeadBuffer.appendFields`); they fit, and equal what `HeadWriter` writes.
+    static func fieldsFitTheirBound(_ head: some HTTPHead & Sendable) {
+        let keepUpgrade = (head as? HTTPRequestHead)?.connection.upgrade ?? (head as? HTTPResponseHead)?.connection.upgrade ?? false
+        let capacity = head.storage.count + 21
+        let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 1)
+        defer { memory.deallocate() }
+        var buffer = HeadBuffer(memory.baseAddress!, capacity: capacity)
+        head.withView { buffer.appendFields(of: $0, dropping: .empty, keepUpgrade: keepUpgrade) }  // traps if over
+        var writer = HeadWriter()
+        writer.appendFields(of: head, dropping: .empty, keepUpgrade: keepUpgrade)
+        check(Array(buffer.written) == writer.bytes, "HeadBuffer and HeadWriter agree")
+    }
+
     static func responseHead(_ input: UnsafeRawBufferPointer) {
         let method: HTTPMethod = input.first.map { $0 & 1 == 0 ? .get : .head } ?? .get
         let head: HTTPResponseHead
@@ -73,6 +88,7 @@ enum FuzzChecks {
         rangesInBounds(head)
         check(head.status >= 100 && head.status <= 999, "status")
         if head.framing == .untilClose { check(!head.connection.keepAlive, "until close is not reusable") }
+        fieldsFitTheirBound(head)
         var writer = HeadWriter()
         writer.appendStatusLine(of: head)
         writer.appendFields(of: head, dropping: .empty, keepUpgrade: head.connection.upgrade)
