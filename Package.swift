@@ -7,7 +7,7 @@ import PackageDescription
 /// user-space instructions per request, measured with callgrind). Debug builds, which the
 /// unit tests run, keep them, so an overlapping access still traps there.
 let hotPathSettings: [SwiftSetting] = [
-    .unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release)),
+    .unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"], .when(configuration: .release)),
 ]
 
 let package = Package(
