@@ -26,6 +26,42 @@ public enum Socket {
         return fd
     }
 
+    /// Fails with EADDRINUSE when any socket listens on `address` — also one with
+    /// `SO_REUSEPORT`, which the workers' own SO_REUSEPORT binds would silently join (the
+    /// kernel would then split the traffic between two processes). A probe bound without
+    /// SO_REUSEPORT is refused by any listener on the port; SO_REUSEADDR keeps connections
+    /// in TIME_WAIT from a previous run from refusing it. Port 0 (any free port) needs no
+    /// probe. For a Unix socket path: a path something answers on is in use; a stale socket
+    /// file left by a crashed run is removed.
+    public static func ensureNoListener(on address: SocketAddress, unixPath: String? = nil) throws(EventError) {
+        if address.family == .unix {
+            guard let unixPath else { return }
+            var status = stat()
+            guard lstat(unixPath, &status) == 0 else { return }  // no file: free
+            guard (status.st_mode & S_IFMT) == S_IFSOCK else {
+                throw .system("bind \(address) (exists and is not a socket)", errno: EADDRINUSE)
+            }
+            let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+            guard probe >= 0 else { throw .system("socket", errno: errno) }
+            let answered = address.withSockaddr { Glibc.connect(probe, $0, $1) } == 0
+            close(probe)
+            if answered { throw .system("bind \(address)", errno: EADDRINUSE) }
+            _ = unlink(unixPath)
+            return
+        }
+        guard address.port != 0 else { return }
+        let domain = address.family == .inet ? AF_INET : AF_INET6
+        let probe = socket(domain, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
+        guard probe >= 0 else { throw .system("socket", errno: errno) }
+        defer { close(probe) }
+        setOption(probe, SOL_SOCKET, SO_REUSEADDR, 1)
+        let bound = address.withSockaddr { bind(probe, $0, $1) }
+        if bound != 0 {
+            let code = errno
+            throw .system("bind \(address)", errno: code)
+        }
+    }
+
     /// The address a socket is bound to (to learn an ephemeral port).
     public static func localAddress(of fd: Int32) -> SocketAddress? {
         var storage = sockaddr_storage()

@@ -26,6 +26,9 @@ public final class Stream {
     public unowned(unsafe) var delegate: (any StreamDelegate)?
     public private(set) var isClosed = false
     public private(set) var isReadPaused = false
+    /// Bytes written to the socket so far: an owner compares it with an earlier reading to
+    /// tell a slow reader (it moved) from a stalled one without a callback per write.
+    public private(set) var bytesWritten: UInt64 = 0
     private var connecting = false
     private var readEvent: OpaquePointer?
     private var writeEvent: OpaquePointer?
@@ -73,6 +76,7 @@ public final class Stream {
         guard !connecting else { return 0 }
         while evbuffer_get_length(output) > 0 {
             let written = evbuffer_write(output, fd)
+            if written > 0 { bytesWritten &+= UInt64(written) }
             if written < 0 {
                 let code = errno
                 if code == EAGAIN || code == EWOULDBLOCK { break }

@@ -18,6 +18,8 @@ struct WorkerMetrics: Sendable {
     var reseals = [UInt64](repeating: 0, count: ResealReason.allCases.count)
     /// [ok, error]
     var jwksRefreshes: [UInt64] = [0, 0]
+    /// [IncompleteReason]
+    var incomplete = [UInt64](repeating: 0, count: IncompleteReason.allCases.count)
     /// [AppleCall]
     var appleLatency = [LatencyHistogram](repeating: LatencyHistogram(), count: AppleCall.allCases.count)
 
@@ -44,6 +46,7 @@ struct WorkerMetrics: Sendable {
         add(b.sessions, to: &sum.sessions)
         add(b.reseals, to: &sum.reseals)
         add(b.jwksRefreshes, to: &sum.jwksRefreshes)
+        add(b.incomplete, to: &sum.incomplete)
         for i in sum.appleLatency.indices { sum.appleLatency[i] = a.appleLatency[i] + b.appleLatency[i] }
         return sum
     }

@@ -31,6 +31,11 @@ final class MetricsBoard: Sendable {
         out.histogram("sidecar_upstream_response_seconds", labels: "", total.upstreamLatency)
         out.family("sidecar_upstream_connect_failures_total", "counter", "Upstream connections refused, reset or timed out.")
         out.sample("sidecar_upstream_connect_failures_total", "", total.upstreamConnectFailures)
+        out.family("sidecar_responses_incomplete_total", "counter",
+                   "Exchanges that ended before the response was complete, by reason.")
+        for reason in IncompleteReason.allCases {
+            out.sample("sidecar_responses_incomplete_total", "reason=\"\(reason.label)\"", total.incomplete[reason.rawValue])
+        }
         out.family("sidecar_open_connections", "gauge", "Client connections open now.")
         out.sample("sidecar_open_connections", "", UInt64(max(0, total.openConnections)))
 

@@ -96,3 +96,35 @@ enum AppleCall: Int, CaseIterable {
         }
     }
 }
+
+/// Why an exchange ended before its response was complete: the access log's `error` and
+/// `sidecar_responses_incomplete_total{reason}`. The status logged with it is what the
+/// client was sent (or 499/502 when nothing was), so a cut-off 200 never reads as a success.
+enum IncompleteReason: Int, CaseIterable {
+    /// The upstream sent nothing for `upstream_timeout` while the sidecar waited for it.
+    case upstreamTimeout = 0
+    /// The upstream closed or reset before the end of its response body.
+    case upstreamClosed
+    /// The upstream's body broke its own framing (bad chunk, more than Content-Length).
+    case upstreamInvalidBody
+    /// The upstream's response head could not be forwarded.
+    case upstreamInvalidHead
+    /// The client read nothing for `limits.idle_timeout` while a response waited for it.
+    case clientSendTimeout
+    /// The client closed or reset the connection before the response was complete.
+    case clientClosed
+    /// The client's request body broke its framing or limit after the response had started.
+    case requestBodyInvalid
+
+    var label: String {
+        switch self {
+        case .upstreamTimeout: "upstream_timeout"
+        case .upstreamClosed: "upstream_closed"
+        case .upstreamInvalidBody: "upstream_invalid_body"
+        case .upstreamInvalidHead: "upstream_invalid_head"
+        case .clientSendTimeout: "client_send_timeout"
+        case .clientClosed: "client_closed"
+        case .requestBodyInvalid: "request_body_invalid"
+        }
+    }
+}

@@ -38,6 +38,8 @@ public struct ProxyOptions: Sendable {
     public var scheme = "http"
     public var adminListen: String? = "127.0.0.1:9090"
     public var accessLog = true
+    /// `log.format: text`: access lines in the application log's text layout.
+    public var textLogs = false
     public var maxHeaderBytes = 16 * 1024
     /// 0 = unlimited.
     public var maxUploadBytes: UInt64 = 0

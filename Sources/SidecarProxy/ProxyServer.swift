@@ -27,9 +27,8 @@ public final class ProxyServer {
         upstreamAddress = try Self.resolve(options.upstream)
         do {
             var address = try SocketAddress(parsing: options.listen)
-            if address.family == .unix, options.listen.hasPrefix("unix:") {
-                _ = unlink(String(options.listen.dropFirst(5)))  // a stale socket file from a previous run
-            }
+            try Socket.ensureNoListener(
+                on: address, unixPath: options.listen.hasPrefix("unix:") ? String(options.listen.dropFirst(5)) : nil)
             let first = try Socket.listen(on: address, reusePort: address.family != .unix)
             listenFDs.append(first)
             if let actual = Socket.localAddress(of: first), address.family != .unix { address = actual }
@@ -39,7 +38,9 @@ public final class ProxyServer {
                 listenFDs.append(address.family == .unix ? dup(first) : try Socket.listen(on: address, reusePort: true))
             }
             if let admin = options.adminListen {
-                adminFD = try Socket.listen(on: try SocketAddress(parsing: admin), reusePort: false)
+                let adminAddress = try SocketAddress(parsing: admin)
+                try Socket.ensureNoListener(on: adminAddress)
+                adminFD = try Socket.listen(on: adminAddress, reusePort: false)
             }
         } catch {
             for fd in listenFDs { Socket.close(fd) }
@@ -60,7 +61,7 @@ public final class ProxyServer {
 
     private static func explain(_ error: EventError) -> String {
         if case .system(let what, let code) = error, code == EADDRINUSE {
-            return "\(what): address already in use (is another process listening on that port?)"
+            return "\(what): address already in use (another process is listening on it — perhaps another sidecar)"
         }
         return error.description
     }

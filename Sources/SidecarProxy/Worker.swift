@@ -37,6 +37,9 @@ final class Worker {
     private let settings: SharedSettings
     private let logSink: LogSink
     private var upstreamAddress: SocketAddress
+    /// The upstream as access-log lines and error messages name it (`127.0.0.1:3000`).
+    private(set) var upstreamText: [UInt8] = []
+    private var upstreamFailureLog = RateLimitedLog(intervalMs: 10_000)
     let metrics: MetricsRecorder
 
     /// Output above this stops reading the other side until it drains (backpressure).
@@ -70,7 +73,8 @@ final class Worker {
         maxConnections = max(1, options.maxConnections / max(1, options.workers))
         reaper = Reaper(loop: loop)
         pool = UpstreamPool(loop: loop, address: upstreamAddress, capacity: options.upstreamPoolSize, reaper: reaper)
-        if options.accessLog { accessLog = AccessLog(loop: loop, sink: logSink) }
+        if options.accessLog { accessLog = AccessLog(loop: loop, sink: logSink, format: options.textLogs ? .text : .json) }
+        upstreamText = Self.describe(options.upstream)
         listener = Listener(loop: loop, fd: listenFD) { [unowned self] fd, peer in
             self.accept(fd, peer: peer)
         }
@@ -93,12 +97,9 @@ final class Worker {
             pool.retire()
             pool = UpstreamPool(loop: loop, address: address, capacity: options.upstreamPoolSize, reaper: reaper)
         }
-        if options.accessLog && accessLog == nil {
-            accessLog = AccessLog(loop: loop, sink: logSink)
-        } else if !options.accessLog, let log = accessLog {
-            log.flush()
-            accessLog = nil
-        }
+        upstreamText = Self.describe(options.upstream)
+        accessLog?.flush()
+        accessLog = options.accessLog ? AccessLog(loop: loop, sink: logSink, format: options.textLogs ? .text : .json) : nil
     }
 
     private func applyAuth(_ new: ProxyOptions) {
@@ -157,11 +158,14 @@ final class Worker {
             metrics.setOpenConnections(clients.count)
             if !isDraining, clients.count < maxConnections { listener?.resume() }
         }
-        if isDraining && clients.isEmpty { finishDrain() }
+        if isDraining && clients.isEmpty { finishDrain() }  // with the listener closed, nothing more can come
     }
 
-    /// SIGTERM/SIGINT: stop accepting, close idle connections, let in-flight exchanges
-    /// finish (each then closes) until the grace deadline.
+    /// SIGTERM/SIGINT, as Envoy and nginx drain: stop accepting at once; for a short grace
+    /// period keep idle keep-alive connections open and answer every request that arrives
+    /// on them, with `Connection: close` (a request the client already sent must not meet a
+    /// reset); then close the connections still idle. Busy exchanges finish (each then
+    /// closes) until the drain deadline.
     private func beginDrain() {
         guard !isDraining else { return }
         isDraining = true
@@ -177,10 +181,40 @@ final class Worker {
             self.finishDrain()
         }
         drainDeadline?.schedule(afterMilliseconds: options.shutdownGraceMs)
+        idleGraceTimer = Timer(loop: loop) { [unowned self] in
+            for client in Array(self.clients.values) { client.closeIfIdle() }
+            if self.clients.isEmpty { self.finishDrain() }
+        }
+        idleGraceTimer?.schedule(afterMilliseconds: min(Self.drainIdleGraceMs, options.shutdownGraceMs))
+    }
+
+    /// How long idle connections stay open after SIGTERM for requests already on their way.
+    static let drainIdleGraceMs: Int64 = 1_000
+    private var idleGraceTimer: Timer?
+
+    /// A failure to reach the upstream, logged as nginx does (address, errno) at most once
+    /// per interval per worker, with the number of failures not logged in between.
+    func logUpstreamFailure(_ stage: StaticString, errno code: Int32) {
+        guard let suppressed = upstreamFailureLog.shouldLog(nowMs: nowMs) else { return }
+        var metadata: Logger.Metadata = [
+            "upstream": "\(String(decoding: upstreamText, as: UTF8.self))",
+            "errno": .stringConvertible(code),
+            "error": "\(String(cString: strerror(code)))",
+        ]
+        if suppressed > 0 { metadata["suppressed"] = .stringConvertible(suppressed) }
+        Logger(label: "sidecar").error("upstream \(stage) failed (\(code): \(String(cString: strerror(code))))", metadata: metadata)
+    }
+
+    private static func describe(_ upstream: ProxyOptions.Upstream) -> [UInt8] {
+        switch upstream {
+        case .tcp(let host, let port, _): return Array((host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)").utf8)
+        case .unix(let path): return Array("unix:\(path)".utf8)
+        }
     }
 
     private func finishDrain() {
         drainDeadline?.cancel()
+        idleGraceTimer?.cancel()
         auth?.stop()
         accessLog?.flush()
         loop.stop()

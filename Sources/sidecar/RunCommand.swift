@@ -79,6 +79,7 @@ extension ProxyOptions {
         trustedProxies = config.trustedProxies.map(\.description)
         adminListen = config.admin.listen.description
         accessLog = config.log.access
+        textLogs = config.log.format == .text
         maxHeaderBytes = config.limits.maxHeaderBytes
         maxUploadBytes = UInt64(max(0, config.limits.maxUploadBytes))
         headerTimeoutMs = config.limits.headerTimeout.milliseconds

@@ -26,38 +26,42 @@ public struct SidecarLogHandler: LogHandler {
     public func log(event: LogEvent) {
         var merged = metadata
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
-        let time = Self.timestamp()
+        let time = LogTimestamp.now()
         var line: String
         switch format {
         case .json:
             line = "{\"ts\":\(Self.quote(time)),\"level\":\(Self.quote(event.level.rawValue)),"
-                + "\"logger\":\(Self.quote(label)),\"msg\":\(Self.quote(event.message.description))"
+                + "\"msg\":\(Self.quote(event.message.description)),\"logger\":\(Self.quote(label))"
             for key in merged.keys.sorted() {
-                line += ",\(Self.quote(key)):\(Self.quote(merged[key]!.description))"
+                line += ",\(Self.quote(key)):\(Self.json(merged[key]!))"
             }
             line += "}\n"
         case .text:
             line = "\(time) \(event.level.rawValue) \(event.message)"
-            for key in merged.keys.sorted() { line += " \(key)=\(merged[key]!.description)" }
+            for key in merged.keys.sorted() { line += " \(key)=\(Self.text(merged[key]!.description))" }
             line += "\n"
         }
         var bytes = Array(line.utf8)
         _ = write(2, &bytes, bytes.count)
     }
 
-    private static func timestamp() -> String {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        var parts = tm()
-        var seconds = now.tv_sec
-        gmtime_r(&seconds, &parts)
-        func pad(_ v: Int32, _ width: Int = 2) -> String {
-            let s = String(v)
-            return String(repeating: "0", count: max(0, width - s.count)) + s
+    /// Numbers and booleans given as such (`.stringConvertible(42)`) stay JSON numbers and
+    /// booleans; everything else is a string.
+    static func json(_ value: Logger.MetadataValue) -> String {
+        if case .stringConvertible(let convertible) = value {
+            switch convertible {
+            case is any BinaryInteger, is Bool: return convertible.description
+            case let number as Double where number.isFinite: return convertible.description
+            default: break
+            }
         }
-        return "\(parts.tm_year + 1900)-\(pad(parts.tm_mon + 1))-\(pad(parts.tm_mday))T"
-            + "\(pad(parts.tm_hour)):\(pad(parts.tm_min)):\(pad(parts.tm_sec))."
-            + "\(pad(Int32(now.tv_nsec / 1_000_000), 3))Z"
+        return quote(value.description)
+    }
+
+    /// A text-format value: bare when it has no space, quote, backslash or control byte.
+    static func text(_ value: String) -> String {
+        let plain = !value.isEmpty && value.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f && $0 != 0x22 && $0 != 0x5c }
+        return plain ? value : quote(value)
     }
 
     static func quote(_ s: String) -> String { JSONValue.quoted(s) }

@@ -1,0 +1,128 @@
+import CEvent
+import Glibc
+import SidecarEvent
+import SidecarHTTP
+
+/// Backpressure between the two sides, and the one timer each connection has.
+extension ClientConnection {
+    // MARK: flow control
+
+    func updateClientReading() {
+        let wantsInput: Bool
+        switch phase {
+        case .exchanging:
+            if requestRelay != nil {
+                wantsInput = (upstream?.stream.pendingOutput ?? 0) < Worker.highWatermark
+            } else {
+                wantsInput = stream.pendingInput < Self.pipelineLimit
+            }
+        case .tunnel:
+            wantsInput = (upstream?.stream.pendingOutput ?? 0) < Worker.highWatermark
+        case .waitingForHead, .closing:
+            wantsInput = true
+        case .closed:
+            return
+        }
+        if wantsInput { stream.resumeReading() } else { stream.pauseReading() }
+    }
+
+    // MARK: deadlines
+
+    func arm(_ kind: Deadline, _ ms: Int64) {
+        deadlineKind = kind
+        let now = worker.nowMs
+        deadlineAtMs = now + ms
+        guard timerAtMs > deadlineAtMs || timerAtMs < now else { return }  // fires in time
+        deadline.schedule(afterMilliseconds: ms)
+        timerAtMs = deadlineAtMs
+    }
+
+    func cancelDeadline() {
+        deadlineKind = .none
+        deadline.cancel()
+        timerAtMs = .max
+    }
+
+    func deadlineFired() {
+        timerAtMs = .max
+        let now = worker.nowMs
+        if deadlineKind != .none, now < deadlineAtMs {  // an early timer left for a later deadline
+            deadline.schedule(afterMilliseconds: deadlineAtMs - now)
+            timerAtMs = deadlineAtMs
+            return
+        }
+        let kind = deadlineKind
+        deadlineKind = .none
+        switch kind {
+        case .none:
+            break
+        case .idle, .linger:
+            close()
+        case .header:
+            refuse(408)
+        case .local:
+            if awaitingLocal {
+                awaitingLocal = false
+                respond(.plain(504))
+            } else {
+                clearLocal()
+                refuse(408)
+            }
+        case .connect:
+            worker.metrics.recordUpstreamConnectFailure()
+            worker.logUpstreamFailure("connect()", errno: ETIMEDOUT)
+            failUpstream(504, upstreamFault: true)
+        case .upstream:
+            if phase == .exchanging, response != nil, let upstream, upstream.stream.isReadPaused {
+                waitForClientToRead()
+                return
+            }
+            let idleFor = worker.nowMs - lastProgressMs
+            let timeout = worker.options.upstreamTimeoutMs
+            if idleFor < timeout {
+                arm(.upstream, timeout - idleFor)
+            } else if phase != .exchanging {
+                close()
+            } else if response == nil {
+                if requestBodyDone {
+                    worker.logUpstreamFailure("response", errno: ETIMEDOUT)
+                    failUpstream(504, upstreamFault: true)
+                } else {
+                    failUpstream(408)
+                }
+            } else {
+                abort(.upstreamTimeout)
+            }
+        }
+    }
+
+    /// Pauses the upstream while the client's output holds more than the high watermark.
+    /// From here until the client drains, the exchange waits for the client, not the upstream:
+    /// the client's send bound (`limits.idle_timeout`, nginx's `send_timeout`) applies.
+    func holdUpstreamForClient(_ upstream: UpstreamConnection) {
+        upstream.stream.pauseReading()
+        clientWriteMark = stream.bytesWritten
+        clientWriteProgressMs = worker.nowMs
+        // The deadline now also guards the client: it fires within the send bound (when it
+        // finds the upstream resumed meanwhile, it re-arms for the upstream's remaining time).
+        if deadlineKind == .upstream { arm(.upstream, min(worker.options.idleTimeoutMs, worker.options.upstreamTimeoutMs)) }
+    }
+
+    /// The upstream deadline fired while the upstream is held back for a slow client: a
+    /// client that read anything since the last look gets a new bound; one that read
+    /// nothing for the whole bound is cut off and the exchange logged as incomplete.
+    func waitForClientToRead() {
+        let now = worker.nowMs
+        if stream.bytesWritten != clientWriteMark {
+            clientWriteMark = stream.bytesWritten
+            clientWriteProgressMs = now
+        }
+        let bound = worker.options.idleTimeoutMs
+        let waited = now - clientWriteProgressMs
+        if waited < bound {
+            arm(.upstream, bound - waited)
+        } else {
+            abort(.clientSendTimeout)
+        }
+    }
+}

@@ -1,0 +1,188 @@
+import CEvent
+import Glibc
+import SidecarEvent
+import SidecarHTTP
+
+/// The sidecar's own endpoints (body buffered, answer now or later) and local answers.
+extension ClientConnection {
+    // MARK: the sidecar's own endpoints
+
+    /// Buffers the body (at most `limits.max_body_bytes`, else 413) under the header
+    /// deadline, then hands the request to the authenticator.
+    func startLocal(_ endpoint: AuthEndpoint, _ head: HTTPRequestHead) {
+        guard let auth = worker.auth else {
+            respond(.plain(404))
+            return
+        }
+        if requestBodyDone {
+            runLocal(endpoint, body: [])
+            return
+        }
+        let limit = UInt64(max(0, auth.settings.maxBodyBytes))
+        if case .contentLength(let n) = head.framing, n > limit {
+            refuse(413)
+            return
+        }
+        guard let buffer = evbuffer_new() else {
+            refuse(503)
+            return
+        }
+        localEndpoint = endpoint
+        localBody = buffer
+        localRelay = BodyRelay(framing: head.framing, chunkOutput: false, limit: limit)
+        arm(.local, worker.options.headerTimeoutMs)
+        readLocalBody()
+    }
+
+    func readLocalBody() {
+        guard var relay = localRelay, let buffer = localBody, let endpoint = localEndpoint else { return }
+        let progress = relay.relay(from: stream.input, to: buffer)
+        localRelay = relay
+        switch progress {
+        case .needMore:
+            updateClientReading()
+        case .invalid, .tooLarge:
+            clearLocal()
+            refuse(progress == .invalid ? 400 : 413)
+        case .done:
+            requestBodyDone = true
+            var body = [UInt8](repeating: 0, count: evbuffer_get_length(buffer))
+            _ = body.withUnsafeMutableBytes { evbuffer_remove(buffer, $0.baseAddress, $0.count) }
+            clearLocal()
+            runLocal(endpoint, body: body)
+        }
+    }
+
+    /// Runs the endpoint; its answer may come now or later on this loop (the callback waits
+    /// for Apple). Meanwhile the `.local` deadline runs and a client that goes away closes
+    /// the connection; a late answer then finds `awaitingLocal` false and is dropped.
+    func runLocal(_ endpoint: AuthEndpoint, body: [UInt8]) {
+        guard let auth = worker.auth, let request else { return }
+        let call = EndpointRequest(
+            head: request, body: body, isAPIClient: worker.policy.isAPIClient(request, path: path))
+        localGeneration &+= 1
+        let generation = localGeneration
+        var synchronous = true
+        var early: LocalResponse?
+        let answer = auth.handle(endpoint, call) { [weak self] answer in
+            if synchronous {
+                early = answer
+                return
+            }
+            guard let self, self.awaitingLocal, self.localGeneration == generation, self.phase == .exchanging else {
+                return
+            }
+            self.awaitingLocal = false
+            self.respond(answer)
+        }
+        synchronous = false
+        if let answer = answer ?? early {
+            respond(answer)
+            return
+        }
+        awaitingLocal = true
+        arm(.local, worker.options.upstreamTimeoutMs + 1_000)  // a backstop behind Apple's own timeout
+        updateClientReading()
+    }
+
+    func clearLocal() {
+        localEndpoint = nil
+        localRelay = nil
+        if let localBody {
+            evbuffer_free(localBody)
+            self.localBody = nil
+        }
+    }
+
+    // MARK: local answers
+
+    /// A request the sidecar refuses (bad head, too large, timeout): answer and close.
+    func refuse(_ code: Int) {
+        keepAlive = false
+        if phase != .exchanging {
+            phase = .exchanging
+            startedMs = worker.nowMs
+            request = nil
+            facts = RequestFacts()
+            incomplete = nil
+            upstreamFailure = false
+            response = nil
+            worker.requestIDs.next(into: &requestId)
+        }
+        respond(.plain(code))
+    }
+
+    func respond(_ answer: LocalResponse) {
+        status = answer.status
+        worker.lineScratch.reset()
+        answer.write(
+            keepAlive: keepAlive, headOnly: facts.present && facts.method == .head, requestId: requestId,
+            into: &worker.lineScratch)
+        worker.lineScratch.write(to: stream.output)
+        bytesSent = UInt64(answer.body.count)
+        if stream.flush() != 0 {
+            close()
+            return
+        }
+        logExchange()
+        finishExchange()
+    }
+
+    func finishExchange() {
+        clearLocal()
+        awaitingLocal = false
+        if let head = request {
+            request = nil
+            worker.recycle(HeadArrays(of: head))
+        }
+        facts = RequestFacts()
+        response = nil
+        requestRelay = nil
+        responseRelay = nil
+        if keepAlive && !worker.isDraining && phase == .exchanging {
+            phase = .waitingForHead
+            deadlineKind = .none  // readHeads arms the idle or header deadline
+            readHeads()
+        } else {
+            beginClosing()
+        }
+    }
+
+    func logExchange() {
+        let reachedUpstream = response != nil
+        worker.metrics.recordRequest(route: reachedUpstream || upstreamFailure ? .upstream : .sidecar, status: status)
+        if let incomplete { worker.metrics.recordIncomplete(incomplete) }
+        guard let log = worker.accessLog else { return }
+        var entry = AccessLog.Entry(
+            timestampMs: worker.nowMs, requestId: requestId[...], client: peerText[...], method: [], host: [],
+            path: request == nil ? [] : path[...], query: [], status: status, bytes: bytesSent,
+            durationMs: worker.nowMs - startedMs,
+            upstream: reachedUpstream || upstreamFailure ? worker.upstreamText[...] : nil,
+            upstreamStatus: reachedUpstream ? status : nil,
+            upstreamMs: upstreamStartedMs >= startedMs && reachedUpstream ? worker.nowMs - upstreamStartedMs : nil,
+            userId: identity.session?.subject, userAgent: [], incomplete: incomplete)
+        guard let request else {
+            log.record(entry)
+            return
+        }
+        entry.method = request.bytes(request.methodRange)
+        if let host = request.host { entry.host = request.bytes(host) }
+        if let query = request.query { entry.query = request.bytes(query) }
+        request.withView { view in
+            if let agent = view.firstValue("user-agent") { entry.userAgent = request.bytes(agent) }
+            if peerTrusted, let forwarded = view.firstValue("x-forwarded-for") {
+                entry.client = Self.lastForwardedAddress(request.bytes(forwarded)) ?? entry.client
+            }
+        }
+        log.record(entry)
+    }
+
+    /// The address the trusted proxy in front saw (the last `X-Forwarded-For` entry).
+    static func lastForwardedAddress(_ value: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        let start = (value.lastIndex(of: UInt8(ascii: ",")).map { $0 + 1 }) ?? value.startIndex
+        var entry = value[start...]
+        while let first = entry.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { entry = entry.dropFirst() }
+        while let last = entry.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { entry = entry.dropLast() }
+        return entry.isEmpty ? nil : entry
+    }
+}

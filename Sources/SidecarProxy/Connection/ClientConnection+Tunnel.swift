@@ -1,0 +1,41 @@
+import CEvent
+import Glibc
+import SidecarEvent
+import SidecarHTTP
+
+/// After a 101: bytes flow both ways unchanged until either side closes.
+extension ClientConnection {
+    // MARK: tunnel (after 101)
+
+    func startTunnel(_ head: HTTPResponseHead) {
+        response = UpstreamResponse(keepAlive: false)
+        status = 101
+        writeResponseHead(head, chunked: false)
+        logExchange()
+        phase = .tunnel
+        cancelDeadline()
+        requestRelay = nil
+        tunnelUpstreamToClient()
+        tunnelClientToUpstream()
+    }
+
+    func tunnelClientToUpstream() {
+        guard let upstream else { return }
+        if stream.pendingInput > 0 { _ = evbuffer_add_buffer(upstream.stream.output, stream.input) }
+        if upstream.stream.flush() != 0 {
+            close()
+            return
+        }
+        updateClientReading()
+    }
+
+    func tunnelUpstreamToClient() {
+        guard let upstream else { return }
+        if upstream.stream.pendingInput > 0 { _ = evbuffer_add_buffer(stream.output, upstream.stream.input) }
+        if stream.flush() != 0 {
+            close()
+            return
+        }
+        if stream.pendingOutput > Worker.highWatermark { upstream.stream.pauseReading() }
+    }
+}

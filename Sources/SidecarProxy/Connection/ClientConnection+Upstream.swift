@@ -1,0 +1,313 @@
+import CEvent
+import Glibc
+import SidecarEvent
+import SidecarHTTP
+
+/// Forwarding an exchange to a pooled upstream connection and streaming its response back.
+extension ClientConnection {
+    // MARK: upstream
+
+    func connectUpstream(_ head: HTTPRequestHead, _ view: HeadView, fresh: Bool) {
+        if !fresh, let pooled = worker.pool.take(verify: !isRetryable) {
+            attach(pooled)
+            sendRequest(head, view)
+            return
+        }
+        switch worker.pool.connect() {
+        case .ready(let connection):
+            worker.readiness.upstreamSucceeded(atMs: worker.nowMs)
+            attach(connection)
+            sendRequest(head, view)
+        case .connecting(let connection):
+            attach(connection)
+            arm(.connect, worker.options.upstreamConnectTimeoutMs)
+            writeRequest(head, view)
+        case .failed(let code):
+            worker.metrics.recordUpstreamConnectFailure()
+            worker.logUpstreamFailure("connect()", errno: code)
+            failUpstream(502, upstreamFault: true)
+        }
+    }
+
+    func attach(_ connection: UpstreamConnection) {
+        connection.owner = self
+        upstream = connection
+        upstreamStartedMs = worker.nowMs
+    }
+
+    func sendRequest(_ head: HTTPRequestHead, _ view: HeadView) {
+        arm(.upstream, worker.options.upstreamTimeoutMs)
+        writeRequest(head, view)
+    }
+
+    func writeRequest(_ head: HTTPRequestHead, _ view: HeadView) {
+        guard let upstream else { return }
+        guard worker.rewriter.write(
+            head, view, normalizedPath: path, peerText: peerText, peerTrusted: peerTrusted,
+            requestId: requestId, identity: identity, to: upstream.stream.output)
+        else {
+            failUpstream(503)
+            return
+        }
+        if retried, requestBodyDone, let replayBody {
+            replayBody.withUnsafeBytes { _ = evbuffer_add(upstream.stream.output, $0.baseAddress, $0.count) }
+        }
+        relayRequestBody()
+    }
+
+    func relayRequestBody() {
+        guard let upstream else { return }
+        if var relay = requestRelay {
+            let progress = relay.relay(from: stream.input, to: upstream.stream.output)
+            requestRelay = relay
+            switch progress {
+            case .needMore:
+                break
+            case .done:
+                requestRelay = nil
+                requestBodyDone = true
+            case .invalid, .tooLarge:
+                requestRelay = nil
+                keepAlive = false
+                if response == nil {
+                    dropUpstream()
+                    refuse(progress == .invalid ? 400 : 413)
+                } else {
+                    abort(.requestBodyInvalid)
+                }
+                return
+            }
+        }
+        let error = upstream.stream.flush()
+        if error != 0 {
+            upstreamFailed(error)
+            return
+        }
+        updateClientReading()
+    }
+
+    func upstream(_ upstream: UpstreamConnection, didConnect error: Int32) {
+        guard error == 0 else {
+            worker.metrics.recordUpstreamConnectFailure()
+            worker.logUpstreamFailure("connect()", errno: error)
+            upstreamFailed(error)
+            return
+        }
+        worker.readiness.upstreamSucceeded(atMs: worker.nowMs)
+        arm(.upstream, worker.options.upstreamTimeoutMs)
+        relayRequestBody()  // flushes what queued up while connecting, resumes the client
+    }
+
+    func upstreamDidDrain(_ upstream: UpstreamConnection) {
+        lastProgressMs = worker.nowMs
+        if phase == .exchanging, requestRelay != nil {
+            relayRequestBody()
+        } else {
+            updateClientReading()
+        }
+    }
+
+    func upstream(_ upstream: UpstreamConnection, didRead count: Int, error: Int32) {
+        guard count > 0 else {
+            upstreamEnded(error)
+            return
+        }
+        sawResponseBytes = true
+        switch phase {
+        case .tunnel:
+            tunnelUpstreamToClient()
+        case .exchanging:
+            lastProgressMs = worker.nowMs
+            readResponse()
+        default:
+            break
+        }
+    }
+
+    func readResponse() {
+        // Scalars only: binding the stored head would retain its arrays.
+        guard let upstream, facts.present else { return }
+        let method = facts.method, clientVersion = facts.version, clientUpgrade = facts.upgrade
+        while response == nil {
+            let available = upstream.stream.pendingInput
+            guard available > 0 else { return }
+            let window = min(available, worker.upstreamHeadLimits.maxHeadBytes + 4)
+            guard let base = evbuffer_pullup(upstream.stream.input, window) else { return }
+            let parsed: HTTPResponseHead?
+            var spare = worker.spareHead()
+            do {
+                parsed = try HTTPResponseHead.parse(
+                    UnsafeRawBufferPointer(start: base, count: window), requestMethod: method,
+                    limits: worker.upstreamHeadLimits, reusing: &spare)
+            } catch {
+                failUpstream(502, upstreamFault: true)
+                return
+            }
+            guard let head = parsed else {
+                worker.recycle(spare)
+                return
+            }
+            _ = evbuffer_drain(upstream.stream.input, head.headLength)
+            defer { worker.recycle(HeadArrays(of: head)) }  // reused once `head` is gone
+            if head.isInterim {
+                // 100 Continue and friends: pass on to HTTP/1.1 clients, then the real head.
+                if clientVersion == .http11 {
+                    writeResponseHead(head, chunked: false)
+                    if stream.flush() != 0 {
+                        clientEnded()
+                        return
+                    }
+                }
+                continue
+            }
+            if head.isSwitchingProtocols {
+                guard clientUpgrade, head.connection.upgrade, requestBodyDone else {
+                    failUpstream(502, upstreamFault: true)
+                    return
+                }
+                startTunnel(head)
+                return
+            }
+            startResponse(head, clientVersion: clientVersion)
+        }
+        relayResponseBody()
+    }
+
+    func startResponse(_ head: HTTPResponseHead, clientVersion: HTTPVersion) {
+        response = UpstreamResponse(keepAlive: head.connection.keepAlive)
+        worker.metrics.recordUpstreamLatency(ms: worker.nowMs - upstreamStartedMs)
+        status = head.status
+        let chunked: Bool
+        switch head.framing {
+        case .none, .contentLength:
+            chunked = false
+        case .chunked, .untilClose:
+            chunked = clientVersion == .http11
+            if !chunked { keepAlive = false }  // HTTP/1.0 reader: the close delimits the body
+        }
+        if !head.connection.keepAlive && head.framing == .untilClose && !chunked { keepAlive = false }
+        writeResponseHead(head, chunked: chunked)
+        responseRelay = BodyRelay(framing: head.framing, chunkOutput: chunked)
+    }
+
+    func writeResponseHead(_ head: HTTPResponseHead, chunked: Bool) {
+        guard facts.present else { return }
+        let clientVersion = facts.version
+        guard ResponseRewriter.write(
+            head, chunked: chunked, keepAlive: keepAlive, clientVersion: clientVersion,
+            setCookie: head.status >= 200 ? identity.setCookie : nil, to: stream.output)
+        else {
+            abort(.upstreamInvalidHead)
+            return
+        }
+    }
+
+    func relayResponseBody() {
+        guard let upstream, var relay = responseRelay else { return }
+        let progress = relay.relay(from: upstream.stream.input, to: stream.output)
+        responseRelay = relay
+        bytesSent = relay.transferred
+        if stream.flush() != 0 {
+            clientEnded()
+            return
+        }
+        switch progress {
+        case .done:
+            finishResponse()
+        case .invalid, .tooLarge:
+            abort(.upstreamInvalidBody)
+        case .needMore:
+            if stream.pendingOutput > Worker.highWatermark { holdUpstreamForClient(upstream) }
+        }
+    }
+
+    /// The upstream closed or failed.
+    func upstreamEnded(_ error: Int32) {
+        switch phase {
+        case .tunnel:
+            dropUpstream()
+            beginClosing()
+        case .exchanging:
+            if response == nil {
+                // A close before any response byte on a reused connection is the keep-alive
+                // race (the upstream dropped the idle connection as our request arrived):
+                // treated like a reset, i.e. the request was not read.
+                upstreamFailed(error == 0 ? ECONNRESET : error)
+            } else if let upstream, var relay = responseRelay {
+                // Until-close bodies end here; anything else is truncated.
+                _ = relay.relay(from: upstream.stream.input, to: stream.output)
+                if relay.finishAtEndOfStream(to: stream.output) {
+                    responseRelay = relay
+                    bytesSent = relay.transferred
+                    _ = stream.flush()
+                    finishResponse()
+                } else {
+                    abort(.upstreamClosed)
+                }
+            } else {
+                abort(.upstreamClosed)
+            }
+        default:
+            dropUpstream()
+        }
+    }
+
+    /// The upstream failed before a response head: retry once on a fresh connection when
+    /// that is safe (a stale pooled connection, an idempotent request without a body),
+    /// else 502.
+    func upstreamFailed(_ error: Int32) {
+        guard phase == .exchanging else { return }
+        if response != nil {
+            abort(.upstreamClosed)
+            return
+        }
+        // A reset means the upstream never read the request: safe to replay a body we kept.
+        let replayable = isRetryable || (error == ECONNRESET && requestBodyDone && replayBody != nil)
+        if let upstream, upstream.isReused, !retried, !sawResponseBytes, replayable {
+            retried = true
+            dropUpstream()
+            if let request { request.withView { connectUpstream(request, $0, fresh: true) } }
+            return
+        }
+        if upstream?.stream.isClosed == false || error != 0 {
+            worker.logUpstreamFailure("exchange", errno: error == 0 ? ECONNRESET : error)
+        }
+        failUpstream(error == ETIMEDOUT ? 504 : 502, upstreamFault: true)
+    }
+
+    var isRetryable: Bool {
+        guard facts.present, facts.framing == BodyFraming.none else { return false }
+        switch facts.method {
+        case .get, .head, .options, .put, .delete: return true
+        default: return false
+        }
+    }
+
+    /// Answers 502/504 for an exchange whose response has not started; `upstreamFault`:
+    /// the upstream's doing (counted under the upstream in `/metrics`, not the sidecar).
+    func failUpstream(_ code: Int, upstreamFault: Bool = false) {
+        upstreamFailure = upstreamFault
+        dropUpstream()
+        if !requestBodyDone { keepAlive = false }
+        respond(.plain(code))
+    }
+
+    func finishResponse() {
+        responseRelay = nil
+        logExchange()
+        if let upstream {
+            self.upstream = nil
+            let reusable = response?.keepAlive == true && requestBodyDone
+                && upstream.stream.pendingInput == 0
+            if reusable { upstream.pool.release(upstream) } else { upstream.pool.discard(upstream) }
+        }
+        if !requestBodyDone { keepAlive = false }
+        finishExchange()
+    }
+
+    func dropUpstream() {
+        guard let upstream else { return }
+        self.upstream = nil
+        upstream.pool.discard(upstream)
+    }
+}

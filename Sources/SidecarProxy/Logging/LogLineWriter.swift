@@ -1,0 +1,165 @@
+/// Appends log lines in either format to a byte buffer, without Foundation or allocation
+/// beyond the buffer's growth.
+///
+/// JSON: `{"ts":"…","level":"info","msg":"request","key":value,…}` — numbers as numbers.
+/// Text: `2026-11-24T16:18:41.123Z info request key=value key="a value"` — the application
+/// log's text layout; values with spaces, quotes or control bytes are quoted and escaped.
+struct LogLineWriter {
+    enum Format { case json, text }
+
+    var buffer: [UInt8] = []
+    var format = Format.json
+
+    mutating func begin(timestampPrefix: [UInt8], millis: Int, level: StaticString, message: StaticString) {
+        switch format {
+        case .json:
+            append("{\"ts\":\"")
+            buffer += timestampPrefix
+            LogTimestamp.appendMillis(millis, to: &buffer)
+            append("\",\"level\":\"")
+            append(level)
+            append("\",\"msg\":\"")
+            append(message)
+            buffer.append(UInt8(ascii: "\""))
+        case .text:
+            buffer += timestampPrefix
+            LogTimestamp.appendMillis(millis, to: &buffer)
+            buffer.append(UInt8(ascii: " "))
+            append(level)
+            buffer.append(UInt8(ascii: " "))
+            append(message)
+        }
+    }
+
+    mutating func end() {
+        if format == .json { buffer.append(UInt8(ascii: "}")) }
+        buffer.append(UInt8(ascii: "\n"))
+    }
+
+    mutating func int(_ key: StaticString, _ value: Int64) {
+        writeKey(key)
+        appendInt(value)
+    }
+
+    mutating func string(_ key: StaticString, _ value: ArraySlice<UInt8>) {
+        writeKey(key)
+        quoted(value)
+    }
+
+    mutating func string(_ key: StaticString, _ value: String) {
+        var value = value
+        value.withUTF8 { utf8 in
+            writeKey(key)
+            quoted(utf8)
+        }
+    }
+
+    /// A query string with the values of parameters that carry secrets (`code`, `state`,
+    /// `id_token`, `token`, …) replaced by `***`, so no access log holds a credential.
+    mutating func maskedQuery(_ key: StaticString, _ query: ArraySlice<UInt8>) {
+        var masked: [UInt8] = []
+        masked.reserveCapacity(query.count)
+        var start = query.startIndex
+        while start <= query.endIndex {
+            let end = query[start...].firstIndex(of: UInt8(ascii: "&")) ?? query.endIndex
+            let pair = query[start..<end]
+            if let equals = pair.firstIndex(of: UInt8(ascii: "=")), SensitiveParameters.contains(pair[..<equals]) {
+                masked += pair[...equals]
+                masked += [UInt8(ascii: "*"), UInt8(ascii: "*"), UInt8(ascii: "*")]
+            } else {
+                masked += pair
+            }
+            if end == query.endIndex { break }
+            masked.append(UInt8(ascii: "&"))
+            start = end + 1
+        }
+        string(key, masked[...])
+    }
+
+    private mutating func writeKey(_ key: StaticString) {
+        switch format {
+        case .json:
+            append(",\"")
+            append(key)
+            append("\":")
+        case .text:
+            buffer.append(UInt8(ascii: " "))
+            append(key)
+            buffer.append(UInt8(ascii: "="))
+        }
+    }
+
+    private mutating func quoted<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+        switch format {
+        case .json:
+            buffer.append(UInt8(ascii: "\""))
+            escaped(bytes)
+            buffer.append(UInt8(ascii: "\""))
+        case .text:
+            let plain = !bytes.isEmpty && !bytes.contains { $0 <= 0x20 || $0 >= 0x7f || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+            if plain {
+                buffer += bytes
+            } else {
+                buffer.append(UInt8(ascii: "\""))
+                escaped(bytes)
+                buffer.append(UInt8(ascii: "\""))
+            }
+        }
+    }
+
+    /// Bytes outside printable ASCII, `"` and `\` escaped as JSON does (`\u00XX`).
+    private mutating func escaped<C: Collection>(_ bytes: C) where C.Element == UInt8 {
+        for b in bytes {
+            switch b {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                buffer.append(UInt8(ascii: "\\"))
+                buffer.append(b)
+            case 0x20..<0x7f:
+                buffer.append(b)
+            default:
+                append("\\u00")
+                buffer.append(hexDigit(b >> 4))
+                buffer.append(hexDigit(b & 0xf))
+            }
+        }
+    }
+
+    private mutating func append(_ s: StaticString) {
+        buffer.append(contentsOf: UnsafeBufferPointer(start: s.utf8Start, count: s.utf8CodeUnitCount))
+    }
+
+    private mutating func appendInt(_ value: Int64) {
+        if value < 0 {
+            buffer.append(UInt8(ascii: "-"))
+            appendInt(value == Int64.min ? Int64.max : -value)
+            return
+        }
+        let number = UInt64(value)
+        var divisor: UInt64 = 1
+        while number / divisor >= 10 { divisor *= 10 }
+        while divisor > 0 {
+            buffer.append(UInt8(ascii: "0") + UInt8(number / divisor % 10))
+            divisor /= 10
+        }
+    }
+}
+
+/// Query parameters whose values are credentials or one-time secrets (compared
+/// case-insensitively on the raw, still percent-encoded name).
+enum SensitiveParameters {
+    static let names: [[UInt8]] = [
+        "code", "state", "id_token", "token", "access_token", "refresh_token", "client_secret",
+        "nonce", "password", "secret", "identitytoken", "authorizationcode", "code_verifier", "session",
+    ].map { Array($0.utf8) }
+
+    static func contains(_ name: ArraySlice<UInt8>) -> Bool {
+        names.contains { candidate in
+            candidate.count == name.count
+                && zip(candidate, name).allSatisfy { $0 == ($1 | (($1 >= 0x41 && $1 <= 0x5a) ? 0x20 : 0)) }
+        }
+    }
+}
+
+@inline(__always) func hexDigit(_ v: UInt8) -> UInt8 {
+    v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "a") + v - 10
+}

@@ -1,0 +1,296 @@
+"""Issue 8's defects on the request path, each against the real binary: a paused reader,
+a stalled reader, a port already taken, a dead upstream, one log schema, SIGTERM and
+SIGHUP under keep-alive load."""
+import hashlib
+import json
+import re
+import signal
+import socket
+import threading
+import time
+
+import pytest
+
+import rawhttp
+from conftest import free_port
+from upstream import pattern
+
+TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def poll(fn, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.05)
+
+
+def metric(sc, name, labels):
+    text = sc.admin("/metrics").body.decode()
+    for line in text.splitlines():
+        if line.startswith(name + "{" + labels + "}") or (not labels and line.startswith(name + " ")):
+            return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def json_lines(sc):
+    out = []
+    for line in sc.output().splitlines():
+        if line.strip():
+            out.append(json.loads(line))  # every line, access and application alike, is JSON
+    return out
+
+
+def read_body(conn, head):
+    """The body of a response whose head was read, by its framing; returns (bytes, complete)."""
+    length = re.search(rb"\r\ncontent-length: *(\d+)", head, re.I)
+    body = bytearray()
+    try:
+        if length:
+            body += conn.read_exact(int(length.group(1)))
+        else:
+            while True:
+                size = int(conn.read_until(b"\r\n").strip(), 16)
+                if size == 0:
+                    conn.read_until(b"\r\n")
+                    break
+                body += conn.read_exact(size)
+                conn.read_exact(2)
+    except rawhttp.Closed:
+        return bytes(body), False
+    return bytes(body), True
+
+
+# -- 1. a paused reader is not cut off by upstream_timeout ---------------------------------
+
+@pytest.mark.parametrize("target", ["/bytes?n=%d" % (24 << 20), "/chunked?n=%d&size=65536" % (24 << 20)],
+                         ids=["content-length", "chunked"])
+def test_a_client_pausing_longer_than_upstream_timeout_gets_the_whole_response(start_sidecar, target):
+    sc = start_sidecar({"upstream_timeout": "2s"})
+    n = 24 << 20
+    with rawhttp.Conn(sc.port, rcvbuf=16384, timeout=20) as conn:
+        conn.send(b"GET %s HTTP/1.1\r\nHost: t\r\n\r\n" % target.encode())
+        head = conn.read_until(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200")
+        time.sleep(3.5)  # longer than upstream_timeout: the sidecar holds the upstream back meanwhile
+        body, complete = read_body(conn, head)
+    assert complete and len(body) == n, "response cut off after %d of %d bytes" % (len(body), n)
+    assert hashlib.sha256(body).digest() == hashlib.sha256(pattern(0, n)).digest()
+    assert metric(sc, "sidecar_responses_incomplete_total", 'reason="upstream_timeout"') == 0
+
+
+def test_a_client_that_stops_reading_is_closed_at_its_own_bound_and_logged(start_sidecar):
+    sc = start_sidecar({"upstream_timeout": "60s", "limits": {"idle_timeout": "2s"}})
+    n = 32 << 20
+    with rawhttp.Conn(sc.port, rcvbuf=16384, timeout=20) as conn:
+        conn.send(b"GET /bytes?n=%d HTTP/1.1\r\nHost: t\r\nX-Request-Id: stalled-1\r\n\r\n" % n)
+        head = conn.read_until(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200")
+        started = time.monotonic()
+        time.sleep(4)  # the send bound is 2 s; upstream_timeout (60 s) must not be what ends it
+        received = 0
+        while not conn.eof and time.monotonic() - started < 15:
+            chunk = conn.read_available(1)
+            received += len(chunk)
+            conn.buf.clear()
+        assert conn.eof, "a stalled reader was never closed"
+    assert received < n
+    entry = poll(lambda: next((e for e in json_lines(sc) if e.get("request_id") == "stalled-1"), None))
+    assert entry, sc.output()
+    assert entry["status"] == 200 and entry["error"] == "client_send_timeout"
+    assert isinstance(entry["bytes"], int) and 0 < entry["bytes"] < n
+    assert entry["level"] == "warning"
+    assert poll(lambda: metric(sc, "sidecar_responses_incomplete_total", 'reason="client_send_timeout"') == 1, 3)
+
+
+def test_a_response_the_upstream_cuts_short_is_logged_as_incomplete(sidecar):
+    with rawhttp.Conn(sidecar.port) as conn:
+        conn.send(b"GET /bytes?n=1000000&abort_after=300000 HTTP/1.1\r\nHost: t\r\nX-Request-Id: cut-1\r\n\r\n")
+        head = conn.read_until(b"\r\n\r\n")
+        body, complete = read_body(conn, head)
+        assert not complete and len(body) < 1000000
+    entry = poll(lambda: next((e for e in json_lines(sidecar) if e.get("request_id") == "cut-1"), None))
+    assert entry["status"] == 200 and entry["error"] == "upstream_closed", entry
+    assert entry["bytes"] < 1000000
+    assert poll(lambda: metric(sidecar, "sidecar_responses_incomplete_total", 'reason="upstream_closed"') == 1, 3)
+
+
+# -- 3. a port some other socket listens on, even with SO_REUSEPORT --------------------------
+
+@pytest.mark.parametrize("reuseport", [True, False], ids=["SO_REUSEPORT", "plain"])
+def test_a_port_another_socket_listens_on_is_refused_with_exit_2(start_sidecar, reuseport):
+    holder = socket.socket()
+    if reuseport:
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    holder.bind(("127.0.0.1", 0))
+    holder.listen(8)
+    port = holder.getsockname()[1]
+    try:
+        sc = start_sidecar(port=port, ready=False)
+        assert sc.wait_exit(10) == 2, sc.log_tail()
+        sc.stopped = True  # the exit is the expected outcome
+        assert "127.0.0.1:%d" % port in sc.output() and "in use" in sc.output()
+    finally:
+        holder.close()
+
+
+def test_a_second_sidecar_on_the_same_port_exits_2(start_sidecar, sidecar):
+    second = start_sidecar(port=sidecar.port, ready=False)
+    assert second.wait_exit(10) == 2, second.log_tail()
+    second.stopped = True
+    assert "in use" in second.output()
+    assert sidecar.request("GET", "/echo").status == 200
+
+
+# -- 5. a dead upstream is named in the log, rate-limited, counted under the upstream --------
+
+def test_a_dead_upstream_is_logged_with_its_address_and_errno(start_sidecar):
+    dead = free_port()
+    sc = start_sidecar({"upstream": "http://127.0.0.1:%d" % dead})
+    for _ in range(5):
+        assert sc.request("GET", "/x").status == 502
+    lines = poll(lambda: [e for e in json_lines(sc) if "upstream connect() failed" in e.get("msg", "")])
+    assert len(lines) == 1, "one line per interval, not one per request: %r" % lines
+    line = lines[0]
+    assert "(111: Connection refused)" in line["msg"] and line["upstream"] == "127.0.0.1:%d" % dead
+    assert line["level"] == "error" and line["errno"] == 111
+    assert poll(lambda: metric(sc, "sidecar_requests_total", 'route="upstream",code="5xx"') == 5, 3)
+    assert metric(sc, "sidecar_requests_total", 'route="sidecar",code="5xx"') == 0
+    access = [e for e in json_lines(sc) if e.get("msg") == "request"]
+    assert access and all(e["upstream"] == "127.0.0.1:%d" % dead and "upstream_status" not in e for e in access)
+
+
+# -- one log schema ---------------------------------------------------------------------------
+
+def test_every_json_log_line_has_one_schema_and_access_lines_the_operator_fields(start_sidecar):
+    sc = start_sidecar()
+    r = sc.request("GET", "/echo/a?x=1&code=SECRETCODE&state=SECRETSTATE&id_token=SECRETTOKEN&y=2", [
+        ("User-Agent", "probe/1.0 (test)"), ("X-Request-Id", "schema-1")], host="app.test")
+    assert r.status == 200
+    sc.request("GET", "/status?code=404")
+    sc.signal(signal.SIGHUP)  # an application-log line too
+    time.sleep(0.5)
+    entries = poll(lambda: (lambda es: es if any(e.get("request_id") == "schema-1" for e in es) else None)(json_lines(sc)))
+    assert entries, sc.output()
+    for e in entries:
+        assert TS.match(e["ts"]), e
+        assert e["level"] in ("debug", "info", "notice", "warning", "error", "critical"), e
+        assert isinstance(e["msg"], str) and e["msg"], e
+    assert any(e.get("msg") != "request" for e in entries), "no application line seen"
+    access = next(e for e in entries if e.get("request_id") == "schema-1")
+    assert access["msg"] == "request" and access["method"] == "GET" and access["path"] == "/echo/a"
+    assert access["query"] == "x=1&code=***&state=***&id_token=***&y=2"
+    assert access["client"] == "127.0.0.1" and access["host"] == "app.test"
+    assert access["user_agent"] == "probe/1.0 (test)"
+    assert access["status"] == 200 and access["upstream_status"] == 200
+    assert access["upstream"] == sc.config["upstream"][len("http://"):]
+    for key in ("status", "bytes", "duration_ms", "upstream_ms"):
+        assert isinstance(access[key], int), (key, access)
+    assert "SECRET" not in sc.output()
+
+
+def test_text_format_logs_access_lines_as_text_too(start_sidecar):
+    sc = start_sidecar({"log": {"format": "text"}})
+    sc.request("GET", "/echo/t?token=SECRET", [("X-Request-Id", "text-1"), ("User-Agent", "two words")])
+    sc.signal(signal.SIGHUP)
+    line_re = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) (debug|info|notice|warning|error|critical) \S")
+
+    def lines():
+        ls = [l for l in sc.output().splitlines() if l.strip()]
+        return ls if any("text-1" in l for l in ls) else None
+    got = poll(lines)
+    assert got, sc.output()
+    for l in got:
+        assert line_re.match(l), l
+        assert not l.startswith("{"), l
+    access = next(l for l in got if "request_id=text-1" in l)
+    assert " info request " in access and " status=200" in access and " path=/echo/t" in access
+    assert ' user_agent="two words"' in access and " query=token=***" in access
+    assert "SECRET" not in sc.output()
+
+
+# -- 8. SIGTERM and SIGHUP under concurrent keep-alive load ------------------------------------
+
+class KeepAliveLoad:
+    """`connections` clients each sending GETs back to back on one keep-alive connection (as
+    wrk does). Counts answered requests and requests written on an open connection that got
+    no answer — the failures a drain must not cause. A refused reconnect after the listener
+    closed is expected and counted apart."""
+
+    def __init__(self, port, connections=64):
+        self.port, self.answered, self.unanswered, self.refused = port, 0, 0, 0
+        self.errors = []
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        self.threads = [threading.Thread(target=self.run, daemon=True) for _ in range(connections)]
+
+    def start(self):
+        for t in self.threads:
+            t.start()
+        return self
+
+    def run(self):
+        conn = None
+        while not self.stop.is_set():
+            if conn is None:
+                try:
+                    conn = rawhttp.Conn(self.port, timeout=10)
+                except OSError:
+                    with self.lock:
+                        self.refused += 1
+                    time.sleep(0.05)
+                    continue
+            try:
+                conn.send(b"GET /echo HTTP/1.1\r\nHost: t\r\n\r\n")
+            except OSError:
+                conn.close()  # closed before this request was written: not an unanswered request
+                conn = None
+                continue
+            try:
+                head = conn.read_until(b"\r\n\r\n")
+                body, complete = read_body(conn, head)
+                assert complete
+            except (rawhttp.Closed, OSError, AssertionError) as e:
+                with self.lock:
+                    self.unanswered += 1
+                    self.errors.append(repr(e))
+                conn.close()
+                conn = None
+                continue
+            with self.lock:
+                self.answered += 1
+            if b"connection: close" in head.lower():
+                conn.close()
+                conn = None
+
+    def finish(self):
+        self.stop.set()
+        for t in self.threads:
+            t.join(15)
+
+
+def test_sigterm_under_keep_alive_load_answers_every_request_it_received(start_sidecar):
+    sc = start_sidecar({"workers": 2})
+    load = KeepAliveLoad(sc.port).start()
+    time.sleep(1.5)
+    before = load.answered
+    sc.signal(signal.SIGTERM)
+    assert sc.wait_exit(15) == 0, sc.log_tail()
+    load.finish()
+    assert before > 100, "the load never got going (%d answered)" % before
+    assert load.unanswered == 0, "%d requests got no answer: %s" % (load.unanswered, load.errors[:5])
+
+
+def test_sighup_under_keep_alive_load_loses_nothing(start_sidecar):
+    sc = start_sidecar({"workers": 2})
+    load = KeepAliveLoad(sc.port).start()
+    for _ in range(3):
+        time.sleep(0.7)
+        sc.proc.send_signal(signal.SIGHUP)
+    time.sleep(0.7)
+    load.finish()
+    assert load.answered > 300
+    assert load.unanswered == 0 and load.refused == 0, (load.unanswered, load.refused, load.errors[:5])
+    assert sc.proc.poll() is None
