@@ -37,6 +37,8 @@ public struct ProxyOptions: Sendable {
     /// Scheme of the public listener (`https` once TLS is served directly).
     public var scheme = "http"
     public var adminListen: String? = "127.0.0.1:9090"
+    /// The build's version, for the start-up line and `sidecar_build_info`.
+    public var version = "dev"
     public var accessLog = true
     /// `log.format: text`: access lines in the application log's text layout.
     public var textLogs = false

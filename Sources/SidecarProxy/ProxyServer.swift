@@ -147,8 +147,9 @@ public final class ProxyServer {
                 throw ProxyStartError(description: error.description)
             }
         }
+        _ = ProcessMetrics.startTime
         logger.info("listening", metadata: [
-            "address": "\(boundAddress)", "workers": "\(listenFDs.count)",
+            "address": "\(boundAddress)", "workers": .stringConvertible(listenFDs.count), "version": "\(options.version)",
             "admin": "\(options.adminListen ?? "off")",
         ])
         control.run()

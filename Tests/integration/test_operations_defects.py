@@ -294,3 +294,22 @@ def test_sighup_under_keep_alive_load_loses_nothing(start_sidecar):
     assert load.answered > 300
     assert load.unanswered == 0 and load.refused == 0, (load.unanswered, load.refused, load.errors[:5])
     assert sc.proc.poll() is None
+
+
+# -- build and process metrics ----------------------------------------------------------------
+
+def test_metrics_carry_build_info_and_standard_process_families(sidecar):
+    text = sidecar.admin("/metrics").body.decode()
+    values = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            values[name] = float(value)
+    assert values["process_resident_memory_bytes"] > 1 << 20
+    assert values["process_open_fds"] >= 4 and values["process_max_fds"] >= values["process_open_fds"]
+    assert abs(values["process_start_time_seconds"] - time.time()) < 120
+    assert values["process_cpu_seconds_total"] > 0
+    build = [n for n in values if n.startswith("sidecar_build_info{version=")]
+    assert len(build) == 1 and values[build[0]] == 1, build
+    started = next(l for l in sidecar.output().splitlines() if '"msg":"listening"' in l)
+    assert '"version":' in started

@@ -12,6 +12,7 @@ final class AdminServer {
     let metrics: MetricsBoard
     var upstreamAddress: SocketAddress
     private let options: ProxyOptions
+    var version: String { options.version }
     private var connections: [ObjectIdentifier: AdminConnection] = [:]
     let reaper: Reaper
 
@@ -155,7 +156,7 @@ final class AdminConnection: StreamDelegate {
         case "/healthz":
             answer(200, "ok\n")
         case "/metrics":
-            answer(200, server.metrics.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            answer(200, server.metrics.render() + ProcessMetrics.render(version: server.version), contentType: "text/plain; version=0.0.4; charset=utf-8")
         case "/readyz":
             server.checkReadiness { [weak self] failing in
                 self?.answer(failing.isEmpty ? 200 : 503, failing.isEmpty ? "ready\n" : failing.joined(separator: "\n") + "\n")
