@@ -32,7 +32,7 @@ final class CallbackFlow {
         do throws(LoginFailure) { login = try openLoginState(state) } catch { return fail(error) }
         self.login = login
         let now = UnixTime.now()
-        guard settings.shared.usedStates.markUsed(SHA256.hash(Array(state.utf8)), until: login.expiresAt, now: now) else {
+        guard settings.shared.claimOnce(.loginState, SHA256.hash(Array(state.utf8)), until: login.expiresAt, now: now) else {
             return fail(.stateReplayed)
         }
         if let error = form.single("error") {
