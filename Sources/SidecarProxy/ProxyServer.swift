@@ -109,12 +109,14 @@ public final class ProxyServer {
         let hangUp = SignalWatcher(loop: control, signal: SIGHUP) { [logger, reload] _ in
             guard !stopping, let reload else { return }
             do {
-                let new = try reload()
+                var new = try reload()
                 let address = try Self.resolve(new.upstream)
                 if new.listen != startOptions.listen || new.workers != startOptions.workers
-                    || new.adminListen != startOptions.adminListen {
-                    logger.warning("listen, workers and admin.listen changes take effect on restart")
+                    || new.adminListen != startOptions.adminListen || new.textLogs != startOptions.textLogs {
+                    logger.warning("listen, workers, admin.listen and log.format changes take effect on restart")
                 }
+                // Application lines keep the format they started with: access lines must match.
+                new.textLogs = startOptions.textLogs
                 settings.replace(new, upstream: address)
                 admin?.upstreamAddress = address
                 for channel in reloadChannels { channel.notify() }
