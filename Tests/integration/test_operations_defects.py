@@ -242,6 +242,12 @@ class KeepAliveLoad:
                         self.refused += 1
                     time.sleep(0.05)
                     continue
+            if self.closed_by_peer(conn):
+                # As curl and browsers do before reusing a connection: one the server already
+                # closed is not used (a request written after its FIN cannot be answered).
+                conn.close()
+                conn = None
+                continue
             try:
                 conn.send(b"GET /echo HTTP/1.1\r\nHost: t\r\n\r\n")
             except OSError:
@@ -264,6 +270,17 @@ class KeepAliveLoad:
             if b"connection: close" in head.lower():
                 conn.close()
                 conn = None
+
+    @staticmethod
+    def closed_by_peer(conn):
+        import select
+        readable, _, _ = select.select([conn.sock], [], [], 0)
+        if not readable:
+            return False
+        try:
+            return conn.sock.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
     def finish(self):
         self.stop.set()
@@ -313,3 +330,16 @@ def test_metrics_carry_build_info_and_standard_process_families(sidecar):
     assert len(build) == 1 and values[build[0]] == 1, build
     started = next(l for l in sidecar.output().splitlines() if '"msg":"listening"' in l)
     assert '"version":' in started
+
+
+def test_a_failed_sign_in_is_logged_with_the_request_id(start_auth_sidecar):
+    sc, _ = start_auth_sidecar()
+    r = sc.request("POST", "/.auth/callback", [
+        ("Content-Type", "application/x-www-form-urlencoded"), ("X-Request-Id", "login-fail-7")],
+        body=b"state=forged&code=x")
+    assert r.status == 400
+    line = poll(lambda: next((e for e in json_lines(sc) if e.get("msg") == "login failed"), None))
+    assert line and line["request_id"] == "login-fail-7" and line["status"] == 400, line
+    access = poll(lambda: next((e for e in json_lines(sc)
+                                if e.get("msg") == "request" and e.get("request_id") == "login-fail-7"), None))
+    assert access and access["status"] == 400

@@ -61,4 +61,7 @@ struct EndpointRequest {
     let body: [UInt8]
     /// SPEC §4.3's API-client test: answer JSON instead of pages and redirects.
     let isAPIClient: Bool
+    /// The exchange's request id (the client's valid `X-Request-Id` or a generated one), so
+    /// an endpoint's log lines can be matched with the access line and the user's report.
+    var requestId: String = ""
 }

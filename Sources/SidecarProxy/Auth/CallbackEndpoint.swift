@@ -171,7 +171,9 @@ final class CallbackFlow {
     }
 
     private func fail(_ failure: LoginFailure, subject: String? = nil) {
-        var metadata: [String: Logger.MetadataValue] = ["reason": "\(failure.reason)", "status": "\(failure.status)"]
+        var metadata: [String: Logger.MetadataValue] = [
+            "reason": "\(failure.reason)", "status": .stringConvertible(failure.status), "request_id": "\(request.requestId)",
+        ]
         if let subject { metadata["sub"] = "\(subject)" }
         auth.logger.warning("login failed", metadata: metadata)
         respond(AuthPages.failure(failure, json: request.isAPIClient, loginPath: auth.loginPath), outcome: failure.reason)

@@ -59,7 +59,8 @@ extension ClientConnection {
     func runLocal(_ endpoint: AuthEndpoint, body: [UInt8]) {
         guard let auth = worker.auth, let request else { return }
         let call = EndpointRequest(
-            head: request, body: body, isAPIClient: worker.policy.isAPIClient(request, path: path))
+            head: request, body: body, isAPIClient: worker.policy.isAPIClient(request, path: path),
+            requestId: String(decoding: requestId, as: UTF8.self))
         localGeneration &+= 1
         let generation = localGeneration
         var synchronous = true
