@@ -8,6 +8,9 @@ public final class Listener {
     private let onAccept: (Int32, SocketAddress) -> Void
     public private(set) var isPaused = false
     private var backoff: Timer?
+    /// Called when accept fails for lack of descriptors (EMFILE/ENFILE), before the short
+    /// back-off: the owner logs the episode and frees slots.
+    public var onDescriptorsExhausted: ((Int32) -> Void)?
 
     /// `onAccept` receives each new non-blocking fd and its peer address.
     public init(loop: EventLoop, fd: Int32, onAccept: @escaping (Int32, SocketAddress) -> Void) {
@@ -53,6 +56,7 @@ public final class Listener {
             case .failed(let code):
                 // EMFILE/ENFILE: back off briefly instead of spinning on a level-triggered fd.
                 if code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM {
+                    if code == EMFILE || code == ENFILE { onDescriptorsExhausted?(code) }
                     pause()
                     backoff?.schedule(afterMilliseconds: 100)
                     return

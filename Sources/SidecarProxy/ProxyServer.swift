@@ -25,6 +25,15 @@ public final class ProxyServer {
         self.logger = logger
         SignalWatcher.ignoreSIGPIPE()
         upstreamAddress = try Self.resolve(options.upstream)
+        let limits = DescriptorLimit.raiseSoftToHard()
+        if limits.after.soft != limits.before.soft {
+            logger.info("raised the file-descriptor soft limit", metadata: [
+                "from": .stringConvertible(limits.before.soft), "to": .stringConvertible(limits.after.soft),
+            ])
+        }
+        if let warning = DescriptorLimit.shortfall(maxConnections: options.maxConnections, limits: limits.after) {
+            logger.warning("\(warning)")
+        }
         do {
             var address = try SocketAddress(parsing: options.listen)
             try Socket.ensureNoListener(

@@ -78,6 +78,9 @@ final class Worker {
         listener = Listener(loop: loop, fd: listenFD) { [unowned self] fd, peer in
             self.accept(fd, peer: peer)
         }
+        listener?.onDescriptorsExhausted = { [unowned self] code in
+            DescriptorGuard.exhausted(self, errno: code, clients: Array(self.clients.values))
+        }
         shutdownWakeup = Wakeup(loop: loop, channel: shutdown) { [unowned self] in self.beginDrain() }
         reloadWakeup = Wakeup(loop: loop, channel: reload) { [unowned self] in self.applySettings() }
     }

@@ -166,14 +166,15 @@ def _per_test(request):
 class Sidecar:
     """One running `sidecar run --config F` process."""
 
-    def __init__(self, config_path, port, admin_port, workdir, args=None):
+    def __init__(self, config_path, port, admin_port, workdir, args=None, preexec=None):
         self.config_path, self.port, self.admin_port = config_path, port, admin_port
         self.out_path, self.err_path = workdir / "stdout.log", workdir / "stderr.log"
         self.stopped = False
         args = args or ["run", "--config", "{config}"]
         cmd = [str(sidecar_binary())] + [a.replace("{config}", str(config_path)) for a in args]
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                         preexec_fn=preexec)
         self.pid = self.proc.pid
 
     def output(self):
@@ -280,7 +281,7 @@ def base_config(upstream, keydir):
 
 @pytest.fixture
 def start_sidecar(request, base_config, tmp_path):
-    """start_sidecar(overrides=None, text=None, ready=True, args=None, port=None) -> Sidecar.
+    """start_sidecar(overrides=None, text=None, ready=True, args=None, port=None, preexec=None) -> Sidecar.
 
     `args` replaces `run --config {config}` ({config} is the written file's path).
     `overrides` is deep-merged into the base config (None removes a key); `text` replaces
@@ -290,7 +291,7 @@ def start_sidecar(request, base_config, tmp_path):
     started = []
     request.node._sidecars = started
 
-    def start(overrides=None, text=None, ready=True, args=None, port=None):
+    def start(overrides=None, text=None, ready=True, args=None, port=None, preexec=None):
         # free_port() can race with other processes on the machine: when the ports were ours
         # to pick and the sidecar lost that race (exit 2, "address already in use"), pick again.
         fixed_ports = port is not None or text is not None or not ready
@@ -301,7 +302,7 @@ def start_sidecar(request, base_config, tmp_path):
             config = merge(base_config(chosen, admin_port), overrides)
             path = workdir / "sidecar.yaml"
             path.write_text(text if text is not None else to_yaml(config) + "\n")
-            sc = Sidecar(path, chosen, admin_port, workdir, args)
+            sc = Sidecar(path, chosen, admin_port, workdir, args, preexec)
             sc.config = config
             started.append(sc)
             if not ready:

@@ -10,6 +10,8 @@ struct WorkerMetrics: Sendable {
     var upstreamLatency = LatencyHistogram()
     var openConnections = 0
     var upstreamConnectFailures: UInt64 = 0
+    /// Accepts refused by the kernel for lack of file descriptors (EMFILE/ENFILE).
+    var acceptDescriptorFailures: UInt64 = 0
     /// [LoginOutcome index]
     var logins = [UInt64](repeating: 0, count: LoginOutcome.labels.count)
     /// [SessionCarrier][SessionOutcome]
@@ -42,6 +44,7 @@ struct WorkerMetrics: Sendable {
         sum.upstreamLatency = a.upstreamLatency + b.upstreamLatency
         sum.openConnections += b.openConnections
         sum.upstreamConnectFailures &+= b.upstreamConnectFailures
+        sum.acceptDescriptorFailures &+= b.acceptDescriptorFailures
         add(b.logins, to: &sum.logins)
         add(b.sessions, to: &sum.sessions)
         add(b.reseals, to: &sum.reseals)

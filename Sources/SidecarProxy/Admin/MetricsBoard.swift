@@ -36,6 +36,9 @@ final class MetricsBoard: Sendable {
         for reason in IncompleteReason.allCases {
             out.sample("sidecar_responses_incomplete_total", "reason=\"\(reason.label)\"", total.incomplete[reason.rawValue])
         }
+        out.family("sidecar_accept_descriptor_exhausted_total", "counter",
+                   "Accepts that failed for lack of file descriptors (EMFILE/ENFILE); slots were freed each time.")
+        out.sample("sidecar_accept_descriptor_exhausted_total", "", total.acceptDescriptorFailures)
         out.family("sidecar_open_connections", "gauge", "Client connections open now.")
         out.sample("sidecar_open_connections", "", UInt64(max(0, total.openConnections)))
 

@@ -36,6 +36,11 @@ final class MetricsRecorder {
         changed()
     }
 
+    func recordDescriptorExhaustion() {
+        metrics.acceptDescriptorFailures &+= 1
+        changed()
+    }
+
     func recordUpstreamConnectFailure() {
         metrics.upstreamConnectFailures &+= 1
         changed()

@@ -79,8 +79,12 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     static let lingerMs: Int64 = 2_000
     static let replayLimit: UInt64 = 64 * 1024
 
+    /// When the connection was accepted (to free the oldest first at the descriptor limit).
+    let openedMs: Int64
+
     init(worker: Worker, fd: Int32, peer: SocketAddress) {
         self.worker = worker
+        openedMs = worker.nowMs
         stream = Stream(loop: worker.loop, fd: fd)
         peerText = Array(peer.ipText.utf8)
         peerTrusted = worker.rewriter.isTrusted(peer)
@@ -159,6 +163,11 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     func drain() {
         keepAlive = false
     }
+
+    /// Waiting for a request with nothing of one received: closing it loses nothing.
+    var isIdle: Bool { phase == .waitingForHead && stream.pendingInput == 0 }
+    /// Part of a request head received, the rest still awaited (a slowloris candidate).
+    var isReadingHead: Bool { phase == .waitingForHead && stream.pendingInput > 0 }
 
     /// The drain's grace period is over: a connection with no request in progress closes.
     func closeIfIdle() {

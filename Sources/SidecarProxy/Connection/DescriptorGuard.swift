@@ -1,0 +1,45 @@
+import Glibc
+import Logging
+import SidecarEvent
+import Synchronization
+
+/// What a worker does when accept fails for lack of file descriptors (SPEC §3): say so once
+/// per episode (not per failed accept), count it, free slots as nginx does — idle keep-alive
+/// connections first, then the oldest unfinished request heads — and let the listener's
+/// back-off resume accepting by itself. Never a silent stall.
+enum DescriptorGuard {
+    /// When any worker last met the limit (monotonic ms): an episode is a run of failures
+    /// less than `episodeGapMs` apart, for the whole process (workers hit the limit together).
+    private static let lastExhaustedMs = Atomic<Int64>(.min / 2)
+    static let episodeGapMs: Int64 = 10_000
+
+    static func exhausted(_ worker: Worker, errno code: Int32, clients: [ClientConnection]) {
+        worker.metrics.recordDescriptorExhaustion()
+        let freed = freeSlots(in: clients)
+        let now = worker.nowMs
+        let previous = lastExhaustedMs.exchange(now, ordering: .acquiringAndReleasing)
+        if now - previous > episodeGapMs {
+            let limits = DescriptorLimit.current()
+            Logger(label: "sidecar").error(
+                "accept4() failed (\(code): \(String(cString: strerror(code)))): at the file-descriptor limit; closing idle connections and retrying",
+                metadata: [
+                    "limit_soft": .stringConvertible(limits.soft), "limit_hard": .stringConvertible(limits.hard),
+                    "open_connections": .stringConvertible(clients.count), "freed": .stringConvertible(freed),
+                ])
+        }
+    }
+
+    /// Closes up to a sixteenth of the connections (at least 8): idle ones oldest first, then
+    /// connections still sending their head, oldest first. Exchanges in progress are kept.
+    private static func freeSlots(in clients: [ClientConnection]) -> Int {
+        let quota = max(8, clients.count / 16)
+        let idle = clients.filter(\.isIdle).sorted { $0.openedMs < $1.openedMs }
+        let heads = clients.filter(\.isReadingHead).sorted { $0.openedMs < $1.openedMs }
+        var freed = 0
+        for client in (idle + heads).prefix(quota) {
+            client.close()
+            freed += 1
+        }
+        return freed
+    }
+}
