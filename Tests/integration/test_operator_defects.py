@@ -179,6 +179,23 @@ class Demo:
         return code
 
 
+@pytest.fixture
+def start_demo():
+    """start_demo(tmpdir, port=None) -> Demo; any demo still running after the test is killed
+    (a failed assertion must not leave one serving)."""
+    started = []
+
+    def start(tmpdir, port=None):
+        demo = Demo(tmpdir, port)
+        started.append(demo)
+        return demo
+    yield start
+    for demo in started:
+        if demo.proc.poll() is None:
+            demo.proc.kill()
+            demo.proc.wait(5)
+
+
 def left_behind(tmpdir, since=None):
     """Everything in tmpdir; with `since`, also demo directories holding a client key made in
     /tmp since then (where a demo that ignores TMPDIR puts them)."""
@@ -196,10 +213,10 @@ def left_behind(tmpdir, since=None):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_demo_removes_its_files_when_stopped_while_serving(tmp_path, sig):
+def test_demo_removes_its_files_when_stopped_while_serving(tmp_path, start_demo, sig):
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
-    demo = Demo(tmpdir)
+    demo = start_demo(tmpdir)
     demo.wait_for_url()
     demo.wait_serving()
     demo.proc.send_signal(sig)
@@ -208,12 +225,12 @@ def test_demo_removes_its_files_when_stopped_while_serving(tmp_path, sig):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=["SIGINT", "SIGTERM", "SIGHUP"])
-def test_demo_removes_its_files_when_stopped_during_start_up(tmp_path, sig):
+def test_demo_removes_its_files_when_stopped_during_start_up(tmp_path, start_demo, sig):
     # The URL is printed just before the server takes over signal handling: a signal now
     # meets the demo's own start-up handler, which removes the files and dies of the signal.
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
-    demo = Demo(tmpdir)
+    demo = start_demo(tmpdir)
     demo.wait_for_url()
     demo.proc.send_signal(sig)
     code = demo.finish()
@@ -221,7 +238,7 @@ def test_demo_removes_its_files_when_stopped_during_start_up(tmp_path, sig):
     assert left_behind(tmpdir) == [], "".join(demo.lines)
 
 
-def test_demo_removes_its_files_when_start_up_fails(tmp_path):
+def test_demo_removes_its_files_when_start_up_fails(tmp_path, start_demo):
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
     blocker = socket.socket()
@@ -229,7 +246,7 @@ def test_demo_removes_its_files_when_start_up_fails(tmp_path):
     blocker.listen()
     started = time.time() - 1
     try:
-        demo = Demo(tmpdir, port=blocker.getsockname()[1])
+        demo = start_demo(tmpdir, port=blocker.getsockname()[1])
         code = demo.finish()
     finally:
         blocker.close()
