@@ -41,10 +41,11 @@ let package = Package(
         // Event loop & sockets on libevent.
         .target(
             name: "SidecarEvent", dependencies: ["CEvent", "COpenSSL", "SidecarHTTP"], swiftSettings: hotPathSettings),
-        // Typed configuration read from sidecar.yaml.
+        // Typed configuration read from sidecar.yaml. It reads the Apple key with the crypto
+        // module, so a key `run` could not sign with is a config error with its line and column.
         .target(
             name: "SidecarConfig",
-            dependencies: [.product(name: "Yams", package: "Yams"), "SidecarHTTP"]),
+            dependencies: [.product(name: "Yams", package: "Yams"), "SidecarHTTP", "SidecarCrypto"]),
         // Apple client and the Apple emulator.
         .target(
             name: "SidecarApple",

@@ -155,7 +155,9 @@ struct ConfigSchema {
             return (nil, nil)
         case (false, true):
             let key = apple.optional("private_key") { text in
-                Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap(Self.checkPEM)
+                Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { key in
+                    AppleSigningKey.check(key, named: key.source == "inline" ? "the inline key" : key.source)
+                }
             }
             return (nil, key)
         case (true, false):
@@ -165,7 +167,7 @@ struct ConfigSchema {
                     path = resolved
                     return FilePath.contents(resolved, limit: 64 * 1024)
                         .map { Secret(bytes: $0, source: "file:\(resolved)") }
-                        .flatMap(Self.checkPEM)
+                        .flatMap { AppleSigningKey.check($0, named: text) }
                 }
             }
             return (path, key)
@@ -173,15 +175,6 @@ struct ConfigSchema {
             apple.requireMissing("private_key_file", because: "or apple.private_key: the .p8 key that signs client secrets")
             return (nil, nil)
         }
-    }
-
-    private static func checkPEM(_ key: Secret) -> Result<Secret, ValueError> {
-        let text = key.string
-        let looksLikePEM = ["PRIVATE KEY", "EC PRIVATE KEY"].contains { label in
-            text.contains("-----BEGIN \(label)-----") && text.contains("-----END \(label)-----")
-        }
-        return looksLikePEM ? .success(key) : .failure(ValueError(
-            "\(key.source) is not a PEM private key (expected -----BEGIN PRIVATE KEY-----, as in Apple's AuthKey_<key id>.p8)"))
     }
 
     private func readAppleBaseURL(_ apple: Section) -> HTTPURL {
@@ -219,21 +212,34 @@ struct ConfigSchema {
         }
         let lifetime = session.value("lifetime", default: .days(7), Parse.positiveDuration)
         let idleTimeout = session.value("idle_timeout", default: .hours(24), Parse.positiveDuration)
-        let refreshAfter = session.value("refresh_after", default: .hours(1), Parse.positiveDuration)
+        // A default must never make a valid explicit setting fail: refresh_after adapts to a
+        // short idle_timeout; only an explicit refresh_after can conflict with it.
+        let refreshAfter = session.value("refresh_after", default: Self.defaultRefreshAfter(idleTimeout: idleTimeout),
+                                         Parse.positiveDuration)
         let revalidate = session.value("revalidate", default: .hours(24), Parse.duration)
-        if refreshAfter >= idleTimeout {
+        if session.contains("refresh_after"), refreshAfter >= idleTimeout {
+            let origin = session.contains("idle_timeout") ? "" : ", its default"
             reader.report(.conflict, "session.refresh_after", at: session.location(of: "refresh_after"),
-                          "must be shorter than session.idle_timeout (\(idleTimeout)), or active sessions would expire")
+                          "must be shorter than session.idle_timeout (\(idleTimeout)\(origin)), or active sessions would expire")
         }
-        if idleTimeout > lifetime {
+        // Only an idle_timeout the operator chose can be pointless; the default one simply
+        // yields to a shorter explicit lifetime.
+        if session.contains("idle_timeout"), idleTimeout > lifetime {
+            let origin = session.contains("lifetime") ? "" : ", its default"
             warnings.append(ConfigWarning(path: "session.idle_timeout",
-                                          message: "longer than session.lifetime (\(lifetime)): it never takes effect"))
+                                          message: "longer than session.lifetime (\(lifetime)\(origin)): it never takes effect"))
         }
         let secrets = readSessionSecrets(session)
         guard let secrets else { return nil }
         return Config.Session(
             cookieName: cookieName, domain: domain, secure: secure, lifetime: lifetime, idleTimeout: idleTimeout,
             refreshAfter: refreshAfter, revalidate: revalidate.isZero ? nil : revalidate, secrets: secrets)
+    }
+
+    /// 1h, or half of `idle_timeout` when that is shorter: a session in use is re-sealed well
+    /// before its idle deadline, however short that is.
+    static func defaultRefreshAfter(idleTimeout: TimeSpan) -> TimeSpan {
+        min(.hours(1), TimeSpan(milliseconds: idleTimeout.milliseconds / 2))
     }
 
     /// Each secret must be base64 (standard or URL-safe) of at least 32 bytes, as printed by
@@ -312,8 +318,15 @@ struct ConfigSchema {
             // Identity headers are stripped case-insensitively and in their underscore spelling.
             let canonical = name.lowercased().replacingOccurrences(of: "_", with: "-")
             if let other = seen[canonical] {
-                reader.report(.conflict, "headers.\(key)", at: headers.location(of: key),
-                              "\(quoted(name)) is already used by headers.\(other)")
+                // Blame the name the operator wrote, never a default they did not: renaming
+                // user_id to X-Auth-Email is reported at user_id, saying email must move too.
+                if headers.contains(key) {
+                    reader.report(.conflict, "headers.\(key)", at: headers.location(of: key),
+                                  "\(quoted(name)) is already used by headers.\(other)")
+                } else {
+                    reader.report(.conflict, "headers.\(other)", at: headers.location(of: other),
+                                  "\(quoted(name)) is headers.\(key)'s default name; set headers.\(key) to another name too")
+                }
             }
             seen[canonical] = key
             names.append(name)

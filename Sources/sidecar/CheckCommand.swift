@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import SidecarConfig
+import SidecarProxy
 
 /// `sidecar check` — validate a configuration, its key files and secrets (SPEC §2).
 struct CheckCommand: ParsableCommand {
@@ -8,37 +9,28 @@ struct CheckCommand: ParsableCommand {
         commandName: "check",
         abstract: "Validate a configuration file, its key files and secrets, then print a summary.",
         discussion: """
-            Loads the file exactly as `sidecar run` would: every key is checked, env: and file: \
-            secrets are resolved and the Apple key file is read. Errors name the file, key, \
-            line and column and go to stderr with exit status 1; otherwise a summary (never \
-            secret values) is printed with any warnings, and the exit status is 0.
+            Loads the file exactly as `sidecar run` does, through the same code: every key is \
+            checked, env: and file: secrets are resolved, the Apple key is read and must be a \
+            P-256 key, and the sign-in settings are built. Errors name the file, key, line and \
+            column and go to stderr with exit status 1; otherwise a summary (never secret \
+            values) is printed with any warnings, and the exit status is 0.
             """)
 
     @Option(name: .long, help: ArgumentHelp("The configuration file.", valueName: "file"))
     var config: String = "sidecar.yaml"
 
     func run() throws {
-        let loaded: Config
+        let prepared: ServingConfiguration
         do {
-            loaded = try Config.load(file: config)
+            prepared = try ServingConfiguration.load(file: config, shared: AuthShared())
         } catch {
-            let count = error.errors.count
+            let count = error.lines.count
             writeStandardError(error.description + "\n\(config): \(count) error\(count == 1 ? "" : "s")\n")
             // Exit here: the messages are complete, the root would add its own line for a thrown ExitCode.
             Glibc.exit(1)
         }
-        let unsupported = FeatureSupport.unsupported(loaded)
-        guard unsupported.errors.isEmpty else {
-            let count = unsupported.errors.count
-            writeStandardError(unsupported.errors.map { "\(config): \($0)\n" }.joined()
-                + "\(config): \(count) error\(count == 1 ? "" : "s")\n")
-            Glibc.exit(1)
-        }
-        print(Self.summary(of: loaded), terminator: "")
-        for warning in loaded.warnings {
-            writeStandardError("\(config): warning: \(warning)\n")
-        }
-        for warning in unsupported.warnings {
+        print(Self.summary(of: prepared.config), terminator: "")
+        for warning in prepared.warnings {
             writeStandardError("\(config): warning: \(warning)\n")
         }
     }

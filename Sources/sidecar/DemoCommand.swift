@@ -9,10 +9,10 @@ import SidecarHTTP
 import SidecarProxy
 
 /// `sidecar demo` — zero set-up (SPEC §2): an ES256 client key and a cookie secret in a
-/// temporary directory, the Apple emulator in-process, a small demo upstream, and the
-/// sidecar in front of it, all on loopback. The sidecar is `http://localhost:<port>` and the
-/// emulator `http://127.0.0.1:<port>`: different sites, as with the real Apple, so the
-/// cross-site form_post is exercised for real.
+/// temporary directory (removed on every way out, see `DemoDirectory`), the Apple emulator
+/// in-process, a small demo upstream, and the sidecar in front of it, all on loopback. The
+/// sidecar is `http://localhost:<port>` and the emulator `http://127.0.0.1:<port>`: different
+/// sites, as with the real Apple, so the cross-site form_post is exercised for real.
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
@@ -44,28 +44,32 @@ struct DemoCommand: ParsableCommand {
     }
 
     private func serve(logger: Logger) throws {
-        let directory = try DemoFiles.makeDirectory()
+        let files = try DemoDirectory()
+        defer { files.remove() }  // normal exit, start-up failure, and after a signal's drain
+        let directory = files.path
         let key = try P256PrivateKey.generate()
-        let keyFile = directory + "/AuthKey_\(Self.keyID).p8"
-        try DemoFiles.write(try key.pkcs8PEM(), to: keyFile)
+        let keyFile = try files.write(try key.pkcs8PEM(), to: "AuthKey_\(Self.keyID).p8")
         let cookieSecret = Base64.encode(try SecureRandom.bytes(32))
-        try DemoFiles.write(cookieSecret + "\n", to: directory + "/cookie-secret")
+        try files.write(cookieSecret + "\n", to: "cookie-secret")
 
         let sidecarPort = port != 0 ? port : try DemoFiles.freePort()
         let publicURL = "http://localhost:\(sidecarPort)"
-        var emulatorOptions = EmulatorOptions(
+        let emulatorOptions = EmulatorOptions(
             issuer: "", teamID: Self.teamID,
             clients: [EmulatorClient(id: Self.clientID, redirectURIs: [publicURL + "/.auth/callback"])],
             clientKeys: [Self.keyID: key.publicKey])
-        emulatorOptions.keyDirectory = directory
-        let emulator = try RunningEmulator.start(
-            options: emulatorOptions, listen: try SocketAddress(host: "127.0.0.1", port: emulatorPort))
+        // The emulator's signing keys stay in memory (no keyDirectory): nothing more on disk.
+        // Its thread and the demo app's start with the stop signals blocked, so those signals
+        // reach this thread (see DemoDirectory).
+        let emulator = try DemoDirectory.withStopSignalsBlocked {
+            try RunningEmulator.start(
+                options: emulatorOptions, listen: try SocketAddress(host: "127.0.0.1", port: emulatorPort))
+        }
         defer { emulator.stop() }
-        let upstream = try DemoUpstream.start(port: upstreamPort)
+        let upstream = try DemoDirectory.withStopSignalsBlocked { try DemoUpstream.start(port: upstreamPort) }
         defer { upstream.stop() }
 
-        let configFile = directory + "/sidecar.yaml"
-        try DemoFiles.write("""
+        let configFile = try files.write("""
             # Written by `sidecar demo`: the same file works with `sidecar run --config`.
             listen: 127.0.0.1:\(sidecarPort)
             public_url: \(publicURL)
@@ -84,7 +88,7 @@ struct DemoCommand: ParsableCommand {
             log:
               format: text
 
-            """, to: configFile)
+            """, to: "sidecar.yaml")
         let config: Config
         do { config = try Config.load(file: configFile) } catch {
             throw RuntimeFailure("demo configuration: \(error)")
@@ -106,29 +110,8 @@ struct DemoCommand: ParsableCommand {
     }
 }
 
-/// The demo's temporary files and ports.
+/// The demo's ports.
 private enum DemoFiles {
-    static func makeDirectory() throws -> String {
-        var template = Array("/tmp/sidecar-demo-XXXXXX".utf8CString)
-        let made: String? = template.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
-            return String(cString: base)
-        }
-        guard let made else { throw RuntimeFailure("demo: cannot create a temporary directory") }
-        return made
-    }
-
-    /// Writes `text` readable by the owner only (it holds keys).
-    static func write(_ text: String, to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        guard fd >= 0 else { throw RuntimeFailure("demo: cannot write \(path)") }
-        defer { close(fd) }
-        let bytes = Array(text.utf8)
-        guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
-            throw RuntimeFailure("demo: cannot write \(path)")
-        }
-    }
-
     /// A port free right now on 127.0.0.1 (the emulator must know the callback URL first).
     static func freePort() throws -> UInt16 {
         let fd = try Socket.listen(on: try SocketAddress(host: "127.0.0.1", port: 0), reusePort: false)

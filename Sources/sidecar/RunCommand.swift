@@ -13,43 +13,26 @@ struct RunCommand: ParsableCommand {
     var config: String = "sidecar.yaml"
 
     func run() throws {
-        let loaded: Config
+        let shared = AuthShared()
+        let prepared: ServingConfiguration
         do {
-            loaded = try Config.load(file: config)
+            prepared = try ServingConfiguration.load(file: config, shared: shared)
         } catch {
             writeStandardError("sidecar: invalid configuration\n\(error)\n")
             throw ExitCode(1)
         }
+        let loaded = prepared.config
         let format: SidecarLogHandler.Format = loaded.log.format == .text ? .text : .json
         let level = Logger.Level(rawValue: loaded.log.level.rawValue) ?? .info
         LoggingSystem.bootstrap { SidecarLogHandler(label: $0, format: format, level: level) }
         let logger = Logger(label: "sidecar")
-        for warning in loaded.warnings { logger.warning("\(warning)") }
-        let unsupported = FeatureSupport.unsupported(loaded)
-        for warning in unsupported.warnings { logger.warning("\(warning)") }
-        guard unsupported.errors.isEmpty else {
-            for error in unsupported.errors { logger.error("\(config): \(error)") }
-            throw ExitCode(1)
-        }
-        let shared = AuthShared()
-        var options = ProxyOptions(loaded)
+        for warning in prepared.warnings { logger.warning("\(warning)") }
         do {
-            options.auth = try AuthSettings(config: loaded, shared: shared)
-        } catch {
-            logger.error("invalid configuration", metadata: ["error": "\(error)"])
-            throw ExitCode(1)
-        }
-        do {
-            let server = try ProxyServer(options: options, logger: logger)
+            let server = try ProxyServer(options: prepared.options, logger: logger)
             let file = config
             server.reload = {
-                let reloaded = try Config.load(file: file)
-                if let unsupported = FeatureSupport.unsupported(reloaded).errors.first {
-                    throw RuntimeFailure(unsupported.description)
-                }
-                var options = ProxyOptions(reloaded)
-                options.auth = try AuthSettings(config: reloaded, shared: shared)
-                return options
+                // Exactly what `check` and the start above do; a refusal keeps the old config.
+                try ServingConfiguration.load(file: file, shared: shared).options
             }
             try server.run()
         } catch {

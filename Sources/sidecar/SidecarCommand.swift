@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import SidecarConfig
 
 /// `sidecar` — the Sign in with Apple reverse-proxy sidecar (SPEC §2).
 /// Each subcommand lives in its own file. Exit codes: 0 ok, 1 config/usage error,
@@ -9,12 +10,14 @@ struct SidecarCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sidecar",
         abstract: "Sign in with Apple in front of any web app.",
+        version: SidecarVersion.description,
         subcommands: [
             RunCommand.self,
             SecretCommand.self,
             CheckCommand.self,
             EmulatorCommand.self,
             DemoCommand.self,
+            VersionCommand.self,
         ],
         defaultSubcommand: RunCommand.self
     )

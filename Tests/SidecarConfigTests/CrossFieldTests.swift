@@ -81,10 +81,39 @@ final class CrossFieldTests: XCTestCase {
         XCTAssertEqual(error?.column, 18)
     }
 
-    func testIdleLongerThanLifetimeWarns() throws {
-        let config = try parse(replacing(sessionHeader, with: sessionHeader + "  lifetime: 12h\n"))
-        XCTAssertEqual(config.warnings.map(\.description),
+    func testRefreshDefaultAdaptsToAShortIdleTimeout() throws {
+        // Issue 8: `idle_timeout: 30m` alone was refused because refresh_after's default (1h)
+        // was not shorter. A default must never make a valid setting fail.
+        let short = try parse(replacing(sessionHeader, with: sessionHeader + "  idle_timeout: 30m\n")).session
+        XCTAssertEqual(short.idleTimeout, .minutes(30))
+        XCTAssertEqual(short.refreshAfter, .minutes(15), "half the idle timeout when that is shorter than 1h")
+        XCTAssertEqual(try parse(replacing(sessionHeader, with: sessionHeader + "  idle_timeout: 90m\n")).session.refreshAfter,
+                       .minutes(45))
+        XCTAssertEqual(try parse(replacing(sessionHeader, with: sessionHeader + "  idle_timeout: 2h\n")).session.refreshAfter,
+                       .hours(1))
+        XCTAssertEqual(try parse(replacing(sessionHeader, with: sessionHeader + "  idle_timeout: 3s\n")).session.refreshAfter,
+                       TimeSpan(milliseconds: 1500))
+        // An explicit refresh_after is kept as written.
+        let explicit = try parse(replacing(sessionHeader, with: sessionHeader + "  idle_timeout: 30m\n  refresh_after: 5m\n"))
+        XCTAssertEqual(explicit.session.refreshAfter, .minutes(5))
+        XCTAssertEqual(explicit.warnings, [])
+    }
+
+    func testExplicitRefreshAgainstTheDefaultIdleTimeoutSaysSo() throws {
+        let error = try errors(replacing(sessionHeader, with: sessionHeader + "  refresh_after: 25h\n")).first
+        XCTAssertEqual(error?.description, "sidecar.yaml:10:18: session.refresh_after: must be shorter than "
+                       + "session.idle_timeout (1d, its default), or active sessions would expire")
+    }
+
+    func testIdleLongerThanLifetimeWarnsOnlyWhenIdleIsSet() throws {
+        // The default idle timeout simply yields to a shorter lifetime: nothing to warn about.
+        XCTAssertEqual(try parse(replacing(sessionHeader, with: sessionHeader + "  lifetime: 12h\n")).warnings, [])
+        let both = try parse(replacing(sessionHeader, with: sessionHeader + "  lifetime: 12h\n  idle_timeout: 24h\n"))
+        XCTAssertEqual(both.warnings.map(\.description),
                        ["session.idle_timeout: longer than session.lifetime (12h): it never takes effect"])
+        let idleOnly = try parse(replacing(sessionHeader, with: sessionHeader + "  idle_timeout: 8d\n"))
+        XCTAssertEqual(idleOnly.warnings.map(\.description),
+                       ["session.idle_timeout: longer than session.lifetime (7d, its default): it never takes effect"])
     }
 
     func testNativeAudiencesWithoutNonceWarns() throws {
@@ -102,6 +131,18 @@ final class CrossFieldTests: XCTestCase {
         XCTAssertEqual(error?.message, #""x-auth-user-id" is already used by headers.user_id"#)
         let underscore = try errors(Fixture.minimal + "headers:\n  name: X_Auth_Email\n").first
         XCTAssertEqual(underscore?.path, "headers.name", "underscore spelling is the same header once stripped")
+    }
+
+    func testIdentityHeaderTakingAnotherDefaultIsReportedWhereItWasWritten() throws {
+        // user_id renamed to email's default: the error is at user_id (the operator's line),
+        // not at headers.email, a key they never wrote.
+        let error = try errors(Fixture.minimal + "headers:\n  user_id: X-Auth-Email\n").first
+        XCTAssertEqual(error?.kind, .conflict)
+        XCTAssertEqual(error?.description, "sidecar.yaml:12:12: headers.user_id: \"X-Auth-Email\" is headers.email's "
+                       + "default name; set headers.email to another name too")
+        let moved = try parse(Fixture.minimal + "headers:\n  user_id: X-Auth-Email\n  email: X-Auth-Mail\n").headers
+        XCTAssertEqual(moved.userID, "X-Auth-Email")
+        XCTAssertEqual(moved.email, "X-Auth-Mail")
     }
 
     func testScopesAreAppleOnes() throws {

@@ -82,13 +82,14 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 9)
+        XCTAssertEqual(uncommented, 10)
 
         let config = try load(text, preparing: directory)
         XCTAssertEqual(config.tls?.certFile, directory + "/tls/cert.pem")
         XCTAssertEqual(config.apple.caFile, directory + "/emulator-ca.pem")
         XCTAssertEqual(config.session.domain, "example.com")
         XCTAssertEqual(config.session.cookieName, "__Secure-sidecar")
+        XCTAssertEqual(config.session.refreshAfter, .hours(1), "the sample value is the default for the sample idle_timeout")
         XCTAssertEqual(config.assertion.privateKeyFile, directory + "/assertion.pem")
         XCTAssertEqual(config.notifications.forwardTo?.description, "http://127.0.0.1:3000/hooks/apple")
     }

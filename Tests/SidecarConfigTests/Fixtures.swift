@@ -7,9 +7,13 @@ enum Fixture {
     /// base64 of 32 bytes.
     static let cookieSecret = "q83vEjRWeJq83vEjRWeJq83vEjRWeJq83vEjRWeJq80="
 
+    /// A P-256 key in PKCS#8, as Apple's `.p8` (generated for these tests only). The config
+    /// reader parses the key, so it must be a real one.
     static let pem = """
         -----BEGIN PRIVATE KEY-----
-        MIGTAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBHkwdwIBAQQgsbhX3ZtSCVDqI4oH
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgzOd5fDvlU1N64QjN
+        8ga8/VHSlBx2p7ZVKqadPVrs1TKhRANCAASlo8BLrPJbCiuh9Uf8tXAsgcHvtS/h
+        LbD4uC7dTUptCG6w379TeFHjdBVAoA7jPr6VbI6cLcRWTnF6/4hk8Z36
         -----END PRIVATE KEY-----
 
         """

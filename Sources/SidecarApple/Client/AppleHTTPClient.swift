@@ -1,4 +1,5 @@
 import CEvent
+import SidecarConfig
 
 /// HTTPS client to Apple's endpoints on one libevent loop (the caller's worker loop).
 ///
@@ -43,7 +44,8 @@ public final class AppleHTTPClient {
         case caFileUnreadable(String)
     }
 
-    public static let version = "0.1.0"
+    /// The sidecar's version (one constant for the CLI, the proxy and this User-Agent).
+    public static let version = SidecarVersion.version
     public static let defaultUserAgent = "siwa-sidecar/\(version)"
 
     public let configuration: Configuration

@@ -15,7 +15,10 @@ final class EVPKey: @unchecked Sendable {
                 throw .invalidKey("unreadable PEM")
             }
             defer { BIO_free(bio) }
-            guard let key = PEM_read_bio_PrivateKey(bio, nil, nil, nil) else {
+            // A password callback that declines: with none, OpenSSL would prompt on the
+            // terminal for an encrypted key, so `check` run by hand could pass a key that
+            // `run` under a service manager cannot read.
+            guard let key = PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil) else {
                 ERR_clear_error()
                 throw .invalidKey("not a PEM private key")
             }
