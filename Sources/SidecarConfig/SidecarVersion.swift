@@ -6,7 +6,7 @@
 /// without a build-tool plugin, and a value computed when the manifest is evaluated would go
 /// stale (the manifest is cached across commits). Bump `version` when releasing.
 public enum SidecarVersion {
-    public static let version = "0.1.0"
+    public static let version = "0.2.0"
 
     /// The compiler that built this binary, to the minor version (`6.3`): the language has no
     /// way to read its own version other than testing it.
@@ -26,6 +26,6 @@ public enum SidecarVersion {
         #endif
     }()
 
-    /// What `sidecar --version` prints: `sidecar 0.1.0 (swift 6.3)`.
+    /// What `sidecar --version` prints: `sidecar 0.2.0 (swift 6.3)`.
     public static var description: String { "sidecar \(version) (swift \(swiftVersion))" }
 }

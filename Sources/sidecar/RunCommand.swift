@@ -63,6 +63,7 @@ extension ProxyOptions {
         adminListen = config.admin.listen.description
         accessLog = config.log.access
         textLogs = config.log.format == .text
+        version = SidecarVersion.version
         maxHeaderBytes = config.limits.maxHeaderBytes
         maxUploadBytes = UInt64(max(0, config.limits.maxUploadBytes))
         headerTimeoutMs = config.limits.headerTimeout.milliseconds
