@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <malloc.h>
 
 #include <event2/event.h>
 #include <event2/buffer.h>

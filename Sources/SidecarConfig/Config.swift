@@ -155,6 +155,10 @@ public struct Config: Sendable {
         public var headerTimeout: TimeSpan
         public var idleTimeout: TimeSpan
         public var maxConnections: Int
+        /// The most of one exchange's data held for the slower side, in each direction.
+        public var responseBuffer: Int
+        /// Bytes per second a request body must average from 10 s after its first byte; 0 = off.
+        public var minBodyRate: Int
     }
 }
 

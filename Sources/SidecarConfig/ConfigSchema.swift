@@ -376,6 +376,8 @@ struct ConfigSchema {
             maxUploadBytes: limits.value("max_upload_bytes", default: 0, Parse.byteSize),
             headerTimeout: limits.value("header_timeout", default: .seconds(10), Parse.positiveDuration),
             idleTimeout: limits.value("idle_timeout", default: .seconds(60), Parse.positiveDuration),
-            maxConnections: limits.value("max_connections", default: 10_000, Parse.integer(in: 1...1_000_000)))
+            maxConnections: limits.value("max_connections", default: 10_000, Parse.integer(in: 1...1_000_000)),
+            responseBuffer: limits.value("response_buffer", default: 64 << 10, Parse.byteSize(in: (4 << 10)...(64 << 20))),
+            minBodyRate: limits.value("min_body_rate", default: 256, Parse.byteSize(in: 0...(1 << 30))))
     }
 }

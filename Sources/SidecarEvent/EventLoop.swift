@@ -8,7 +8,7 @@ public final class EventLoop {
     /// Where this loop's streams read into before appending what arrived to their input
     /// evbuffer: a small read then costs a small chain, not a fresh 64 KiB one.
     let readScratch: UnsafeMutableRawPointer
-    static let readScratchSize = 64 * 1024
+    public static let readScratchSize = 64 * 1024
 
     public init() throws(EventError) {
         guard let config = event_config_new() else { throw .libevent("event_config_new") }

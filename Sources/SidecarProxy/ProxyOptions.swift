@@ -48,6 +48,13 @@ public struct ProxyOptions: Sendable {
     public var headerTimeoutMs: Int64 = 10_000
     public var idleTimeoutMs: Int64 = 60_000
     public var maxConnections = 10_000
+    /// `limits.response_buffer`: beyond this much data held for a slower side (response bytes
+    /// for the client, body bytes for the upstream) the faster side is paused.
+    public var responseBufferBytes = 64 * 1024
+    /// `limits.min_body_rate` in bytes per second (0: off), checked from `minBodyGraceMs`
+    /// after a request body's first byte.
+    public var minBodyRate = 256
+    public var minBodyGraceMs: Int64 = 10_000
     /// How long in-flight requests may finish after SIGTERM/SIGINT.
     public var shutdownGraceMs: Int64 = 10_000
     /// An upstream success this recent makes /readyz answer 200 without probing.

@@ -42,8 +42,12 @@ final class Worker {
     private var upstreamFailureLog = RateLimitedLog(intervalMs: 10_000)
     let metrics: MetricsRecorder
 
-    /// Output above this stops reading the other side until it drains (backpressure).
-    static let highWatermark = 256 * 1024
+    /// Output queued above this stops reading the other side until it drains (backpressure).
+    /// One read (up to `EventLoop.readScratchSize`) lands on top of it, so this is
+    /// `limits.response_buffer` less one read: what an exchange holds for a slow side stays
+    /// within the configured bound in each direction (with the 64 KiB default, the other side
+    /// is read only when nothing is queued: the kernel's socket buffers do the buffering).
+    private(set) var holdLimit = 0
 
     init(
         index: Int, settings: SharedSettings, listenFD: Int32, readiness: Readiness,
@@ -75,6 +79,7 @@ final class Worker {
         pool = UpstreamPool(loop: loop, address: upstreamAddress, capacity: options.upstreamPoolSize, reaper: reaper)
         if options.accessLog { accessLog = AccessLog(loop: loop, sink: logSink, format: options.textLogs ? .text : .json) }
         upstreamText = Self.describe(options.upstream)
+        holdLimit = Self.holdLimit(options)
         listener = Listener(loop: loop, fd: listenFD) { [unowned self] fd, peer in
             self.accept(fd, peer: peer)
         }
@@ -101,6 +106,7 @@ final class Worker {
             pool = UpstreamPool(loop: loop, address: address, capacity: options.upstreamPoolSize, reaper: reaper)
         }
         upstreamText = Self.describe(options.upstream)
+        holdLimit = Self.holdLimit(options)
         accessLog?.flush()
         accessLog = options.accessLog ? AccessLog(loop: loop, sink: logSink, format: options.textLogs ? .text : .json) : nil
     }
@@ -139,6 +145,7 @@ final class Worker {
         }
         let client = ClientConnection(worker: self, fd: fd, peer: peer)
         clients[ObjectIdentifier(client)] = client
+        if clients.count > peakConnections { peakConnections = clients.count }
         metrics.setOpenConnections(clients.count)
         // At `limits.max_connections` stop accepting (as nginx does): newcomers wait in the
         // kernel's backlog until a connection closes, instead of being cut off.
@@ -159,6 +166,7 @@ final class Worker {
         if let removed = clients.removeValue(forKey: ObjectIdentifier(client)) {
             reaper.retire(removed)
             metrics.setOpenConnections(clients.count)
+            if peakConnections >= Self.trimAfterPeak, clients.count <= peakConnections / 2 { scheduleTrim() }
             if !isDraining, clients.count < maxConnections { listener?.resume() }
         }
         if isDraining && clients.isEmpty { finishDrain() }  // with the listener closed, nothing more can come
@@ -191,6 +199,26 @@ final class Worker {
         idleGraceTimer?.schedule(afterMilliseconds: min(Self.drainIdleGraceMs, options.shutdownGraceMs))
     }
 
+    /// Returning memory after a burst (SPEC §8: back within 32 MB of the level before, round
+    /// after round). Connection buffers are malloc'd evbuffer chains, freed when drained, but
+    /// glibc keeps freed heap pages in each thread's arena; `malloc_trim(0)` hands the free
+    /// pages of every arena back (madvise), so RSS follows the connections down. It runs once
+    /// a burst of at least `trimAfterPeak` connections has halved, a second later (coalesced),
+    /// never per request.
+    private func scheduleTrim() {
+        if trimTimer == nil {
+            trimTimer = Timer(loop: loop) { [unowned self] in
+                _ = malloc_trim(0)
+                self.peakConnections = self.clients.count
+            }
+        }
+        if trimTimer?.isScheduled == false { trimTimer?.schedule(afterMilliseconds: 1_000) }
+    }
+
+    static let trimAfterPeak = 64
+    private var peakConnections = 0
+    private var trimTimer: Timer?
+
     /// How long idle connections stay open after SIGTERM for requests already on their way.
     static let drainIdleGraceMs: Int64 = 1_000
     private var idleGraceTimer: Timer?
@@ -206,6 +234,10 @@ final class Worker {
         ]
         if suppressed > 0 { metadata["suppressed"] = .stringConvertible(suppressed) }
         Logger(label: "sidecar").error("upstream \(stage) failed (\(code): \(String(cString: strerror(code))))", metadata: metadata)
+    }
+
+    private static func holdLimit(_ options: ProxyOptions) -> Int {
+        max(0, options.responseBufferBytes - EventLoop.readScratchSize)
     }
 
     private static func describe(_ upstream: ProxyOptions.Upstream) -> [UInt8] {

@@ -69,5 +69,7 @@ extension ProxyOptions {
         headerTimeoutMs = config.limits.headerTimeout.milliseconds
         idleTimeoutMs = config.limits.idleTimeout.milliseconds
         maxConnections = config.limits.maxConnections
+        responseBufferBytes = config.limits.responseBuffer
+        minBodyRate = config.limits.minBodyRate
     }
 }

@@ -115,6 +115,8 @@ enum IncompleteReason: Int, CaseIterable {
     case clientClosed
     /// The client's request body broke its framing or limit after the response had started.
     case requestBodyInvalid
+    /// The request body arrived slower than `limits.min_body_rate` (answered 408 if it could be).
+    case requestBodyTooSlow
 
     var label: String {
         switch self {
@@ -125,6 +127,7 @@ enum IncompleteReason: Int, CaseIterable {
         case .clientSendTimeout: "client_send_timeout"
         case .clientClosed: "client_closed"
         case .requestBodyInvalid: "request_body_invalid"
+        case .requestBodyTooSlow: "request_body_too_slow"
         }
     }
 }

@@ -12,12 +12,12 @@ extension ClientConnection {
         switch phase {
         case .exchanging:
             if requestRelay != nil {
-                wantsInput = (upstream?.stream.pendingOutput ?? 0) < Worker.highWatermark
+                wantsInput = (upstream?.stream.pendingOutput ?? 0) <= worker.holdLimit
             } else {
                 wantsInput = stream.pendingInput < Self.pipelineLimit
             }
         case .tunnel:
-            wantsInput = (upstream?.stream.pendingOutput ?? 0) < Worker.highWatermark
+            wantsInput = (upstream?.stream.pendingOutput ?? 0) <= worker.holdLimit
         case .waitingForHead, .closing:
             wantsInput = true
         case .closed:
@@ -77,10 +77,14 @@ extension ClientConnection {
                 waitForClientToRead()
                 return
             }
+            if requestBodyTooSlow {
+                refuseSlowBody()
+                return
+            }
             let idleFor = worker.nowMs - lastProgressMs
             let timeout = worker.options.upstreamTimeoutMs
             if idleFor < timeout {
-                arm(.upstream, timeout - idleFor)
+                arm(.upstream, min(timeout - idleFor, bodyRateRecheckMs))
             } else if phase != .exchanging {
                 close()
             } else if response == nil {
@@ -123,6 +127,44 @@ extension ClientConnection {
             arm(.upstream, bound - waited)
         } else {
             abort(.clientSendTimeout)
+        }
+    }
+
+    /// Arms the deadline of an exchange waiting on the upstream: `upstream_timeout`, or
+    /// sooner while a request body is arriving and its rate is to be checked.
+    func armUpstreamDeadline() {
+        arm(.upstream, min(worker.options.upstreamTimeoutMs, bodyRateRecheckMs))
+    }
+
+    /// When to look at the request body's rate again: at the end of the grace period, then
+    /// every second while the body is still arriving (`.max`: nothing to check).
+    var bodyRateRecheckMs: Int64 {
+        guard requestRelay != nil, worker.options.minBodyRate > 0 else { return .max }
+        let elapsed = worker.nowMs - startedMs
+        let grace = worker.options.minBodyGraceMs
+        return elapsed < grace ? grace - elapsed : 1_000
+    }
+
+    /// `limits.min_body_rate` (Kestrel's model): from the grace period on, a request body
+    /// must have averaged the rate since its first byte. A body dripping in slower would
+    /// hold this connection and one of the upstream's for as long as the client likes.
+    var requestBodyTooSlow: Bool {
+        guard let relay = requestRelay, worker.options.minBodyRate > 0 else { return false }
+        let elapsed = worker.nowMs - startedMs
+        guard elapsed >= worker.options.minBodyGraceMs else { return false }
+        return relay.transferred &* 1000 < UInt64(worker.options.minBodyRate) &* UInt64(elapsed)
+    }
+
+    /// 408 to the client and the upstream connection closed (the upstream sees its request
+    /// end); after a response has started only the close is left.
+    func refuseSlowBody() {
+        requestRelay = nil
+        keepAlive = false
+        incomplete = .requestBodyTooSlow
+        if response == nil {
+            failUpstream(408)
+        } else {
+            abort(.requestBodyTooSlow)
         }
     }
 }

@@ -36,6 +36,6 @@ extension ClientConnection {
             close()
             return
         }
-        if stream.pendingOutput > Worker.highWatermark { upstream.stream.pauseReading() }
+        if stream.pendingOutput > worker.holdLimit { upstream.stream.pauseReading() }
     }
 }

@@ -36,7 +36,7 @@ extension ClientConnection {
     }
 
     func sendRequest(_ head: HTTPRequestHead, _ view: HeadView) {
-        arm(.upstream, worker.options.upstreamTimeoutMs)
+        armUpstreamDeadline()
         writeRequest(head, view)
     }
 
@@ -94,7 +94,7 @@ extension ClientConnection {
             return
         }
         worker.readiness.upstreamSucceeded(atMs: worker.nowMs)
-        arm(.upstream, worker.options.upstreamTimeoutMs)
+        armUpstreamDeadline()
         relayRequestBody()  // flushes what queued up while connecting, resumes the client
     }
 
@@ -217,7 +217,7 @@ extension ClientConnection {
         case .invalid, .tooLarge:
             abort(.upstreamInvalidBody)
         case .needMore:
-            if stream.pendingOutput > Worker.highWatermark { holdUpstreamForClient(upstream) }
+            if stream.pendingOutput > worker.holdLimit { holdUpstreamForClient(upstream) }
         }
     }
 
