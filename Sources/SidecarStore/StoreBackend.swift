@@ -85,6 +85,11 @@ public protocol SynchronousStore: StoreBackend {
 }
 
 extension SynchronousStore {
+    /// `claim` with the bytes of a string.
+    public func claim(_ namespace: ClaimNamespace, key: String, expiresAt: Int64) -> ClaimResult {
+        claim(namespace, key: Array(key.utf8), expiresAt: expiresAt)
+    }
+
     public func revokeSession(id: [UInt8], expiresAt: Int64, completion: @escaping StoreCompletion<Void>) {
         completion(Result { () throws(StoreError) in try revokeSession(id: id, expiresAt: expiresAt) })
     }
