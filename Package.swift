@@ -53,6 +53,8 @@ let package = Package(
                 "SidecarCrypto", "SidecarHTTP", "SidecarEvent", "SidecarConfig",
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // What outlives a request: revocations, single-use keys, notification forwards (memory | file).
+        .target(name: "SidecarStore", dependencies: ["SidecarCrypto"], swiftSettings: hotPathSettings),
         // Reverse proxy: connections, upstream pool, header rewriting, auth endpoints, admin.
         .target(
             name: "SidecarProxy",
@@ -80,6 +82,7 @@ let package = Package(
         .testTarget(name: "SidecarCryptoTests", dependencies: ["SidecarCrypto"]),
         .testTarget(name: "SidecarHTTPTests", dependencies: ["SidecarHTTP"]),
         .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig"]),
+        .testTarget(name: "SidecarStoreTests", dependencies: ["SidecarStore"]),
         .testTarget(name: "SidecarProxyTests", dependencies: ["SidecarProxy", "SidecarHTTP", "CEvent"]),
         .testTarget(name: "SidecarAppleTests", dependencies: ["SidecarApple"], exclude: ["Fixtures"]),
         .testTarget(name: "SidecarEmulatorTests", dependencies: ["SidecarApple"]),

@@ -1,0 +1,126 @@
+/// The answer to a store change: the value, or why it did not happen.
+public typealias StoreCompletion<Value> = (Result<Value, StoreError>) -> Void
+
+/// What the sidecar keeps across requests (SPEC §6): revocations, single-use keys with an
+/// expiry, and notification forwards not yet delivered. Back-ends: `MemoryStore`,
+/// `FileStore`; a Redis one is to come.
+///
+/// Changes are completion-based because a shared store answers over the network: the
+/// completion runs on the thread that made the call — before the call returns for the
+/// memory and file stores, later on the caller's event loop for a networked one (which
+/// therefore keeps a connection per worker loop, as the Apple client does). A caller
+/// writes its continuation once and does not care which. Completions are not `@Sendable`
+/// for that reason: they never change threads.
+///
+/// The one question on the request path — is this session revoked? — is not here: it is
+/// answered from memory by a `RevocationView` over `revocations`, which every back-end keeps
+/// current, so checking a session never waits on a disk or the network.
+///
+/// Times are Unix seconds unless a name says `Ms`.
+public protocol StoreBackend: AnyObject, Sendable {
+    /// The revocations in memory; workers read them through `makeRevocationView()`.
+    var revocations: RevocationSet { get }
+    /// For `/readyz` and the start-up log.
+    var health: StoreHealth { get }
+    /// For `/metrics`; never waits for a write in progress.
+    var metrics: StoreMetrics { get }
+    /// What opening found and repaired (a torn last record dropped, a corrupt record
+    /// skipped): one line each, for the start-up log. Empty for a clean open.
+    var openingNotes: [String] { get }
+
+    /// Revokes one session (logout) until its own expiry; an expired one needs nothing.
+    func revokeSession(id: [UInt8], expiresAt: Int64, completion: @escaping StoreCompletion<Void>)
+
+    /// Revokes every session of `subject` issued at or before `issuedAtOrBeforeMs` (Unix
+    /// milliseconds: Apple's `event_time`), remembered until `keepUntil` — the time by which
+    /// all such sessions have expired (cutoff + the longest session lifetime). Revoking a
+    /// subject again keeps the later cutoff.
+    func revokeSubject(
+        _ subject: String, issuedAtOrBeforeMs: Int64, keepUntil: Int64, completion: @escaping StoreCompletion<Void>)
+
+    /// Claims a single-use key until `expiresAt`: `.claimed` exactly once while unexpired.
+    /// Keys of exactly 16 bytes are used as they are, others are SHA-256'd to 16 bytes.
+    /// A key already expired is not remembered (the caller refuses expired tokens itself).
+    func claim(
+        _ namespace: ClaimNamespace, key: [UInt8], expiresAt: Int64, completion: @escaping (ClaimResult) -> Void)
+
+    /// Queues a notification forward until `ackForward`; fails with `.forwardQueueFull`
+    /// when the queue is at its bound (log it: the event would otherwise be lost).
+    func enqueueForward(payload: [UInt8], completion: @escaping StoreCompletion<ForwardID>)
+    /// The upstream took it (or the forwarder gave up on it): forget it. Unknown ids succeed.
+    func ackForward(_ id: ForwardID, completion: @escaping StoreCompletion<Void>)
+    /// A delivery attempt failed: counted, with its time, for a back-off that survives a
+    /// restart. Unknown ids succeed.
+    func recordForwardAttempt(_ id: ForwardID, completion: @escaping StoreCompletion<Void>)
+    /// Every forward not yet acknowledged, oldest first.
+    func pendingForwards(completion: @escaping StoreCompletion<[PendingForward]>)
+
+    /// Releases the file or connection; later changes fail with `.closed`.
+    func close()
+}
+
+extension StoreBackend {
+    /// A view for one worker's thread (see `RevocationView`).
+    public func makeRevocationView() -> RevocationView { RevocationView(revocations) }
+
+    /// `claim` with the bytes of a string (a login state, a nonce, a `jti`).
+    public func claim(
+        _ namespace: ClaimNamespace, key: String, expiresAt: Int64, completion: @escaping (ClaimResult) -> Void
+    ) {
+        claim(namespace, key: Array(key.utf8), expiresAt: expiresAt, completion: completion)
+    }
+}
+
+/// A back-end that finishes every change before returning (memory, file). It offers the
+/// changes as plain throwing calls too — for tests and tools; the sidecar itself goes
+/// through `StoreBackend` so a networked back-end can take their place.
+public protocol SynchronousStore: StoreBackend {
+    func revokeSession(id: [UInt8], expiresAt: Int64) throws(StoreError)
+    func revokeSubject(_ subject: String, issuedAtOrBeforeMs: Int64, keepUntil: Int64) throws(StoreError)
+    func claim(_ namespace: ClaimNamespace, key: [UInt8], expiresAt: Int64) -> ClaimResult
+    func enqueueForward(payload: [UInt8]) throws(StoreError) -> ForwardID
+    func ackForward(_ id: ForwardID) throws(StoreError)
+    func recordForwardAttempt(_ id: ForwardID) throws(StoreError)
+    func pendingForwards() throws(StoreError) -> [PendingForward]
+}
+
+extension SynchronousStore {
+    /// `claim` with the bytes of a string.
+    public func claim(_ namespace: ClaimNamespace, key: String, expiresAt: Int64) -> ClaimResult {
+        claim(namespace, key: Array(key.utf8), expiresAt: expiresAt)
+    }
+
+    public func revokeSession(id: [UInt8], expiresAt: Int64, completion: @escaping StoreCompletion<Void>) {
+        completion(Result { () throws(StoreError) in try revokeSession(id: id, expiresAt: expiresAt) })
+    }
+
+    public func revokeSubject(
+        _ subject: String, issuedAtOrBeforeMs: Int64, keepUntil: Int64, completion: @escaping StoreCompletion<Void>
+    ) {
+        completion(Result { () throws(StoreError) in
+            try revokeSubject(subject, issuedAtOrBeforeMs: issuedAtOrBeforeMs, keepUntil: keepUntil)
+        })
+    }
+
+    public func claim(
+        _ namespace: ClaimNamespace, key: [UInt8], expiresAt: Int64, completion: @escaping (ClaimResult) -> Void
+    ) {
+        completion(claim(namespace, key: key, expiresAt: expiresAt))
+    }
+
+    public func enqueueForward(payload: [UInt8], completion: @escaping StoreCompletion<ForwardID>) {
+        completion(Result { () throws(StoreError) in try enqueueForward(payload: payload) })
+    }
+
+    public func ackForward(_ id: ForwardID, completion: @escaping StoreCompletion<Void>) {
+        completion(Result { () throws(StoreError) in try ackForward(id) })
+    }
+
+    public func recordForwardAttempt(_ id: ForwardID, completion: @escaping StoreCompletion<Void>) {
+        completion(Result { () throws(StoreError) in try recordForwardAttempt(id) })
+    }
+
+    public func pendingForwards(completion: @escaping StoreCompletion<[PendingForward]>) {
+        completion(Result { () throws(StoreError) in try pendingForwards() })
+    }
+}
