@@ -59,7 +59,7 @@ let package = Package(
         .target(
             name: "SidecarProxy",
             dependencies: [
-                "SidecarCrypto", "SidecarHTTP", "SidecarEvent", "SidecarConfig", "SidecarApple",
+                "SidecarCrypto", "SidecarHTTP", "SidecarEvent", "SidecarConfig", "SidecarApple", "SidecarStore",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: hotPathSettings),
@@ -68,6 +68,7 @@ let package = Package(
             name: "sidecar",
             dependencies: [
                 "SidecarProxy", "SidecarConfig", "SidecarCrypto", "SidecarApple", "SidecarEvent", "SidecarHTTP",
+                "SidecarStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -83,7 +84,7 @@ let package = Package(
         .testTarget(name: "SidecarHTTPTests", dependencies: ["SidecarHTTP"]),
         .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig"]),
         .testTarget(name: "SidecarStoreTests", dependencies: ["SidecarStore"]),
-        .testTarget(name: "SidecarProxyTests", dependencies: ["SidecarProxy", "SidecarHTTP", "CEvent"]),
+        .testTarget(name: "SidecarProxyTests", dependencies: ["SidecarProxy", "SidecarHTTP", "CEvent", "SidecarStore"]),
         .testTarget(name: "SidecarAppleTests", dependencies: ["SidecarApple"], exclude: ["Fixtures"]),
         .testTarget(name: "SidecarEmulatorTests", dependencies: ["SidecarApple"]),
     ]

@@ -23,8 +23,8 @@ enum FeatureSupport {
         if config.notifications.forwardTo != nil {
             errors.append(Finding(path: "notifications.forward_to", message: "Apple server-to-server notifications are not available in this build"))
         }
-        if config.revocations.store != .memory {
-            errors.append(Finding(path: "revocations.store", message: "\(config.revocations.store) is not available in this build; only memory (lost on restart)"))
+        if case .redis = config.revocations.store {
+            errors.append(Finding(path: "revocations.store", message: "\(config.revocations.store) is not available in this build; use memory (lost on restart) or file:/path"))
         }
         if !config.apple.nativeAudiences.isEmpty {
             errors.append(Finding(path: "apple.native_audiences", message: "the native-app endpoint (/.auth/native) is not available in this build"))

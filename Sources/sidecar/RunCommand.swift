@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import SidecarConfig
 import SidecarProxy
+import SidecarStore
 
 /// `sidecar run --config sidecar.yaml` (also `sidecar --config …`): serve.
 struct RunCommand: ParsableCommand {
@@ -13,10 +14,22 @@ struct RunCommand: ParsableCommand {
     var config: String = "sidecar.yaml"
 
     func run() throws {
-        let shared = AuthShared()
+        var opened: AuthShared?
         let prepared: ServingConfiguration
         do {
-            prepared = try ServingConfiguration.load(file: config, shared: shared)
+            prepared = try ServingConfiguration.load(file: config) { loaded throws(ServingConfiguration.Refusal) in
+                // The store is opened once, here: a reload keeps it and what it holds.
+                guard let spec = StoreSpec(loaded.revocations.store) else {
+                    throw .init(lines: ["\(config): revocations.store: \(loaded.revocations.store) is not available in this build"])
+                }
+                do {
+                    let shared = AuthShared(store: try openStore(spec))
+                    opened = shared
+                    return shared
+                } catch {
+                    throw .init(lines: ["\(config): revocations.store: \(error)"])
+                }
+            }
         } catch {
             writeStandardError("sidecar: invalid configuration\n\(error)\n")
             throw ExitCode(1)
@@ -27,12 +40,23 @@ struct RunCommand: ParsableCommand {
         LoggingSystem.bootstrap { SidecarLogHandler(label: $0, format: format, level: level) }
         let logger = Logger(label: "sidecar")
         for warning in prepared.warnings { logger.warning("\(warning)") }
+        guard let shared = opened else { throw ExitCode(1) }
+        let store = shared.store
+        for note in store.openingNotes { logger.warning("store: \(note)") }
+        logger.info("store opened", metadata: [
+            "store": "\(store.health.location)", "durable": .stringConvertible(store.health.durable),
+        ])
+        let startStore = prepared.config.revocations.store
         do {
             let server = try ProxyServer(options: prepared.options, logger: logger)
             let file = config
             server.reload = {
                 // Exactly what `check` and the start above do; a refusal keeps the old config.
-                try ServingConfiguration.load(file: file, shared: shared).options
+                let reloaded = try ServingConfiguration.load(file: file, shared: shared)
+                if reloaded.config.revocations.store != startStore {
+                    logger.warning("revocations.store changes take effect on restart; keeping \(startStore)")
+                }
+                return reloaded.options
             }
             try server.run()
         } catch {

@@ -1,5 +1,7 @@
 import SidecarConfig
+import SidecarEvent
 import SidecarProxy
+import SidecarStore
 
 /// Everything `sidecar run` (at start and on SIGHUP) derives from a configuration file before
 /// it serves, and what `sidecar check` validates: one code path, so `check` can never pass a
@@ -20,6 +22,12 @@ struct ServingConfiguration {
     /// Reads `file` (resolving secrets and reading key files), refuses what this build lacks,
     /// and builds the sign-in settings exactly as serving them would.
     static func load(file: String, shared: AuthShared) throws(Refusal) -> ServingConfiguration {
+        try load(file: file) { _ throws(Refusal) in shared }
+    }
+
+    /// As above, with the shared sign-in state made from the loaded configuration (`run`
+    /// opens the store `revocations.store` names once, at start).
+    static func load(file: String, shared makeShared: (Config) throws(Refusal) -> AuthShared) throws(Refusal) -> ServingConfiguration {
         let config: Config
         do {
             config = try Config.load(file: file)
@@ -31,12 +39,29 @@ struct ServingConfiguration {
             throw Refusal(lines: unsupported.errors.map { "\(file): \($0)" })
         }
         var options = ProxyOptions(config)
+        let shared = try makeShared(config)
         do {
             options.auth = try AuthSettings(config: config, shared: shared)
         } catch {
             throw Refusal(lines: ["\(file): \(error)"])
         }
-        let warnings = config.warnings.map(\.description) + unsupported.warnings.map(\.description)
+        var warnings = config.warnings.map(\.description) + unsupported.warnings.map(\.description)
+        if let shortfall = DescriptorLimit.shortfall(
+            maxConnections: config.limits.maxConnections, limits: DescriptorLimit.current()) {
+            warnings.append(shortfall)
+        }
         return ServingConfiguration(config: config, options: options, warnings: warnings)
+    }
+}
+
+extension StoreSpec {
+    /// The store `revocations.store` names; nil for one this build cannot open (FeatureSupport
+    /// refuses those first).
+    init?(_ store: RevocationStore) {
+        switch store {
+        case .memory: self = .memory
+        case .file(let path): self = .file(path: path)
+        case .redis: return nil
+        }
     }
 }

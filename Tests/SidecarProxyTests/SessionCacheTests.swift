@@ -2,6 +2,7 @@ import SidecarConfig
 import SidecarCrypto
 import SidecarEvent
 import SidecarHTTP
+import SidecarStore
 import XCTest
 
 @testable import SidecarProxy
@@ -126,7 +127,10 @@ final class SessionCacheTests: XCTestCase {
     private static let secretA = Base64.encode([UInt8](repeating: 0x11, count: 32))
     private static let secretB = Base64.encode([UInt8](repeating: 0x22, count: 32))
 
-    private func makeHarness(shared: AuthShared = AuthShared()) throws -> Harness {
+    /// The store's clock is the tests' (sessions here expire around t = 1,500 s).
+    private func makeHarness(
+        shared: AuthShared = AuthShared(store: MemoryStore(clock: StoreClock { 1_500 }))
+    ) throws -> Harness {
         let loop = try EventLoop()
         let settings = try AuthSettings(config: makeConfig(secret: Self.secretA), shared: shared)
         let metrics = MetricsRecorder(
@@ -216,7 +220,7 @@ final class SessionCacheTests: XCTestCase {
         XCTAssertNotNil(identify(h, otherHead, now: 1_500).opened)
         XCTAssertEqual(h.auth.cache.count, 2)
 
-        h.settings.shared.revocations.revokeSession(id: revoked.id, until: revoked.expiresAt, now: 1_500)
+        try XCTUnwrap(h.settings.shared.store as? MemoryStore).revokeSession(id: revoked.id, expiresAt: revoked.expiresAt)
         XCTAssertNil(identify(h, revokedHead, now: 1_501).opened)
         XCTAssertEqual(h.auth.metrics.metrics.sessions(.revoked, via: .cookie), 1)
         XCTAssertNotNil(identify(h, otherHead, now: 1_501).opened)  // opened again, cached again

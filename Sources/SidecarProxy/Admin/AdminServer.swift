@@ -2,6 +2,7 @@ import CEvent
 import Glibc
 import SidecarEvent
 import SidecarHTTP
+import SidecarStore
 
 /// The admin listener (SPEC §7): `GET /healthz`, `GET /readyz` and `GET /metrics`, one
 /// request per connection. Runs on the control loop, never on a proxy worker.
@@ -13,6 +14,7 @@ final class AdminServer {
     var upstreamAddress: SocketAddress
     private let options: ProxyOptions
     var version: String { options.version }
+    var store: (any StoreBackend)? { options.auth?.shared.store }
     private var connections: [ObjectIdentifier: AdminConnection] = [:]
     let reaper: Reaper
 
@@ -51,7 +53,10 @@ final class AdminServer {
     /// connection recently (otherwise it is probed now). `done` gets the failing conditions,
     /// none when ready. (The configuration is loaded: the process would not run otherwise.)
     func checkReadiness(_ done: @escaping ([String]) -> Void) {
-        let keys = readiness.appleKeysReady ? [] : ["apple keys not fetched"]
+        var keys = readiness.appleKeysReady ? [] : ["apple keys not fetched"]
+        if let store = options.auth?.shared.store, !store.health.isReady, case .unavailable(let why) = store.health.state {
+            keys.append("store \(store.health.location) unavailable: \(why)")
+        }
         if readiness.upstreamRecentlyReachable(nowMs: loop.nowMilliseconds, windowMs: options.readinessWindowMs) {
             done(keys)
             return
@@ -156,7 +161,7 @@ final class AdminConnection: StreamDelegate {
         case "/healthz":
             answer(200, "ok\n")
         case "/metrics":
-            answer(200, server.metrics.render() + ProcessMetrics.render(version: server.version), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            answer(200, server.metrics.render() + StoreMetricsExposition.render(server.store) + ProcessMetrics.render(version: server.version), contentType: "text/plain; version=0.0.4; charset=utf-8")
         case "/readyz":
             server.checkReadiness { [weak self] failing in
                 self?.answer(failing.isEmpty ? 200 : 503, failing.isEmpty ? "ready\n" : failing.joined(separator: "\n") + "\n")

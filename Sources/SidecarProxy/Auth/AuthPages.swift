@@ -27,6 +27,20 @@ enum AuthPages {
             body: Array(html.utf8))
     }
 
+    /// 503: the store could not record what the request needed (SPEC §6: never an answer
+    /// that would be untrue after a restart, never an unchecked acceptance).
+    static func storeUnavailable(json: Bool) -> LocalResponse {
+        if json { return Self.json(503, .object(["error": .string("store_unavailable")])) }
+        return LocalResponse(
+            status: 503, reason: reasonPhrase(503), contentType: "text/html; charset=utf-8",
+            body: Array("""
+                <!doctype html><html lang="en"><head><meta charset="utf-8"><title>Try again</title></head>
+                <body><h1>Please try again</h1><p>The sign-in service could not record this step. Nothing was changed; try again in a moment.</p>
+                <p><small>Reason: store_unavailable</small></p></body></html>
+
+                """.utf8))
+    }
+
     static func json(_ status: Int, _ value: JSONValue) -> LocalResponse {
         LocalResponse(
             status: status, reason: reasonPhrase(status), contentType: "application/json",

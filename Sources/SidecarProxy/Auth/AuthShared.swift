@@ -1,28 +1,48 @@
 import Glibc
-import Synchronization
+import SidecarStore
 
-/// Sign-in state shared by every worker and kept across reloads: revocations and the
-/// single-use values already spent. Created once per process.
+/// Sign-in state shared by every worker and kept across reloads: the store of SPEC §6
+/// (revocations, single-use values, notification forwards). Created once per process; a
+/// reload keeps it, so nothing it holds is lost to a SIGHUP.
 public final class AuthShared: Sendable {
-    let revocations = RevocationList()
-    let usedStates = UsedLoginStates()
-    let usedNonces = UsedLoginStates(lifetime: AuthShared.nativeNonceSeconds)
+    public let store: any StoreBackend
 
     /// How long a sealed native nonce (`GET {prefix}/native/nonce`) stays valid.
     static let nativeNonceSeconds: Int64 = 600
 
-    public init() {}
+    public init(store: any StoreBackend) { self.store = store }
+
+    /// A per-process memory store (lost on restart): `sidecar check`, the demo, tests.
+    public convenience init() { self.init(store: MemoryStore()) }
 
     /// What must be single-use (SPEC §6), each kind in its own key space.
-    enum SingleUse { case loginState, nativeNonce }
+    enum SingleUse {
+        case loginState, nativeNonce, notification
 
-    /// Marks `digest` (a SHA-256 of the value) spent until `expiry`; false when it already
-    /// was. The one place single-use checks go through, so the store behind it can change.
-    func claimOnce(_ kind: SingleUse, _ digest: [UInt8], until expiry: Int64, now: Int64) -> Bool {
-        switch kind {
-        case .loginState: usedStates.markUsed(digest, until: expiry, now: now)
-        case .nativeNonce: usedNonces.markUsed(digest, until: expiry, now: now)
+        var namespace: ClaimNamespace {
+            switch self {
+            case .loginState: .loginState
+            case .nativeNonce: .nativeNonce
+            case .notification: .notificationJTI
+            }
         }
+    }
+
+    /// Spends `key` (a digest of the value) until `expiry`. The one place single-use checks go
+    /// through. The answer may come later (a networked store): callers continue in
+    /// `completion`, which runs on the calling thread.
+    func claimOnce(_ kind: SingleUse, _ key: [UInt8], until expiry: Int64, completion: @escaping (ClaimResult) -> Void) {
+        store.claim(kind.namespace, key: key, expiresAt: expiry, completion: completion)
+    }
+
+    /// The synchronous form for callers that have not moved to the completion yet: false
+    /// when the key was spent before or the store could not tell (never go ahead unchecked).
+    /// Memory and file stores answer before returning; a networked store must not be used
+    /// through this.
+    func claimOnce(_ kind: SingleUse, _ key: [UInt8], until expiry: Int64, now: Int64) -> Bool {
+        var result = ClaimResult.unavailable("no answer")
+        claimOnce(kind, key, until: expiry) { result = $0 }
+        return result == .claimed
     }
 }
 

@@ -3,6 +3,7 @@ import SidecarApple
 import SidecarCrypto
 import SidecarEvent
 import SidecarHTTP
+import SidecarStore
 
 /// A worker's sign-in machinery (loop thread only): reads sessions on the request path,
 /// answers the endpoints under `routes.prefix`, talks to Apple through this loop's client.
@@ -31,7 +32,7 @@ final class Authenticator {
         appleTimeoutSeconds = min(10, max(1, Double(upstreamTimeoutMs) / 1000))
         api = try Self.makeAPI(loop: loop, settings: settings, timeout: appleTimeoutSeconds)
         keys = AppleKeys(loop: loop, api: api, refreshSeconds: settings.jwksRefreshSeconds, logger: logger, metrics: metrics)
-        revocations = RevocationView(list: settings.shared.revocations)
+        revocations = settings.shared.store.makeRevocationView()
         opener = try Self.makeOpener(settings)
     }
 
@@ -43,9 +44,9 @@ final class Authenticator {
             api = try Self.makeAPI(loop: loop, settings: new, timeout: appleTimeoutSeconds)
             keys.use(api)
         }
+        if new.shared !== settings.shared { revocations = new.shared.store.makeRevocationView() }
         settings = new
         opener = newOpener
-        revocations = RevocationView(list: new.shared.revocations)
         cache.removeAll()  // new secrets, cookie name or header names
     }
 
@@ -121,12 +122,14 @@ final class Authenticator {
         return value
     }
 
-    /// A revocation anywhere bumps the list's generation: cached sessions are then checked again.
+    /// A revocation anywhere moves the store's generation: cached sessions are then checked
+    /// again (one atomic load per request when nothing changed).
     private func forgetRevokedSessions() {
-        let generation = settings.shared.revocations.generation
-        guard generation != cacheRevocationGeneration else { return }
+        guard revocations.isStale else { return }
+        revocations.refreshIfStale()
+        guard revocations.generation != cacheRevocationGeneration else { return }
         cache.removeAll()
-        cacheRevocationGeneration = generation
+        cacheRevocationGeneration = revocations.generation
     }
 
     /// The session sealed in `token`: from the cache (expiry checked again), else opened,
@@ -153,7 +156,8 @@ final class Authenticator {
             metrics.recordSession(SessionOutcome(error), via: carrier)
             return nil
         }
-        guard !revocations.isRevoked(opened.payload) else {
+        let session = opened.payload
+        guard !revocations.isRevoked(sessionID: session.id, subject: session.subject, issuedAtMs: session.issuedAt &* Int64(1000)) else {
             metrics.recordSession(.revoked, via: carrier)
             return nil
         }

@@ -1,4 +1,5 @@
 import SidecarCrypto
+import SidecarStore
 import SidecarHTTP
 
 /// `{prefix}/logout` (§4.4), `/me` (§4.6) and `/check` (§4.8): endpoints about the current
@@ -19,9 +20,17 @@ extension Authenticator {
         identify(head, into: &identity)
         let now = UnixTime.now()
         if let session = identity.session {
-            settings.shared.revocations.revokeSession(id: session.id, until: session.expiresAt, now: now)
+            var recorded: Result<Void, StoreError> = .failure(.unavailable("no answer"))
+            settings.shared.store.revokeSession(id: session.id, expiresAt: session.expiresAt) { recorded = $0 }
+            if case .failure(let error) = recorded {
+                // Answering "signed out" would be untrue: a copy of the cookie would still work.
+                logger.error("logout not recorded", metadata: [
+                    "reason": "store_failed", "error": "\(error)", "request_id": "\(request.requestId)",
+                ])
+                return AuthPages.storeUnavailable(json: request.isAPIClient)
+            }
             if let refreshToken = session.appleRefreshToken { revokeAtApple(refreshToken) }
-            logger.info("logout", metadata: ["reason": "ok", "sub": "\(session.subject)"])
+            logger.info("logout", metadata: ["reason": "ok", "sub": "\(session.subject)", "request_id": "\(request.requestId)"])
         } else {
             logger.info("logout", metadata: ["reason": "no_session"])
         }

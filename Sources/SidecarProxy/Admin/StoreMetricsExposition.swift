@@ -1,0 +1,42 @@
+import SidecarStore
+
+/// The store's part of `/metrics` (SPEC §6, §7): its state, what it holds, and for the file
+/// store the fsyncs every durable answer waits for.
+enum StoreMetricsExposition {
+    static func render(_ store: (any StoreBackend)?) -> String {
+        guard let store else { return "" }
+        let health = store.health, m = store.metrics
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String, _ samples: [(String, String)]) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for (labels, value) in samples { out += labels.isEmpty ? "\(name) \(value)\n" : "\(name){\(labels)} \(value)\n" }
+        }
+        let state: String
+        switch health.state {
+        case .ready: state = "ready"
+        case .degraded: state = "degraded"
+        case .unavailable: state = "unavailable"
+        }
+        family("sidecar_store_up", "gauge", "1 while the store accepts changes, by back-end and state.",
+               [("backend=\"\(health.backend)\",state=\"\(state)\"", health.isReady ? "1" : "0")])
+        family("sidecar_store_revoked_sessions", "gauge", "Session ids revoked and not yet expired.", [("", "\(m.revokedSessions)")])
+        family("sidecar_store_revoked_subjects", "gauge", "Users whose earlier sessions are revoked.", [("", "\(m.revokedSubjects)")])
+        family("sidecar_store_single_use_keys", "gauge", "Spent login states, nonces and notification ids remembered.",
+               [("", "\(m.singleUseKeys)")])
+        family("sidecar_store_claim_overflows_total", "counter", "Single-use claims refused or forgotten early because the table was full.",
+               [("", "\(m.claimOverflows)")])
+        family("sidecar_store_pending_forwards", "gauge", "Notification forwards not yet delivered.", [("", "\(m.pendingForwards)")])
+        family("sidecar_store_write_failures_total", "counter", "Changes that failed to reach the disk.", [("", "\(m.writeFailures)")])
+        if health.durable {
+            family("sidecar_store_syncs_total", "counter", "fdatasync/fsync calls of the file store.", [("", "\(m.syncs)")])
+            family("sidecar_store_sync_seconds_total", "counter", "Time spent in those syncs.",
+                   [("", "\(Double(m.syncMicrosecondsTotal) / 1e6)")])
+            family("sidecar_store_sync_seconds_max", "gauge", "The longest sync since start.",
+                   [("", "\(Double(m.syncMicrosecondsMax) / 1e6)")])
+            family("sidecar_store_file_bytes", "gauge", "Size of the store's log file.", [("", "\(m.fileBytes)")])
+            family("sidecar_store_compactions_total", "counter", "Rewrites of the log without expired entries.",
+                   [("", "\(m.compactions)")])
+        }
+        return out
+    }
+}
