@@ -41,6 +41,8 @@ final class Worker {
     private(set) var upstreamText: [UInt8] = []
     private var upstreamFailureLog = RateLimitedLog(intervalMs: 10_000)
     let metrics: MetricsRecorder
+    /// Delivers queued account events to `notifications.forward_to`; on worker 0 only.
+    private var forwarder: NotificationForwarder?
 
     /// Output queued above this stops reading the other side until it drains (backpressure).
     /// One read (up to `EventLoop.readScratchSize`) lands on top of it, so this is
@@ -72,6 +74,9 @@ final class Worker {
         }
         policy = AccessPolicy(options: options, auth: auth)
         rewriter = RequestRewriter(options: options)
+        if index == 0, let settings = options.auth {
+            forwarder = NotificationForwarder(loop: loop, settings: settings, metrics: metrics)
+        }
         self.readiness = readiness
         headLimits = HTTPHeadLimits(maxHeadBytes: options.maxHeaderBytes)
         maxConnections = max(1, options.maxConnections / max(1, options.workers))
@@ -112,6 +117,7 @@ final class Worker {
     }
 
     private func applyAuth(_ new: ProxyOptions) {
+        if let settings = new.auth { forwarder?.apply(settings) }
         do {
             if let settings = new.auth {
                 if let auth {
@@ -248,6 +254,7 @@ final class Worker {
     }
 
     private func finishDrain() {
+        forwarder?.stop()
         drainDeadline?.cancel()
         idleGraceTimer?.cancel()
         auth?.stop()

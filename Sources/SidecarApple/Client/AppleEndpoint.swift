@@ -20,7 +20,9 @@ public struct AppleEndpoint: Equatable, Sendable {
     /// Path prefix without a trailing slash ("" for `https://appleid.apple.com`).
     public let basePath: String
 
-    public init(baseURL: String) throws(ParseError) {
+    /// `allowPlainHTTP`: http to any host (an upstream on a private network, e.g. the
+    /// notification forward target); Apple itself is reached over https unless on loopback.
+    public init(baseURL: String, allowPlainHTTP: Bool = false) throws(ParseError) {
         let lower = baseURL.lowercased()
         let rest: Substring
         if lower.hasPrefix("https://") {
@@ -66,7 +68,7 @@ public struct AppleEndpoint: Equatable, Sendable {
             port = scheme == .https ? 443 : 80
         }
         basePath = path
-        if scheme == .http && !isLoopback { throw .plainHTTPToNonLoopbackHost }
+        if scheme == .http && !isLoopback && !allowPlainHTTP { throw .plainHTTPToNonLoopbackHost }
     }
 
     /// True for `localhost`, 127.0.0.0/8 and `::1` — hosts that never leave the machine.

@@ -20,6 +20,10 @@ struct WorkerMetrics: Sendable {
     var reseals = [UInt64](repeating: 0, count: ResealReason.allCases.count)
     /// [ok, error]
     var jwksRefreshes: [UInt64] = [0, 0]
+    /// [NotificationOutcome]
+    var notifications = [UInt64](repeating: 0, count: NotificationOutcome.allCases.count)
+    /// [delivered, retried]
+    var forwards: [UInt64] = [0, 0]
     /// [IncompleteReason]
     var incomplete = [UInt64](repeating: 0, count: IncompleteReason.allCases.count)
     /// [AppleCall]
@@ -50,6 +54,8 @@ struct WorkerMetrics: Sendable {
         add(b.reseals, to: &sum.reseals)
         add(b.jwksRefreshes, to: &sum.jwksRefreshes)
         add(b.incomplete, to: &sum.incomplete)
+        add(b.notifications, to: &sum.notifications)
+        add(b.forwards, to: &sum.forwards)
         for i in sum.appleLatency.indices { sum.appleLatency[i] = a.appleLatency[i] + b.appleLatency[i] }
         return sum
     }

@@ -61,6 +61,15 @@ final class MetricsBoard: Sendable {
         for reason in ResealReason.allCases {
             out.sample("sidecar_session_reseals_total", "reason=\"\(reason.label)\"", total.reseals[reason.rawValue])
         }
+        out.family("sidecar_apple_notifications_total", "counter",
+                   "Apple server-to-server notifications by outcome (revoked, acknowledged, duplicate, invalid, unavailable).")
+        for outcome in NotificationOutcome.allCases {
+            out.sample("sidecar_apple_notifications_total", "outcome=\"\(outcome.label)\"", total.notifications[outcome.rawValue])
+        }
+        out.family("sidecar_notification_forwards_total", "counter",
+                   "Deliveries of verified events to notifications.forward_to: delivered, or failed and retried later.")
+        out.sample("sidecar_notification_forwards_total", "result=\"delivered\"", total.forwards[0])
+        out.sample("sidecar_notification_forwards_total", "result=\"retried\"", total.forwards[1])
         out.family("sidecar_jwks_refreshes_total", "counter", "Fetches of Apple's signing keys, by result.")
         out.sample("sidecar_jwks_refreshes_total", "result=\"ok\"", total.jwksRefreshes[0])
         out.sample("sidecar_jwks_refreshes_total", "result=\"error\"", total.jwksRefreshes[1])

@@ -36,6 +36,16 @@ final class MetricsRecorder {
         changed()
     }
 
+    func recordNotification(_ outcome: NotificationOutcome) {
+        metrics.notifications[outcome.rawValue] &+= 1
+        changed()
+    }
+
+    func recordForward(delivered: Bool) {
+        metrics.forwards[delivered ? 0 : 1] &+= 1
+        changed()
+    }
+
     func recordDescriptorExhaustion() {
         metrics.acceptDescriptorFailures &+= 1
         changed()

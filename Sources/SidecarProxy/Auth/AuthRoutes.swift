@@ -2,7 +2,7 @@ import SidecarHTTP
 
 /// The sidecar's own endpoints under `routes.prefix` (SPEC §4).
 enum AuthEndpoint {
-    case login, callback, logout, me, check
+    case login, callback, logout, me, check, appleNotifications
 
     /// The endpoint for a path below the prefix (`/login`, …), or the refusal to send.
     static func route(_ subpath: ArraySlice<UInt8>, method: HTTPMethod) -> Result<AuthEndpoint, RouteRefusal> {
@@ -13,6 +13,7 @@ enum AuthEndpoint {
         case "/logout": endpoint = .logout
         case "/me": endpoint = .me
         case "/check": endpoint = .check
+        case "/apple/notifications": endpoint = .appleNotifications
         default: return .failure(.notFound)
         }
         guard endpoint.allows(method) else { return .failure(.methodNotAllowed(endpoint.allowHeader)) }
@@ -22,7 +23,7 @@ enum AuthEndpoint {
     private func allows(_ method: HTTPMethod) -> Bool {
         switch self {
         case .login, .me, .check: method == .get || method == .head
-        case .callback: method == .post
+        case .callback, .appleNotifications: method == .post
         case .logout: method == .get || method == .post
         }
     }
@@ -30,13 +31,13 @@ enum AuthEndpoint {
     private var allowHeader: [UInt8] {
         switch self {
         case .login, .me, .check: Array("GET, HEAD".utf8)
-        case .callback: Array("POST".utf8)
+        case .callback, .appleNotifications: Array("POST".utf8)
         case .logout: Array("GET, POST".utf8)
         }
     }
 
     /// Whether a request body is read (bounded by `limits.max_body_bytes`) before handling.
-    var readsBody: Bool { self == .callback }
+    var readsBody: Bool { self == .callback || self == .appleNotifications }
 }
 
 enum RouteRefusal: Error {

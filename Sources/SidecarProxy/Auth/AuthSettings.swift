@@ -52,6 +52,9 @@ public final class AuthSettings: Sendable {
     let maxBodyBytes: Int
 
     /// Login cookies in flight from one browser; more start a fresh set.
+    /// Apple's server-to-server events and where they are forwarded (SPEC §4.7).
+    let lifecycle: LifecycleSettings
+
     static let maximumLoginCookies = 8
     static let loginStateSeconds: Int64 = 600
 
@@ -116,5 +119,6 @@ public final class AuthSettings: Sendable {
         passCookie = config.headers.passCookie
         logEmails = config.log.pii
         maxBodyBytes = config.limits.maxBodyBytes
+        lifecycle = try LifecycleSettings(config: config)
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import SidecarEvent
 import SidecarStore
 
 /// Sign-in state shared by every worker and kept across reloads: the store of SPEC §6
@@ -10,7 +11,14 @@ public final class AuthShared: Sendable {
     /// How long a sealed native nonce (`GET {prefix}/native/nonce`) stays valid.
     static let nativeNonceSeconds: Int64 = 600
 
-    public init(store: any StoreBackend) { self.store = store }
+    /// Rung when a notification forward is queued, so the forwarder (on one worker's loop)
+    /// delivers it at once; nil only if no eventfd could be made (it then polls).
+    let forwardDoorbell: WakeupChannel?
+
+    public init(store: any StoreBackend) {
+        self.store = store
+        forwardDoorbell = try? WakeupChannel()
+    }
 
     /// A per-process memory store (lost on restart): `sidecar check`, the demo, tests.
     public convenience init() { self.init(store: MemoryStore()) }

@@ -123,6 +123,9 @@ extension Authenticator {
         case .callback:
             CallbackFlow(auth: self, request: request, completion: completion).start()
             return nil
+        case .appleNotifications:
+            NotificationFlow(auth: self, request: request, completion: completion).start()
+            return nil
         }
     }
 }

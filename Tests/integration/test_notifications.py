@@ -1,0 +1,250 @@
+"""Apple's server-to-server notifications (SPEC §4.7, issue 10) against the real binary:
+revoking events end every session of that user and no other, to the millisecond; other
+events revoke nothing; forged payloads are 400 and harmless; duplicates are acknowledged
+once; verified events are forwarded to the upstream until it takes them, across restarts."""
+import base64
+import json
+import os
+import signal
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+from conftest import free_port
+
+HTML = ("Accept", "text/html,application/xhtml+xml")
+
+
+def b64(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def emulator_key(emulator_keys):
+    pem = sorted(Path(emulator_keys).glob("*.pem"))[0]
+    return serialization.load_pem_private_key(pem.read_bytes(), None), pem.stem
+
+
+def sign(claims, key, kid, alg="RS256", header=None, hmac_key=None):
+    head = {"alg": alg, "kid": kid}
+    head.update(header or {})
+    signing_input = (b64(json.dumps(head).encode()) + "." + b64(json.dumps(claims).encode())).encode()
+    if alg == "RS256":
+        sig = key.sign(signing_input, padding.PKCS1v15(), hashes.SHA256())
+    elif alg == "HS256":
+        import hmac
+        import hashlib
+        sig = hmac.new(hmac_key, signing_input, hashlib.sha256).digest()
+    else:
+        sig = b""
+    return signing_input.decode() + "." + b64(sig)
+
+
+def event_claims(issuer, sub, type_="consent-revoked", aud="com.example.web", event_ms=None, as_string=True,
+                 jti=None, iat=None, exp=None):
+    now = int(time.time())
+    events = {"type": type_, "sub": sub, "event_time": event_ms if event_ms is not None else int(time.time() * 1000)}
+    if type_.startswith("email"):
+        events.update(email="x@privaterelay.appleid.com", is_private_email="true")
+    return {"iss": issuer, "aud": aud, "iat": iat if iat is not None else now, "exp": exp if exp is not None else now + 86400,
+            "jti": jti or b64(os.urandom(12)), "events": json.dumps(events) if as_string else events}
+
+
+def post(sc, payload, raw=None):
+    body = raw if raw is not None else json.dumps({"payload": payload}).encode()
+    return sc.request("POST", "/.auth/apple/notifications", [("Content-Type", "application/json")], body)
+
+
+@pytest.fixture
+def world(start_auth_sidecar, browser, emulator_keys):
+    """A sidecar, its emulator, the emulator's signing key, and a way to sign users in."""
+    def make(overrides=None):
+        sc, apple = start_auth_sidecar(overrides)
+        key, kid = emulator_key(emulator_keys)
+
+        def user(email):
+            b = browser(sc, apple)
+            assert b.login(email=email)[0].status == 303
+            me = b.request("GET", "/.auth/me", [("Accept", "application/json")]).json()
+            return b, me["id"]
+        return sc, apple, key, kid, user
+    return make
+
+
+def signed_in_ok(sc, b):
+    return b.get("/private").status == 200
+
+
+@pytest.mark.parametrize("type_", ["consent-revoked", "account-delete", "account-deleted"])
+@pytest.mark.parametrize("as_string", [True, False], ids=["events-string", "events-object"])
+def test_a_revoking_event_ends_every_session_of_that_user_and_no_other(world, type_, as_string):
+    sc, apple, key, kid, user = world()
+    maria1, sub = user("maria@example.com")
+    maria2, sub2 = user("maria@example.com")
+    other, other_sub = user("omar@example.com")
+    assert sub == sub2 and sub != other_sub
+    bearer = maria1.session_cookie[1]
+    r = post(sc, sign(event_claims(apple.issuer, sub, type_, as_string=as_string), key, kid))
+    assert r.status == 200, r.body
+    assert not signed_in_ok(sc, maria1) and not signed_in_ok(sc, maria2)
+    assert sc.request("GET", "/api", [("Authorization", "Bearer " + bearer)]).status == 401
+    assert signed_in_ok(sc, other)
+    time.sleep(1.1)  # a session issued after the event is not revoked by it
+    again, _ = user("maria@example.com")
+    assert signed_in_ok(sc, again)
+
+
+@pytest.mark.parametrize("type_", ["email-disabled", "email-enabled"])
+def test_email_events_revoke_nothing(world, type_):
+    sc, apple, key, kid, user = world()
+    b, sub = user("maria@example.com")
+    assert post(sc, sign(event_claims(apple.issuer, sub, type_), key, kid)).status == 200
+    assert signed_in_ok(sc, b)
+
+
+def test_the_cutoff_is_compared_in_milliseconds(world):
+    sc, apple, key, kid, user = world()
+    before_ms = int(time.time() * 1000)
+    time.sleep(1.1)
+    b, sub = user("maria@example.com")
+    assert post(sc, sign(event_claims(apple.issuer, sub, event_ms=before_ms), key, kid)).status == 200
+    assert signed_in_ok(sc, b), "an event from before the sign-in revoked it"
+    assert post(sc, sign(event_claims(apple.issuer, sub, event_ms=int(time.time() * 1000)), key, kid)).status == 200
+    assert not signed_in_ok(sc, b)
+
+
+def forged_payloads(apple, key, kid, sub):
+    good = event_claims(apple.issuer, sub)
+    other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    real = sign(good, key, kid)
+    h, p, s = real.split(".")
+    tampered_claims = dict(good, aud="com.example.web")
+    tampered_claims["events"] = json.dumps({"type": "consent-revoked", "sub": "someone-else", "event_time": 1})
+    public_pem = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return {
+        "bad_signature": sign(good, other_key, kid),
+        "alg_none": sign(good, None, kid, alg="none"),
+        "hs256_with_public_key": sign(good, None, kid, alg="HS256", hmac_key=public_pem),
+        "wrong_iss": sign(dict(good, iss="https://evil.example"), key, kid),
+        "wrong_aud": sign(dict(good, aud="com.evil.app"), key, kid),
+        "unknown_kid": sign(good, key, "no-such-kid"),
+        "tampered_payload": h + "." + b64(json.dumps(tampered_claims).encode()) + "." + s,
+        "truncated": real[:-10],
+        "garbage": "not.a.jwt",
+        "iat_in_future": sign(dict(good, iat=int(time.time()) + 3600), key, kid),
+        "expired": sign(dict(good, iat=int(time.time()) - 7200, exp=int(time.time()) - 3600), key, kid),
+        "events_not_json": sign(dict(good, events="{not json"), key, kid),
+        "events_missing": sign({k: v for k, v in good.items() if k != "events"}, key, kid),
+        "jti_missing": sign({k: v for k, v in good.items() if k != "jti"}, key, kid),
+    }
+
+
+def test_forged_payloads_are_400_and_harmless(world):
+    sc, apple, key, kid, user = world()
+    b, sub = user("maria@example.com")
+    for name, token in forged_payloads(apple, key, kid, sub).items():
+        r = post(sc, token)
+        assert r.status == 400, (name, r.status, r.body)
+        assert signed_in_ok(sc, b), name
+    for raw in [b"", b"not json", b"[]", b'{"payload": 42}', b'{"nopayload": "x"}', b'{"payload": ""}']:
+        assert post(sc, None, raw=raw).status == 400, raw
+    assert sc.request("GET", "/.auth/apple/notifications").status == 405
+    text = sc.admin("/metrics").body.decode()
+    assert 'sidecar_apple_notifications_total{outcome="revoked"} 0' in text
+
+
+def test_a_duplicate_jti_is_acknowledged_and_acted_on_once(world):
+    sc, apple, key, kid, user = world()
+    b, sub = user("maria@example.com")
+    token = sign(event_claims(apple.issuer, sub, "email-disabled", jti="dup-1"), key, kid)
+    assert post(sc, token).status == 200
+    assert post(sc, token).status == 200
+    lines = [json.loads(l) for l in sc.output().splitlines() if '"apple notification"' in l]
+    assert [l["outcome"] for l in lines] == ["acknowledged", "duplicate"], lines
+
+
+class Receiver:
+    """The upstream's webhook: records each POST; answers `failures` times 503 first."""
+
+    def __init__(self, port=None, failures=0):
+        outer = self
+        self.bodies, self.failures, self.calls = [], failures, 0
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                outer.calls += 1
+                if outer.failures > 0:
+                    outer.failures -= 1
+                    self.send_response(503)
+                else:
+                    outer.bodies.append(json.loads(body))
+                    self.send_response(204)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", port or 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def wait_for(fn, timeout=10):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if fn():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_a_verified_event_is_forwarded_and_retried_while_the_receiver_answers_503(world):
+    receiver = Receiver(failures=2)
+    try:
+        sc, apple, key, kid, user = world({"notifications": {"forward_to": "http://127.0.0.1:%d/hooks/apple" % receiver.port}})
+        b, sub = user("maria@example.com")
+        assert post(sc, sign(event_claims(apple.issuer, sub, "account-delete", jti="fw-1"), key, kid)).status == 200
+        assert wait_for(lambda: receiver.bodies, 15), "not delivered after retries (%d calls)" % receiver.calls
+        assert receiver.calls == 3
+        event = receiver.bodies[0]
+        assert event["type"] == "account-deleted" and event["sub"] == sub and event["jti"] == "fw-1"
+        assert event["source"] == "apple" and isinstance(event["event_time"], int)
+        metrics = lambda: sc.admin("/metrics").body.decode()  # noqa: E731 (published about once a second)
+        assert wait_for(lambda: 'sidecar_notification_forwards_total{result="delivered"} 1' in metrics(), 3)
+        assert 'sidecar_notification_forwards_total{result="retried"} 2' in metrics()
+    finally:
+        receiver.close()
+
+
+def test_an_undelivered_event_survives_a_restart_with_the_file_store(world, start_sidecar, tmp_path):
+    port = free_port()  # the receiver is down for now
+    store = tmp_path / "store"
+    secret = base64.b64encode(os.urandom(32)).decode()
+    overrides = {"notifications": {"forward_to": "http://127.0.0.1:%d/hook" % port},
+                 "revocations": {"store": "file:%s" % store}, "session": {"secrets": [secret]}}
+    sc, apple, key, kid, user = world(overrides)
+    b, sub = user("maria@example.com")
+    assert post(sc, sign(event_claims(apple.issuer, sub, "consent-revoked", jti="keep-1"), key, kid)).status == 200
+    time.sleep(0.5)
+    sc.proc.kill()  # crash with the event still queued
+    sc.proc.wait(5)
+    sc.stopped = True
+    receiver = Receiver(port=port)
+    try:
+        again = start_sidecar(dict(overrides, apple={"base_url": apple.issuer}, access={"public_paths": ["/pub/**"]}),
+                              port=sc.port)
+        assert wait_for(lambda: receiver.bodies, 20), again.log_tail()
+        assert receiver.bodies[0]["jti"] == "keep-1"
+        assert not signed_in_ok(again, b)  # and the revocation itself survived too
+    finally:
+        receiver.close()
