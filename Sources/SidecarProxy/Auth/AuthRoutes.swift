@@ -3,6 +3,8 @@ import SidecarHTTP
 /// The sidecar's own endpoints under `routes.prefix` (SPEC §4).
 enum AuthEndpoint {
     case login, callback, logout, me, check
+    /// Native apps (SPEC §4.5): sign-in with an identity token, its nonces, bearer refresh.
+    case native, nativeNonce, nativeRefresh
 
     /// The endpoint for a path below the prefix (`/login`, …), or the refusal to send.
     static func route(_ subpath: ArraySlice<UInt8>, method: HTTPMethod) -> Result<AuthEndpoint, RouteRefusal> {
@@ -13,6 +15,9 @@ enum AuthEndpoint {
         case "/logout": endpoint = .logout
         case "/me": endpoint = .me
         case "/check": endpoint = .check
+        case "/native": endpoint = .native
+        case "/native/nonce": endpoint = .nativeNonce
+        case "/native/refresh": endpoint = .nativeRefresh
         default: return .failure(.notFound)
         }
         guard endpoint.allows(method) else { return .failure(.methodNotAllowed(endpoint.allowHeader)) }
@@ -21,22 +26,22 @@ enum AuthEndpoint {
 
     private func allows(_ method: HTTPMethod) -> Bool {
         switch self {
-        case .login, .me, .check: method == .get || method == .head
-        case .callback: method == .post
+        case .login, .me, .check, .nativeNonce: method == .get || method == .head
+        case .callback, .native, .nativeRefresh: method == .post
         case .logout: method == .get || method == .post
         }
     }
 
     private var allowHeader: [UInt8] {
         switch self {
-        case .login, .me, .check: Array("GET, HEAD".utf8)
-        case .callback: Array("POST".utf8)
+        case .login, .me, .check, .nativeNonce: Array("GET, HEAD".utf8)
+        case .callback, .native, .nativeRefresh: Array("POST".utf8)
         case .logout: Array("GET, POST".utf8)
         }
     }
 
     /// Whether a request body is read (bounded by `limits.max_body_bytes`) before handling.
-    var readsBody: Bool { self == .callback }
+    var readsBody: Bool { self == .callback || self == .native }
 }
 
 enum RouteRefusal: Error {

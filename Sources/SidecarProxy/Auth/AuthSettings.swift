@@ -31,6 +31,15 @@ public final class AuthSettings: Sendable {
     let verifier: AppleIDTokenVerifier
     let jwksRefreshSeconds: Int64
 
+    // Native apps (SPEC §4.5).
+    /// `apple.native_audiences`: the bundle ids whose identity tokens `/native` accepts; empty
+    /// means the native endpoints do not exist (404).
+    let nativeAudiences: [String]
+    /// Like `verifier`, but `aud` ∈ `nativeAudiences`.
+    let nativeVerifier: AppleIDTokenVerifier
+    let nativeRequireNonce: Bool
+    let nativeNonces: NativeNonceSealer
+
     // Sessions.
     let sessions: SessionSealer
     let loginStates: LoginStateSealer
@@ -92,6 +101,10 @@ public final class AuthSettings: Sendable {
         verifier = AppleIDTokenVerifier(
             issuer: base, audiences: [apple.clientID], leeway: apple.leeway.seconds)
         jwksRefreshSeconds = max(60, apple.jwksRefresh.seconds)
+        nativeAudiences = apple.nativeAudiences
+        nativeVerifier = AppleIDTokenVerifier(
+            issuer: base, audiences: Set(apple.nativeAudiences), leeway: apple.leeway.seconds)
+        nativeRequireNonce = apple.nativeRequireNonce
 
         let session = config.session
         var distinct: [[UInt8]] = []
@@ -99,6 +112,7 @@ public final class AuthSettings: Sendable {
         do {
             sessions = try SessionSealer(secrets: distinct)
             loginStates = try LoginStateSealer(secrets: distinct)
+            nativeNonces = try NativeNonceSealer(secrets: distinct)
         } catch {
             throw AuthSetupError(description: "session.secrets: \(error)")
         }
