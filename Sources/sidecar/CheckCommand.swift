@@ -51,6 +51,9 @@ struct CheckCommand: ParsableCommand {
             ("upstream", config.upstream.description),
             ("admin", config.admin.listen.description),
             ("apple", "team \(config.apple.teamID), client \(config.apple.clientID), key \(config.apple.keyID) at \(config.apple.baseURL)"),
+            ("native", config.apple.nativeAudiences.isEmpty ? "off (no apple.native_audiences)"
+                : config.apple.nativeAudiences.joined(separator: ", ")
+                    + (config.apple.nativeRequireNonce ? " (nonce required)" : " (nonce optional)")),
             ("cookie", config.session.cookieName + (config.session.domain.map { ", domain \($0)" } ?? "")),
             ("secrets", "\(config.session.secrets.count) (\(config.session.secrets.map(\.source).joined(separator: ", ")))"),
         ]

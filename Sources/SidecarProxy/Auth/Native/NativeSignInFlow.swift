@@ -91,6 +91,8 @@ final class NativeSignInFlow {
                 return fail(error, subject: identity.subject)
             }
         }
+        // Spent before Apple is asked, so two concurrent replays cannot both get through; a
+        // failed exchange then costs the app a new nonce, which a retry needs anyway (new code).
         if let claim, !settings.shared.claimOnce(.nativeNonce, claim.key, until: claim.until, now: now) {
             return fail(.nonceReplayed, subject: identity.subject)
         }
