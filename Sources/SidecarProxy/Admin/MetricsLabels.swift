@@ -51,7 +51,7 @@ enum NativeOutcome {
         var labels = [
             "ok", "body_invalid", "identity_token_missing", "nonce_required", "nonce_invalid", "nonce_expired",
             "nonce_replayed", "no_id_token", "jwks_unavailable", "code_sub_mismatch", "session_too_large",
-            "internal_error",
+            "internal_error", "android_nonce_required", "relay_package_not_listed",
         ]
         labels += ["private_relay", "subject", "email"].map { "policy_denied_" + $0 }
         labels += LoginOutcome.exchangeReasons

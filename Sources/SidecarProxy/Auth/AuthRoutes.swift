@@ -5,6 +5,8 @@ enum AuthEndpoint {
     case login, callback, logout, me, check
     /// Native apps (SPEC §4.5): sign-in with an identity token, its nonces, bearer refresh.
     case native, nativeNonce, nativeRefresh
+    /// Android's web flow hands its result back to the app (SPEC §4.10).
+    case androidCallback
 
     /// The endpoint for a path below the prefix (`/login`, …), or the refusal to send.
     static func route(_ subpath: ArraySlice<UInt8>, method: HTTPMethod) -> Result<AuthEndpoint, RouteRefusal> {
@@ -18,6 +20,7 @@ enum AuthEndpoint {
         case "/native": endpoint = .native
         case "/native/nonce": endpoint = .nativeNonce
         case "/native/refresh": endpoint = .nativeRefresh
+        case "/android/callback": endpoint = .androidCallback
         default: return .failure(.notFound)
         }
         guard endpoint.allows(method) else { return .failure(.methodNotAllowed(endpoint.allowHeader)) }
@@ -27,7 +30,7 @@ enum AuthEndpoint {
     private func allows(_ method: HTTPMethod) -> Bool {
         switch self {
         case .login, .me, .check, .nativeNonce: method == .get || method == .head
-        case .callback, .native, .nativeRefresh: method == .post
+        case .callback, .native, .nativeRefresh, .androidCallback: method == .post
         case .logout: method == .get || method == .post
         }
     }
@@ -35,13 +38,13 @@ enum AuthEndpoint {
     private var allowHeader: [UInt8] {
         switch self {
         case .login, .me, .check, .nativeNonce: Array("GET, HEAD".utf8)
-        case .callback, .native, .nativeRefresh: Array("POST".utf8)
+        case .callback, .native, .nativeRefresh, .androidCallback: Array("POST".utf8)
         case .logout: Array("GET, POST".utf8)
         }
     }
 
     /// Whether a request body is read (bounded by `limits.max_body_bytes`) before handling.
-    var readsBody: Bool { self == .callback || self == .native }
+    var readsBody: Bool { self == .callback || self == .native || self == .androidCallback }
 }
 
 enum RouteRefusal: Error {

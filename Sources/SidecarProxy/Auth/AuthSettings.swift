@@ -39,6 +39,14 @@ public final class AuthSettings: Sendable {
     let nativeVerifier: AppleIDTokenVerifier
     let nativeRequireNonce: Bool
     let nativeNonces: NativeNonceSealer
+    /// `apple.android_packages` (SPEC §4.10): with any, the relay endpoint exists and `/native`
+    /// also accepts web-flow tokens (`aud` = the Services ID) that carry a sidecar nonce.
+    let androidPackages: [String]
+    /// `{public_url}{prefix}/android/callback`: the relay's redirect URI, registered at Apple.
+    let androidRelayURI: String
+
+    /// Whether `/native` and its nonce and refresh endpoints exist.
+    var nativeEnabled: Bool { !nativeAudiences.isEmpty || !androidPackages.isEmpty }
 
     // Sessions.
     let sessions: SessionSealer
@@ -102,8 +110,11 @@ public final class AuthSettings: Sendable {
             issuer: base, audiences: [apple.clientID], leeway: apple.leeway.seconds)
         jwksRefreshSeconds = max(60, apple.jwksRefresh.seconds)
         nativeAudiences = apple.nativeAudiences
+        androidPackages = apple.androidPackages
+        androidRelayURI = publicOrigin + prefix + "/android/callback"
         nativeVerifier = AppleIDTokenVerifier(
-            issuer: base, audiences: Set(apple.nativeAudiences), leeway: apple.leeway.seconds)
+            issuer: base, audiences: Set(apple.nativeAudiences + (apple.androidPackages.isEmpty ? [] : [apple.clientID])),
+            leeway: apple.leeway.seconds)
         nativeRequireNonce = apple.nativeRequireNonce
 
         let session = config.session

@@ -122,6 +122,7 @@ extension Authenticator {
             return nil
         case .nativeNonce: return nativeNonce(request)
         case .nativeRefresh: return nativeRefresh(request)
+        case .androidCallback: return androidCallback(request)
         }
     }
 }

@@ -16,6 +16,11 @@ extension LoginFailure {
     static let nonceExpired = LoginFailure("nonce_expired", 401)
     /// Already spent by an earlier sign-in: a replay.
     static let nonceReplayed = LoginFailure("nonce_replayed", 401)
+    /// A web-flow token (`aud` = the Services ID, from the Android relay) without a nonce this
+    /// sidecar sealed: it could have been captured from any web sign-in (SPEC §4.10).
+    static let androidNonceRequired = LoginFailure("android_nonce_required", 401)
+    /// `androidPackage` in the body is not in `apple.android_packages`.
+    static let androidPackageNotListed = LoginFailure(AndroidRelay.Refusal.packageNotListed.rawValue, 400)
     /// The authorization code belongs to another user than the identity token.
     static let codeSubjectMismatch = LoginFailure("code_sub_mismatch", 401)
 

@@ -62,7 +62,7 @@ extension Authenticator {
     /// `GET {prefix}/native/nonce` → `{"nonce": "<sealed>", "expires_at": <unix s>}`.
     func nativeNonce(_ request: EndpointRequest) -> LocalResponse {
         let settings = self.settings
-        guard !settings.nativeAudiences.isEmpty else { return .plain(404) }
+        guard settings.nativeEnabled else { return .plain(404) }
         let expiresAt = UnixTime.now() + AuthShared.nativeNonceSeconds
         let sealed: String
         do {

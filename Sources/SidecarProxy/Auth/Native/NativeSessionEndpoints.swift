@@ -35,7 +35,7 @@ extension Authenticator {
     /// can still retry with it.
     func nativeRefresh(_ request: EndpointRequest) -> LocalResponse {
         let settings = self.settings
-        guard !settings.nativeAudiences.isEmpty else { return .plain(404) }
+        guard settings.nativeEnabled else { return .plain(404) }
         let now = UnixTime.now()
         let opened: OpenedSession
         switch bearerSession(request.head, now: now) {

@@ -13,6 +13,9 @@ struct NativeSignInBody: Equatable {
     /// The display name from `firstName`/`lastName` (or `fullName.givenName/familyName`, the
     /// shape of `PersonNameComponents`), cleaned like the web `user` field; nil when absent.
     var name: String?
+    /// Android (SPEC §4.10): the package whose `?package=` the app added to the relay URL it
+    /// used as `redirect_uri`, so the code is exchanged with exactly that URL. nil: the plain URL.
+    var androidPackage: String? = nil
 
     enum Problem: Error, Equatable {
         case invalid
@@ -35,7 +38,8 @@ struct NativeSignInBody: Equatable {
         }
         return NativeSignInBody(
             identityToken: identityToken, authorizationCode: try string(object["authorizationCode"]),
-            nonce: try string(object["nonce"]), name: AppleUserName.join(first: first, last: last))
+            nonce: try string(object["nonce"]), name: AppleUserName.join(first: first, last: last),
+            androidPackage: try string(object["androidPackage"]))
     }
 
     /// A string field: nil when absent, `null` or empty; any other type is invalid.

@@ -2,8 +2,9 @@ import Logging
 import SidecarApple
 import SidecarCrypto
 
-/// `POST {prefix}/native` (SPEC §4.5) as a small asynchronous flow, like `CallbackFlow`:
-/// body → nonce → identity token (`aud` ∈ `apple.native_audiences`) → single use → access
+/// `POST {prefix}/native` (SPEC §4.5, §4.10) as a small asynchronous flow, like `CallbackFlow`:
+/// body → nonce → identity token (`aud` ∈ `apple.native_audiences`, or the Services ID for the
+/// Android relay's tokens) → single use → access
 /// policy → the authorization code exchanged for an Apple refresh token → the sealed session
 /// handed back as a bearer token. Every failure is one log line and one
 /// `sidecar_native_signins_total` outcome with a reason, answered `{"error": "<reason>"}`.
@@ -25,7 +26,7 @@ final class NativeSignInFlow {
     }
 
     func start() {
-        guard !settings.nativeAudiences.isEmpty else {
+        guard settings.nativeEnabled else {
             answered = true
             return completion(.plain(404))  // no native apps configured: the endpoint does not exist
         }
@@ -43,6 +44,9 @@ final class NativeSignInFlow {
             }
         } else if settings.nativeRequireNonce {
             return fail(.nonceRequired)
+        }
+        if let package = body.androidPackage, !settings.androidPackages.contains(package) {
+            return fail(.androidPackageNotListed)
         }
         verify(body.identityToken, expecting: nonce, failure: LoginFailure.token) { [self] identity, keys in
             signIn(identity, body: body, keys: keys)
@@ -101,15 +105,24 @@ final class NativeSignInFlow {
             subject: identity.subject, email: identity.email, privateEmail: identity.isPrivateEmail) {
             return fail(.policyDenied(denial), subject: identity.subject)
         }
+        var redirectURI: String?
+        if identity.audience == settings.clientID {
+            // A web-flow token through the Android relay: only with a nonce of ours, whatever
+            // native_require_nonce says; its code was issued for the relay URL the app used.
+            guard nonceClaim != nil else { return fail(.androidNonceRequired, subject: identity.subject) }
+            redirectURI = settings.androidRelayURI
+                + (body.androidPackage.map { "?package=" + PercentEncoding.encode($0) } ?? "")
+        }
         guard let code = body.authorizationCode else { return finish(identity, name: body.name, refreshToken: nil) }
-        exchange(code, identity: identity, name: body.name)
+        exchange(code, identity: identity, redirectURI: redirectURI, name: body.name)
     }
 
     /// APPLE.md "Native apps": the code of an app is exchanged with `client_id` = its bundle
     /// id (the token's audience), a client secret whose `sub` is that bundle id, and no
-    /// `redirect_uri`. Apple's id_token for the code must name the same user and app, or the
-    /// app sent someone else's code with its token.
-    private func exchange(_ code: String, identity: AppleIdentity, name: String?) {
+    /// `redirect_uri` — or, for an Android web-flow token, the Services ID and the relay URL.
+    /// Apple's id_token for the code must name the same user and client, or the app sent
+    /// someone else's code with its token.
+    private func exchange(_ code: String, identity: AppleIdentity, redirectURI: String?, name: String?) {
         let clientID = identity.audience
         let secret: String
         do {
@@ -119,7 +132,9 @@ final class NativeSignInFlow {
             return fail(.internalError, subject: identity.subject)
         }
         let startedMs = auth.clockMs
-        auth.api.exchangeCode(code: code, redirectURI: nil, codeVerifier: nil, clientID: clientID, clientSecret: secret) {
+        auth.api.exchangeCode(
+            code: code, redirectURI: redirectURI, codeVerifier: nil, clientID: clientID, clientSecret: secret
+        ) {
             [self] result in
             auth.metrics.recordAppleCall(.token, ms: auth.clockMs - startedMs)
             switch result {
