@@ -70,6 +70,9 @@ public struct Config: Sendable {
         public var leeway: TimeSpan
         public var pkce: Bool
         public var nativeRequireNonce: Bool
+        /// Android package names the web-flow relay (`{prefix}/android/callback`) may hand
+        /// results to; empty: no relay endpoint.
+        public var androidPackages: [String] = []
     }
 
     public struct Session: Sendable {

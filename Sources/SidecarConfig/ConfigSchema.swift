@@ -116,6 +116,11 @@ struct ConfigSchema {
         }
         let pkce = apple.bool("pkce", default: true)
         let nativeRequireNonce = apple.bool("native_require_nonce", default: false)
+        let androidPackages = apple.list("android_packages", default: []) { Names.androidPackage($0) }
+        if Set(androidPackages).count != androidPackages.count {
+            reader.report(.invalidValue, "apple.android_packages", at: apple.location(of: "android_packages"),
+                          "lists a package twice")
+        }
 
         if !nativeAudiences.isEmpty && !nativeRequireNonce {
             warnings.append(ConfigWarning(
@@ -142,7 +147,7 @@ struct ConfigSchema {
             teamID: teamID, clientID: clientID, keyID: keyID, privateKeyFile: privateKeyFile,
             privateKey: privateKey, scopes: scopes, nativeAudiences: nativeAudiences, baseURL: baseURL,
             caFile: caFile, jwksRefresh: jwksRefresh, clientSecretTTL: clientSecretTTL, leeway: leeway,
-            pkce: pkce, nativeRequireNonce: nativeRequireNonce)
+            pkce: pkce, nativeRequireNonce: nativeRequireNonce, androidPackages: androidPackages)
     }
 
     /// Exactly one of `private_key_file` and `private_key` (which may be `env:`/`file:`).

@@ -36,16 +36,24 @@ struct CheckCommand: ParsableCommand {
     }
 
     static func summary(of config: Config) -> String {
-        let rows: [(String, String)] = [
+        var rows: [(String, String)] = [
             ("listen", "\(config.listen)\(config.tls == nil ? "" : " (TLS)"), \(config.workers) worker\(config.workers == 1 ? "" : "s")"),
             ("public_url", config.publicURL.origin),
             ("redirect_uri", config.redirectURI),
             ("upstream", config.upstream.description),
             ("admin", config.admin.listen.description),
             ("apple", "team \(config.apple.teamID), client \(config.apple.clientID), key \(config.apple.keyID) at \(config.apple.baseURL)"),
+            ("native", config.apple.nativeAudiences.isEmpty ? "off (no apple.native_audiences)"
+                : config.apple.nativeAudiences.joined(separator: ", ")
+                    + (config.apple.nativeRequireNonce ? " (nonce required)" : " (nonce optional)")),
             ("cookie", config.session.cookieName + (config.session.domain.map { ", domain \($0)" } ?? "")),
             ("secrets", "\(config.session.secrets.count) (\(config.session.secrets.map(\.source).joined(separator: ", ")))"),
         ]
+        if !config.apple.androidPackages.isEmpty {
+            // The relay URL must be registered at Apple as a Return URL of the Services ID.
+            rows.insert(("android", config.publicURL.origin + config.routes.prefix + "/android/callback for "
+                            + config.apple.androidPackages.joined(separator: ", ")), at: rows.count - 2)
+        }
         let width = rows.map(\.0.count).max() ?? 0
         return "\(config.file): OK\n" + rows.map { name, value in
             "  " + name + String(repeating: " ", count: width - name.count + 2) + value + "\n"

@@ -11,7 +11,8 @@ struct EmulatorCommand: ParsableCommand {
         abstract: "Run a local stand-in for appleid.apple.com (authorize, token, keys, revoke).",
         discussion: """
         Test controls live under /emulator/ (GET /emulator lists them): users, auto-approval, \
-        faults for the next token response, key rotation, signed server-to-server notifications.
+        faults for the next token response, key rotation, signed server-to-server notifications, \
+        and native-app identity tokens and codes for a bundle id (POST /emulator/native).
         """)
 
     @Option(help: "Address to listen on (host:port; port 0 picks a free one).")

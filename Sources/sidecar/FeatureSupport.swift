@@ -23,9 +23,6 @@ enum FeatureSupport {
         if case .redis = config.revocations.store {
             errors.append(Finding(path: "revocations.store", message: "\(config.revocations.store) is not available in this build; use memory (lost on restart) or file:/path"))
         }
-        if !config.apple.nativeAudiences.isEmpty {
-            errors.append(Finding(path: "apple.native_audiences", message: "the native-app endpoint (/.auth/native) is not available in this build"))
-        }
         if config.session.revalidate != nil {
             warnings.append(Finding(path: "session.revalidate", message: "revalidation with Apple's refresh token is not available in this build: sessions end by expiry, logout or secret rotation only (set 0 to acknowledge)"))
         }

@@ -124,6 +124,17 @@ final class CrossFieldTests: XCTestCase {
         XCTAssertEqual(strict.warnings, [])
     }
 
+    func testAndroidPackagesAreAndroidApplicationIDs() throws {
+        let config = try parse(replacing(appleKey, with: appleKey + "  android_packages: [com.example.app, org.x_y.A1]\n"))
+        XCTAssertEqual(config.apple.androidPackages, ["com.example.app", "org.x_y.A1"])
+        for bad in ["app", "com..app", "com.1app", "com.example.app;end", "com.exa mple", "com.example.", "_com.app"] {
+            let error = try errors(replacing(appleKey, with: appleKey + "  android_packages: [\"\(bad)\"]\n")).first
+            XCTAssertEqual(error?.path, "apple.android_packages[0]", bad)
+        }
+        let twice = try errors(replacing(appleKey, with: appleKey + "  android_packages: [a.b, a.b]\n")).first
+        XCTAssertEqual(twice?.message, "lists a package twice")
+    }
+
     func testIdentityHeadersMustBeDistinct() throws {
         let error = try errors(Fixture.minimal + "headers:\n  email: x-auth-user-id\n").first
         XCTAssertEqual(error?.kind, .conflict)

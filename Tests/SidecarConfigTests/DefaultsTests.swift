@@ -32,6 +32,7 @@ final class DefaultsTests: XCTestCase {
         XCTAssertEqual(config.apple.leeway, .seconds(60))
         XCTAssertTrue(config.apple.pkce)
         XCTAssertFalse(config.apple.nativeRequireNonce)
+        XCTAssertEqual(config.apple.androidPackages, [])
 
         XCTAssertEqual(config.session.cookieName, "__Host-sidecar")
         XCTAssertNil(config.session.domain)

@@ -37,6 +37,7 @@ final class ExampleConfigTests: XCTestCase {
         XCTAssertEqual(example.apple.scopes, minimal.apple.scopes)
         XCTAssertEqual(example.apple.nativeAudiences, minimal.apple.nativeAudiences)
         XCTAssertEqual(example.apple.nativeRequireNonce, minimal.apple.nativeRequireNonce)
+        XCTAssertEqual(example.apple.androidPackages, minimal.apple.androidPackages)
         XCTAssertEqual(example.apple.baseURL, minimal.apple.baseURL)
         XCTAssertEqual(example.apple.jwksRefresh, minimal.apple.jwksRefresh)
         XCTAssertEqual(example.apple.clientSecretTTL, minimal.apple.clientSecretTTL)

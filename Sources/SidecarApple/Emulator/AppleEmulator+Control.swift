@@ -18,6 +18,15 @@ extension AppleEmulator {
       POST /emulator/notify           {"type", "sub", "aud"?, "email"?, "is_private_email"?, "event_time"?}
                                       -> {"payload": JWT}; POST that body to the notification URL yourself
       POST /emulator/revoke-consent   {"client_id", "sub"}: the user removes the app in their Apple ID settings
+      POST /emulator/native           {"client_id", "email"?, "firstName"?, "lastName"?, "hideMyEmail"?, "nonce"?,
+                                      "scopes"?, "fault"?} -> {"identityToken", "authorizationCode", "user", "email",
+                                      "fullName", "realUserStatus"}: what an iOS/macOS app gets from Sign in with Apple
+                                      for client_id (its bundle id, registered with --client BUNDLE_ID). The code is
+                                      exchanged at /auth/token with that client_id and no redirect_uri; email and
+                                      fullName come on the first authorization only; the nonce is copied as given;
+                                      "fault" spoils the identity token (an id_token fault name)
+      GET  /emulator/token-requests   the last token requests: grant_type, client_id, redirect_uri, field names and
+                                      whether the client secret verified (never secret values)
     Fault names: \(EmulatorFault.allNames.joined(separator: ", "))
     Per request, GET /auth/authorize?…&emulator_auto_approve=EMAIL skips the page.
 
@@ -70,6 +79,10 @@ extension AppleEmulator {
                 ]).jsonText)
             case ("POST", "/emulator/notify"):
                 return try notify(jsonBody(request))
+            case ("POST", "/emulator/native"):
+                return try nativeAuthorization(jsonBody(request))
+            case ("GET", "/emulator/token-requests"):
+                return .json(200, JSONValue.array(tokenRequests).jsonText)
             case ("POST", "/emulator/revoke-consent"):
                 let body = try jsonBody(request).objectValue ?? [:]
                 guard let clientID = body["client_id"]?.stringValue, let subject = body["sub"]?.stringValue else {

@@ -22,10 +22,16 @@ extension AppleEmulator {
         let clientID: String
         do throws(OAuthError) {
             form = try formBody(request)
-            clientID = try authenticateClient(form, now: now)
         } catch {
             return error.response
         }
+        do throws(OAuthError) {
+            clientID = try authenticateClient(form, now: now)
+        } catch {
+            noteTokenRequest(form, clientAuthenticated: false)
+            return error.response
+        }
+        noteTokenRequest(form, clientAuthenticated: true)
         do throws(OAuthError) {
             switch form["grant_type"] {
             case nil, ""?: throw OAuthError.invalidRequest("grant_type required")
@@ -47,8 +53,14 @@ extension AppleEmulator {
         }
         guard !issued.used else { throw OAuthError("invalid_grant", "The code has already been used.") }
         guard issued.clientID == clientID else { throw OAuthError("invalid_grant", "client_id mismatch.") }
-        guard let redirectURI = form["redirect_uri"] else { throw .invalidRequest("redirect_uri required") }
-        guard redirectURI == issued.redirectURI else { throw OAuthError("invalid_grant", "redirect_uri mismatch.") }
+        if let expected = issued.redirectURI {
+            guard let redirectURI = form["redirect_uri"] else { throw .invalidRequest("redirect_uri required") }
+            guard redirectURI == expected else { throw OAuthError("invalid_grant", "redirect_uri mismatch.") }
+        } else if form["redirect_uri"] != nil {
+            // A native app's code was never tied to a redirect URI; a relying party sending
+            // one mixes up its web and native exchanges.
+            throw OAuthError("invalid_grant", "redirect_uri must be omitted for a code issued to an app.")
+        }
         let verifier = form["code_verifier"]
         if let challenge = issued.codeChallenge {
             guard let verifier else { throw .invalidRequest("code_verifier required") }
@@ -96,6 +108,20 @@ extension AppleEmulator {
             if let idToken = try minter.mint(context, now: now, fault: fault) { body["id_token"] = .string(idToken) }
         } catch { throw OAuthError("server_error").with(status: 500) }
         return .json(200, JSONValue.object(body).jsonText)
+    }
+
+    /// Keeps what `GET /emulator/token-requests` shows: the grant, the client, the field
+    /// names, and the redirect URI (not a secret); secrets, codes and tokens are left out.
+    private func noteTokenRequest(_ form: [String: String], clientAuthenticated: Bool) {
+        var entry: [String: JSONValue] = [
+            "fields": .array(form.keys.sorted().map { .string($0) }),
+            "client_authenticated": .bool(clientAuthenticated),
+        ]
+        for name in ["grant_type", "client_id", "redirect_uri"] {
+            if let value = form[name] { entry[name] = .string(value) }
+        }
+        if tokenRequests.count >= Self.keptTokenRequests { tokenRequests.removeFirst() }
+        tokenRequests.append(.object(entry))
     }
 
     func revoke(_ request: ServiceRequest) -> ServiceResponse {

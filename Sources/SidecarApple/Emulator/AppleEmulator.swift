@@ -20,6 +20,10 @@ public final class AppleEmulator {
     var users: [TestUser]
     var autoApprove: TestUser?
     var faults: [EmulatorFault] = []
+    /// The last token requests as the emulator saw them (field names, never secret values), for
+    /// tests that check a relying party sends exactly what Apple expects.
+    var tokenRequests: [JSONValue] = []
+    static let keptTokenRequests = 50
     private var delayed: [ObjectIdentifier: Timer] = [:]
 
     public init(loop: EventLoop, options: EmulatorOptions) throws(EmulatorConfigurationError) {

@@ -58,6 +58,18 @@ public enum EmulatorFault: Sendable, Equatable {
         }
     }
 
+    /// Whether the fault spoils the id_token itself (what `POST /emulator/native` can apply to
+    /// the identity token it issues); the others are about the token endpoint's answer.
+    public var spoilsIDToken: Bool {
+        switch self {
+        case .algNone, .hs256WithPublicKey, .unknownKid, .wrongIssuer, .wrongAudience, .expired, .issuedInFuture,
+             .nonceMissing, .wrongNonce, .tamperedPayload, .truncated, .extraSegment:
+            true
+        case .noIDToken, .invalidGrant, .invalidClient, .http500, .hang, .slow:
+            false
+        }
+    }
+
     public static let allNames = [
         "alg_none", "hs256_with_public_key", "unknown_kid", "wrong_iss", "wrong_aud", "expired", "iat_future",
         "nonce_missing", "wrong_nonce", "tampered_payload", "truncated", "extra_segment", "no_id_token",

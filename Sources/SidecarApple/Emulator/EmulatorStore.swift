@@ -11,7 +11,8 @@ struct GrantedIdentity: Sendable {
 /// An issued authorization code (single use, short-lived).
 struct IssuedCode {
     var clientID: String
-    var redirectURI: String
+    /// nil for a native app's code (APPLE.md: then `redirect_uri` is omitted at the token endpoint).
+    var redirectURI: String?
     var codeChallenge: String?
     var nonce: String?
     var scopes: [String]

@@ -15,6 +15,8 @@ struct IDTokenMinter {
         var authTime: Int64
         var accessToken: String?
         var code: String?
+        /// `real_user_status` (0–2): Apple sends it on a native app's first sign-in only.
+        var realUserStatus: Int? = nil
     }
 
     func claims(_ context: Context, now: Int64) -> [String: JSONValue] {
@@ -31,6 +33,7 @@ struct IDTokenMinter {
         if let nonce = context.nonce { claims["nonce"] = .string(nonce) }
         if let accessToken = context.accessToken { claims["at_hash"] = .string(Self.halfHash(accessToken)) }
         if let code = context.code { claims["c_hash"] = .string(Self.halfHash(code)) }
+        if let status = context.realUserStatus { claims["real_user_status"] = .integer(Int64(status)) }
         return claims
     }
 

@@ -84,6 +84,19 @@ enum Names {
         return .success(text)
     }
 
+    /// An Android application id (`apple.android_packages`): at least two dot-separated
+    /// segments, each a letter followed by letters, digits or `_` (Android's own rule), so it
+    /// can go into an `intent://…;package=…;end` URL as is.
+    static func androidPackage(_ text: String) -> Result<String, ValueError> {
+        func isLetter(_ c: UInt8) -> Bool { (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) }
+        let segments = text.split(separator: ".", omittingEmptySubsequences: false)
+        let valid = text.utf8.count <= 255 && segments.count >= 2 && segments.allSatisfy { segment in
+            guard let first = segment.utf8.first, isLetter(first) else { return false }
+            return segment.utf8.allSatisfy { isLetter($0) || (0x30...0x39).contains($0) || $0 == 0x5F }
+        }
+        return valid ? .success(text) : .failure(ValueError("invalid Android package \(quoted(text)) (e.g. com.example.app)"))
+    }
+
     /// An `access.allowed_redirect_hosts` entry: `host` (port 443) or `host:port`.
     static func redirectHost(_ text: String) -> Result<RedirectHost, ValueError> {
         let usage = ValueError("invalid redirect host \(quoted(text)) (host or host:port, no scheme)")

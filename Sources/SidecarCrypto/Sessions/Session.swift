@@ -7,6 +7,7 @@ public struct Session: Sendable, Equatable {
     static let maximumEmailBytes = 512
     static let maximumNameBytes = 1024
     static let maximumRefreshTokenBytes = 2048
+    static let maximumClientIDBytes = 255
 
     /// Random; a new one for every login.
     public var id: [UInt8]
@@ -21,10 +22,14 @@ public struct Session: Sendable, Equatable {
     public var idleDeadline: Int64
     public var lastRevalidation: Int64
     public var appleRefreshToken: String?
+    /// The Apple client the session's tokens were issued to when it is not `apple.client_id`
+    /// (a native app's bundle id): refresh and revoke must name it. nil for web sessions, so
+    /// their cookies do not grow.
+    public var appleClientID: String?
 
     public init(id: [UInt8], subject: String, email: String?, emailVerified: Bool, privateEmail: Bool,
                 name: String?, issuedAt: Int64, expiresAt: Int64, idleDeadline: Int64,
-                lastRevalidation: Int64, appleRefreshToken: String?) {
+                lastRevalidation: Int64, appleRefreshToken: String?, appleClientID: String? = nil) {
         self.id = id
         self.subject = subject
         self.email = email
@@ -36,6 +41,7 @@ public struct Session: Sendable, Equatable {
         self.idleDeadline = idleDeadline
         self.lastRevalidation = lastRevalidation
         self.appleRefreshToken = appleRefreshToken
+        self.appleClientID = appleClientID
     }
 
     /// A fresh random session id.
@@ -46,6 +52,7 @@ public struct Session: Sendable, Equatable {
         id.count == Self.idByteCount && !subject.isEmpty && subject.utf8.count <= Self.maximumSubjectBytes
             && (email?.utf8.count ?? 0) <= Self.maximumEmailBytes && (name?.utf8.count ?? 0) <= Self.maximumNameBytes
             && (appleRefreshToken?.utf8.count ?? 0) <= Self.maximumRefreshTokenBytes
+            && (appleClientID.map { !$0.isEmpty && $0.utf8.count <= Self.maximumClientIDBytes } ?? true)
     }
 }
 
@@ -58,10 +65,13 @@ extension Session: SealedPayload {
         static let email: UInt8 = 1 << 2
         static let name: UInt8 = 1 << 3
         static let refreshToken: UInt8 = 1 << 4
-        static let all: UInt8 = 0x1f
+        static let clientID: UInt8 = 1 << 5
+        static let all: UInt8 = 0x3f
     }
 
-    /// `version ‖ id(16) ‖ flags ‖ sub(u8 len) ‖ [email(u16)] ‖ [name(u16)] ‖ 4 × i64 ‖ [refresh(u16)]`.
+    /// `version ‖ id(16) ‖ flags ‖ sub(u8 len) ‖ [email(u16)] ‖ [name(u16)] ‖ 4 × i64 ‖ [refresh(u16)]
+    /// ‖ [client id(u8)]`. The client id came later under a flag of its own, so values sealed
+    /// before it still open.
     /// Callers check `isEncodable` first; `PayloadSealer` users get that from `SessionSealer.seal`.
     public func encode(into writer: inout ByteWriter) {
         writer.write(Self.formatVersion)
@@ -72,12 +82,14 @@ extension Session: SealedPayload {
         if email != nil { flags |= Flag.email }
         if name != nil { flags |= Flag.name }
         if appleRefreshToken != nil { flags |= Flag.refreshToken }
+        if appleClientID != nil { flags |= Flag.clientID }
         writer.write(flags)
         writer.write(subject, wide: false)
         if let email { writer.write(email, wide: true) }
         if let name { writer.write(name, wide: true) }
         for time in [issuedAt, expiresAt, idleDeadline, lastRevalidation] { writer.write(time) }
         if let appleRefreshToken { writer.write(appleRefreshToken, wide: true) }
+        if let appleClientID { writer.write(appleClientID, wide: false) }
     }
 
     public init(from reader: inout ByteReader) throws(SealedOpenError) {
@@ -97,6 +109,9 @@ extension Session: SealedPayload {
         lastRevalidation = try reader.readInt64()
         appleRefreshToken = flags & Flag.refreshToken != 0
             ? try reader.readString(wide: true, maximumByteCount: Self.maximumRefreshTokenBytes) : nil
+        appleClientID = flags & Flag.clientID != 0
+            ? try reader.readString(wide: false, maximumByteCount: Self.maximumClientIDBytes) : nil
+        guard appleClientID?.isEmpty != true else { throw .invalidPayload }
     }
 
     public func validate(now: Int64) throws(SealedOpenError) {

@@ -14,6 +14,10 @@ struct WorkerMetrics: Sendable {
     var acceptDescriptorFailures: UInt64 = 0
     /// [LoginOutcome index]
     var logins = [UInt64](repeating: 0, count: LoginOutcome.labels.count)
+    /// [NativeOutcome index]
+    var nativeSignIns = [UInt64](repeating: 0, count: NativeOutcome.labels.count)
+    /// [NativeRefreshOutcome index]
+    var nativeRefreshes = [UInt64](repeating: 0, count: NativeRefreshOutcome.labels.count)
     /// [SessionCarrier][SessionOutcome]
     var sessions = [UInt64](repeating: 0, count: SessionCarrier.allCases.count * SessionOutcome.allCases.count)
     /// [ResealReason]
@@ -50,6 +54,8 @@ struct WorkerMetrics: Sendable {
         sum.upstreamConnectFailures &+= b.upstreamConnectFailures
         sum.acceptDescriptorFailures &+= b.acceptDescriptorFailures
         add(b.logins, to: &sum.logins)
+        add(b.nativeSignIns, to: &sum.nativeSignIns)
+        add(b.nativeRefreshes, to: &sum.nativeRefreshes)
         add(b.sessions, to: &sum.sessions)
         add(b.reseals, to: &sum.reseals)
         add(b.jwksRefreshes, to: &sum.jwksRefreshes)

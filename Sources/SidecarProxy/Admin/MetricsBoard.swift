@@ -47,6 +47,16 @@ final class MetricsBoard: Sendable {
         for (index, label) in LoginOutcome.labels.enumerated() where index == LoginOutcome.ok || total.logins[index] > 0 {
             out.sample("sidecar_logins_total", "outcome=\"\(label)\"", total.logins[index])
         }
+        out.family("sidecar_native_signins_total", "counter",
+                   "Native-app sign-ins (POST /native) by outcome: ok or the failure's reason code (failures shown once seen).")
+        for (index, label) in NativeOutcome.labels.enumerated() where index == NativeOutcome.ok || total.nativeSignIns[index] > 0 {
+            out.sample("sidecar_native_signins_total", "outcome=\"\(label)\"", total.nativeSignIns[index])
+        }
+        out.family("sidecar_native_refreshes_total", "counter",
+                   "Bearer session tokens re-sealed by POST /native/refresh: ok, or why the token was refused.")
+        for (index, label) in NativeRefreshOutcome.labels.enumerated() where index == 0 || total.nativeRefreshes[index] > 0 {
+            out.sample("sidecar_native_refreshes_total", "outcome=\"\(label)\"", total.nativeRefreshes[index])
+        }
         out.family("sidecar_sessions_total", "counter",
                    "Session cookies and bearer tokens opened: accepted, or rejected with the reason.")
         for carrier in SessionCarrier.allCases {

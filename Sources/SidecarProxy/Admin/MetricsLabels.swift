@@ -13,26 +13,66 @@ enum LoginOutcome {
             "ok", "form_invalid", "state_missing", "state_mismatch", "state_expired", "state_invalid",
             "state_replayed", "code_missing", "apple_cancelled", "apple_error", "no_id_token", "jwks_unavailable",
             "callback_token_sub_mismatch", "session_too_large", "internal_error", "random_failed",
-            "state_seal_failed", "apple_server_error", "apple_invalid_response", "apple_timeout",
-            "apple_tls_failed", "apple_unreachable", "exchange_rejected",
+            "state_seal_failed",
         ]
         labels += ["private_relay", "subject", "email"].map { "policy_denied_" + $0 }
-        labels += ["invalid_grant", "invalid_client", "invalid_request", "unauthorized_client",
-                   "unsupported_grant_type", "invalid_scope"].map { "exchange_" + $0 }
-        let tokenReasons = [
-            "too_large", "malformed", "algorithm_not_allowed", "crit_header", "missing_kid", "unknown_key",
-            "key_type_mismatch", "bad_signature", "expired", "not_yet_valid", "issued_in_future", "wrong_issuer",
-            "wrong_audience", "nonce_missing", "nonce_mismatch", "missing_claim", "invalid_claim",
-        ]
+        labels += exchangeReasons
         labels += tokenReasons.map { "token_" + $0 } + tokenReasons.map { "callback_token_" + $0 }
         return labels + ["other"]
     }()
+
+    /// `JWTError.reason` values: the suffixes of the `token_…` reasons.
+    static let tokenReasons = [
+        "too_large", "malformed", "algorithm_not_allowed", "crit_header", "missing_kid", "unknown_key",
+        "key_type_mismatch", "bad_signature", "expired", "not_yet_valid", "issued_in_future", "wrong_issuer",
+        "wrong_audience", "nonce_missing", "nonce_mismatch", "missing_claim", "invalid_claim",
+    ]
+
+    /// Apple's answers to a code exchange (`LoginFailure.exchange`).
+    static let exchangeReasons = [
+        "apple_server_error", "apple_invalid_response", "apple_timeout", "apple_tls_failed", "apple_unreachable",
+        "exchange_rejected",
+    ] + ["invalid_grant", "invalid_client", "invalid_request", "unauthorized_client", "unsupported_grant_type",
+         "invalid_scope"].map { "exchange_" + $0 }
 
     static let other = labels.count - 1
     private static let indexByLabel = Dictionary(uniqueKeysWithValues: labels.enumerated().map { ($1, $0) })
 
     /// The counter index for a reason code (off the request path: a login's last step).
     static func index(of reason: String) -> Int { indexByLabel[reason] ?? other }
+}
+
+/// `sidecar_native_signins_total{outcome}`: "ok" or the reason code of a failed
+/// `POST {prefix}/native` (`LoginFailure.reason`); a code outside the set counts as "other".
+enum NativeOutcome {
+    static let ok = 0
+
+    static let labels: [String] = {
+        var labels = [
+            "ok", "body_invalid", "identity_token_missing", "nonce_required", "nonce_invalid", "nonce_expired",
+            "nonce_replayed", "no_id_token", "jwks_unavailable", "code_sub_mismatch", "session_too_large",
+            "internal_error", "android_nonce_required", "relay_package_not_listed",
+        ]
+        labels += ["private_relay", "subject", "email"].map { "policy_denied_" + $0 }
+        labels += LoginOutcome.exchangeReasons
+        labels += LoginOutcome.tokenReasons.map { "token_" + $0 } + LoginOutcome.tokenReasons.map { "code_token_" + $0 }
+        return labels + ["other"]
+    }()
+
+    static let other = labels.count - 1
+    private static let indexByLabel = Dictionary(uniqueKeysWithValues: labels.enumerated().map { ($1, $0) })
+
+    static func index(of reason: String) -> Int { indexByLabel[reason] ?? other }
+}
+
+/// `sidecar_native_refreshes_total{outcome}`: "ok", "bearer_missing" (no bearer token the
+/// sidecar could open was sent), or why the bearer session was refused.
+enum NativeRefreshOutcome {
+    /// Indexed by `index(of:)`: the session outcomes in their order, then "bearer_missing".
+    static let labels = SessionOutcome.allCases.map { $0 == .accepted ? "ok" : $0.reason } + ["bearer_missing"]
+
+    /// nil: no bearer session token at all.
+    static func index(of outcome: SessionOutcome?) -> Int { outcome?.rawValue ?? labels.count - 1 }
 }
 
 /// How the session arrived: `sidecar_sessions_total{via}`.

@@ -67,6 +67,18 @@ final class MetricsRecorder {
         changed()
     }
 
+    /// A native sign-in's answer: `reason` is "ok" or the failure's reason code.
+    func recordNativeSignIn(_ reason: String) {
+        metrics.nativeSignIns[NativeOutcome.index(of: reason)] &+= 1
+        changed()
+    }
+
+    /// A `/native/refresh`: `.accepted`, why the bearer session was refused, or nil without one.
+    func recordNativeRefresh(_ outcome: SessionOutcome?) {
+        metrics.nativeRefreshes[NativeRefreshOutcome.index(of: outcome)] &+= 1
+        changed()
+    }
+
     func recordSession(_ outcome: SessionOutcome, via carrier: SessionCarrier) {
         metrics.recordSession(outcome, via: carrier)
         changed()

@@ -18,8 +18,14 @@ enum AppleUserName {
               let object = value.objectValue
         else { return .invalidJSON }
         guard let name = object["name"]?.objectValue else { return .noName }
-        let parts = [name["firstName"], name["lastName"]].compactMap { $0?.stringValue }.map(clean).filter { !$0.isEmpty }
-        return parts.isEmpty ? .noName : .name(parts.joined(separator: " "))
+        return join(first: name["firstName"]?.stringValue, last: name["lastName"]?.stringValue).map { .name($0) } ?? .noName
+    }
+
+    /// `First Last`, or the one part present, each part cleaned; nil when nothing is left.
+    /// Also the rule for the names a native app posts (SPEC §4.5).
+    static func join(first: String?, last: String?) -> String? {
+        let parts = [first, last].compactMap { $0 }.map(clean).filter { !$0.isEmpty }
+        return parts.isEmpty ? nil : parts.joined(separator: " ")
     }
 
     /// Control characters (C0, DEL, C1) removed, then cut to at most 256 bytes without

@@ -2,7 +2,13 @@ import SidecarHTTP
 
 /// The sidecar's own endpoints under `routes.prefix` (SPEC §4).
 enum AuthEndpoint {
-    case login, callback, logout, me, check, appleNotifications
+    case login, callback, logout, me, check
+    /// Native apps (SPEC §4.5): sign-in with an identity token, its nonces, bearer refresh.
+    case native, nativeNonce, nativeRefresh
+    /// Android's web flow hands its result back to the app (SPEC §4.10).
+    case androidCallback
+    /// Apple's server-to-server events (SPEC §4.7).
+    case appleNotifications
 
     /// The endpoint for a path below the prefix (`/login`, …), or the refusal to send.
     static func route(_ subpath: ArraySlice<UInt8>, method: HTTPMethod) -> Result<AuthEndpoint, RouteRefusal> {
@@ -13,6 +19,10 @@ enum AuthEndpoint {
         case "/logout": endpoint = .logout
         case "/me": endpoint = .me
         case "/check": endpoint = .check
+        case "/native": endpoint = .native
+        case "/native/nonce": endpoint = .nativeNonce
+        case "/native/refresh": endpoint = .nativeRefresh
+        case "/android/callback": endpoint = .androidCallback
         case "/apple/notifications": endpoint = .appleNotifications
         default: return .failure(.notFound)
         }
@@ -22,22 +32,22 @@ enum AuthEndpoint {
 
     private func allows(_ method: HTTPMethod) -> Bool {
         switch self {
-        case .login, .me, .check: method == .get || method == .head
-        case .callback, .appleNotifications: method == .post
+        case .login, .me, .check, .nativeNonce: method == .get || method == .head
+        case .callback, .native, .nativeRefresh, .androidCallback, .appleNotifications: method == .post
         case .logout: method == .get || method == .post
         }
     }
 
     private var allowHeader: [UInt8] {
         switch self {
-        case .login, .me, .check: Array("GET, HEAD".utf8)
-        case .callback, .appleNotifications: Array("POST".utf8)
+        case .login, .me, .check, .nativeNonce: Array("GET, HEAD".utf8)
+        case .callback, .native, .nativeRefresh, .androidCallback, .appleNotifications: Array("POST".utf8)
         case .logout: Array("GET, POST".utf8)
         }
     }
 
     /// Whether a request body is read (bounded by `limits.max_body_bytes`) before handling.
-    var readsBody: Bool { self == .callback || self == .appleNotifications }
+    var readsBody: Bool { self == .callback || self == .native || self == .androidCallback || self == .appleNotifications }
 }
 
 enum RouteRefusal: Error {

@@ -31,6 +31,23 @@ public final class AuthSettings: Sendable {
     let verifier: AppleIDTokenVerifier
     let jwksRefreshSeconds: Int64
 
+    // Native apps (SPEC §4.5).
+    /// `apple.native_audiences`: the bundle ids whose identity tokens `/native` accepts; empty
+    /// means the native endpoints do not exist (404).
+    let nativeAudiences: [String]
+    /// Like `verifier`, but `aud` ∈ `nativeAudiences`.
+    let nativeVerifier: AppleIDTokenVerifier
+    let nativeRequireNonce: Bool
+    let nativeNonces: NativeNonceSealer
+    /// `apple.android_packages` (SPEC §4.10): with any, the relay endpoint exists and `/native`
+    /// also accepts web-flow tokens (`aud` = the Services ID) that carry a sidecar nonce.
+    let androidPackages: [String]
+    /// `{public_url}{prefix}/android/callback`: the relay's redirect URI, registered at Apple.
+    let androidRelayURI: String
+
+    /// Whether `/native` and its nonce and refresh endpoints exist.
+    var nativeEnabled: Bool { !nativeAudiences.isEmpty || !androidPackages.isEmpty }
+
     // Sessions.
     let sessions: SessionSealer
     let loginStates: LoginStateSealer
@@ -95,6 +112,13 @@ public final class AuthSettings: Sendable {
         verifier = AppleIDTokenVerifier(
             issuer: base, audiences: [apple.clientID], leeway: apple.leeway.seconds)
         jwksRefreshSeconds = max(60, apple.jwksRefresh.seconds)
+        nativeAudiences = apple.nativeAudiences
+        androidPackages = apple.androidPackages
+        androidRelayURI = publicOrigin + prefix + "/android/callback"
+        nativeVerifier = AppleIDTokenVerifier(
+            issuer: base, audiences: Set(apple.nativeAudiences + (apple.androidPackages.isEmpty ? [] : [apple.clientID])),
+            leeway: apple.leeway.seconds)
+        nativeRequireNonce = apple.nativeRequireNonce
 
         let session = config.session
         var distinct: [[UInt8]] = []
@@ -102,6 +126,7 @@ public final class AuthSettings: Sendable {
         do {
             sessions = try SessionSealer(secrets: distinct)
             loginStates = try LoginStateSealer(secrets: distinct)
+            nativeNonces = try NativeNonceSealer(secrets: distinct)
         } catch {
             throw AuthSetupError(description: "session.secrets: \(error)")
         }

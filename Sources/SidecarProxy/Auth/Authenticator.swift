@@ -87,9 +87,10 @@ final class Authenticator {
         let settings = self.settings
         forgetRevokedSessions()
         let typed = view.bytes.assumingMemoryBound(to: UInt8.self)
+        var refusal = SessionOutcome.accepted
         for field in view.fields where view.name(of: field, is: "authorization") {
             guard let token = Self.bearerToken(view.bytes, field.value) else { continue }
-            if let opened = session(UnsafeBufferPointer(rebasing: typed[token]), via: .bearer, now: now) {
+            if let opened = session(UnsafeBufferPointer(rebasing: typed[token]), via: .bearer, now: now, refusal: &refusal) {
                 identity.opened = opened
                 identity.bearer = field.value
                 break
@@ -97,7 +98,8 @@ final class Authenticator {
         }
         guard let value = cookieValue(view, settings: settings, into: &identity) else { return }
         guard identity.opened == nil,
-              let opened = session(UnsafeBufferPointer(rebasing: typed[value]), via: .cookie, now: now) else { return }
+              let opened = session(UnsafeBufferPointer(rebasing: typed[value]), via: .cookie, now: now, refusal: &refusal)
+        else { return }
         identity.opened = opened
         if let resealed = reseal(opened, now: now) {
             identity.opened = resealed.opened
@@ -132,9 +134,37 @@ final class Authenticator {
         cacheRevocationGeneration = revocations.generation
     }
 
+    /// What a request's `Authorization: Bearer` tokens amount to (`/native/refresh`, which
+    /// must not fall back to the cookie).
+    enum BearerLookup {
+        case session(OpenedSession)
+        /// Bearer tokens were sent; none opened. The first one's reason.
+        case refused(SessionOutcome)
+        case missing
+    }
+
+    func bearerSession(_ head: HTTPRequestHead, now: Int64 = UnixTime.now()) -> BearerLookup {
+        forgetRevokedSessions()
+        return head.withView { view in
+            let typed = view.bytes.assumingMemoryBound(to: UInt8.self)
+            var first: SessionOutcome?
+            for field in view.fields where view.name(of: field, is: "authorization") {
+                guard let token = Self.bearerToken(view.bytes, field.value) else { continue }
+                var refusal = SessionOutcome.accepted
+                if let opened = session(UnsafeBufferPointer(rebasing: typed[token]), via: .bearer, now: now, refusal: &refusal) {
+                    return .session(opened)
+                }
+                if first == nil { first = refusal }
+            }
+            return first.map { .refused($0) } ?? .missing
+        }
+    }
+
     /// The session sealed in `token`: from the cache (expiry checked again), else opened,
-    /// checked against the revocations and cached.
-    private func session(_ token: UnsafeBufferPointer<UInt8>, via carrier: SessionCarrier, now: Int64) -> OpenedSession? {
+    /// checked against the revocations and cached. When it is refused, `refusal` says why.
+    private func session(
+        _ token: UnsafeBufferPointer<UInt8>, via carrier: SessionCarrier, now: Int64, refusal: inout SessionOutcome
+    ) -> OpenedSession? {
         if let cached = cache.lookup(UnsafeRawBufferPointer(token)) {
             let outcome: SessionOutcome
             if now >= cached.session.expiresAt {
@@ -147,17 +177,20 @@ final class Authenticator {
             }
             cache.remove(cached)
             metrics.recordSession(outcome, via: carrier)
+            refusal = outcome
             return nil
         }
         let opened: (payload: Session, needsReseal: Bool)
         do {
             opened = try opener.open(token, now: now)
         } catch {
-            metrics.recordSession(SessionOutcome(error), via: carrier)
+            refusal = SessionOutcome(error)
+            metrics.recordSession(refusal, via: carrier)
             return nil
         }
         let session = opened.payload
         guard !revocations.isRevoked(sessionID: session.id, subject: session.subject, issuedAtMs: session.issuedAt &* Int64(1000)) else {
+            refusal = .revoked
             metrics.recordSession(.revoked, via: carrier)
             return nil
         }

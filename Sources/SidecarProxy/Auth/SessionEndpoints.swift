@@ -3,7 +3,7 @@ import SidecarStore
 import SidecarHTTP
 
 /// `{prefix}/logout` (§4.4), `/me` (§4.6) and `/check` (§4.8): endpoints about the current
-/// session, answered at once.
+/// session (cookie or bearer token), answered at once.
 extension Authenticator {
     /// Clears the cookie, revokes the session id, revokes Apple's refresh token in the
     /// background, then 303 to a safe `rd` (204 for API clients). A GET counts only from
@@ -29,7 +29,9 @@ extension Authenticator {
                 ])
                 return AuthPages.storeUnavailable(json: request.isAPIClient)
             }
-            if let refreshToken = session.appleRefreshToken { revokeAtApple(refreshToken) }
+            if let refreshToken = session.appleRefreshToken {
+                revokeAtApple(refreshToken, clientID: session.appleClientID ?? settings.clientID)
+            }
             logger.info("logout", metadata: ["reason": "ok", "sub": "\(session.subject)", "request_id": "\(request.requestId)"])
         } else {
             logger.info("logout", metadata: ["reason": "no_session"])
@@ -58,14 +60,15 @@ extension Authenticator {
         return false
     }
 
-    private func revokeAtApple(_ refreshToken: String) {
+    /// `clientID`: the client the token was issued to (a native session's bundle id).
+    private func revokeAtApple(_ refreshToken: String, clientID: String) {
         let secret: String
-        do { secret = try settings.secrets.secret(forClientID: settings.clientID) } catch {
+        do { secret = try settings.secrets.secret(forClientID: clientID) } catch {
             logger.warning("apple revoke skipped", metadata: ["reason": "client_secret_failed"])
             return
         }
         let startedMs = clockMs
-        api.revoke(token: refreshToken, hint: .refreshToken, clientID: settings.clientID, clientSecret: secret) {
+        api.revoke(token: refreshToken, hint: .refreshToken, clientID: clientID, clientSecret: secret) {
             [logger, weak self] result in
             if let self { metrics.recordAppleCall(.revoke, ms: clockMs - startedMs) }
             switch result {
@@ -123,6 +126,12 @@ extension Authenticator {
         case .callback:
             CallbackFlow(auth: self, request: request, completion: completion).start()
             return nil
+        case .native:
+            NativeSignInFlow(auth: self, request: request, completion: completion).start()
+            return nil
+        case .nativeNonce: return nativeNonce(request)
+        case .nativeRefresh: return nativeRefresh(request)
+        case .androidCallback: return androidCallback(request)
         case .appleNotifications:
             NotificationFlow(auth: self, request: request, completion: completion).start()
             return nil

@@ -36,5 +36,5 @@ struct LifecycleSettings: Sendable {
 
 extension AuthSettings {
     /// Who Apple's notifications may be addressed to: the Services ID and the apps' bundle ids.
-    var notificationAudiences: Set<String> { verifier.audiences }
+    var notificationAudiences: Set<String> { verifier.audiences.union(nativeAudiences) }
 }

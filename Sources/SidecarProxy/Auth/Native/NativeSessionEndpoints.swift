@@ -1,0 +1,68 @@
+import Logging
+import SidecarCrypto
+
+/// The bearer side of native sessions (SPEC §4.5): the JSON that hands an app its session
+/// token, and `POST {prefix}/native/refresh`, which re-seals it with a new idle deadline.
+///
+/// A bearer token is the very value the session cookie carries, sealed under the cookie
+/// name as associated data, so the proxy path opens both with one `SessionOpener`.
+extension Authenticator {
+    /// `{"token", "expires_at", "user": {"id", "email", "name"}}`. `expires_at` is when this
+    /// token stops being accepted — its idle deadline, never after the session's absolute
+    /// expiry — so the app knows when to refresh at the latest.
+    static func nativeSessionAnswer(token: String, _ session: Session) -> LocalResponse {
+        AuthPages.json(200, .object([
+            "token": .string(token),
+            "expires_at": .integer(min(session.idleDeadline, session.expiresAt)),
+            "user": .object([
+                "id": .string(session.subject),
+                "email": session.email.map(JSONValue.string) ?? .null,
+                "name": session.name.map(JSONValue.string) ?? .null,
+            ]),
+        ]))
+    }
+
+    /// A native endpoint's refusal: `{"error": "<reason>"}` with the status of the reason.
+    static func nativeError(_ status: Int, _ reason: String) -> LocalResponse {
+        var answer = AuthPages.json(status, .object(["error": .string(reason)]))
+        if status == 401 { answer.extraFields.append(("WWW-Authenticate", Array("Bearer realm=\"sidecar\"".utf8))) }
+        return answer
+    }
+
+    /// Same session id, subject, absolute expiry and Apple refresh token; a new idle deadline
+    /// (`session.idle_timeout` from now, capped by the absolute expiry) and the first secret.
+    /// The old token stays valid until its own idle deadline: an app that lost the answer
+    /// can still retry with it.
+    func nativeRefresh(_ request: EndpointRequest) -> LocalResponse {
+        let settings = self.settings
+        guard settings.nativeEnabled else { return .plain(404) }
+        let now = UnixTime.now()
+        let opened: OpenedSession
+        switch bearerSession(request.head, now: now) {
+        case .session(let session):
+            opened = session
+        case .refused(let outcome):
+            return refuseRefresh(outcome, reason: "session_" + outcome.reason)
+        case .missing:
+            return refuseRefresh(nil, reason: "bearer_missing")
+        }
+        var renewed = opened.session
+        renewed.idleDeadline = max(renewed.idleDeadline, min(now + settings.idleTimeout, renewed.expiresAt))
+        let token: String
+        do {
+            token = try settings.sessions.sealSession(renewed, cookieName: settings.cookieName)
+        } catch {
+            logger.error("native refresh failed", metadata: ["reason": "internal_error", "status": "500"])
+            return Self.nativeError(500, "internal_error")
+        }
+        metrics.recordNativeRefresh(.accepted)
+        logger.info("native session refreshed", metadata: ["reason": "ok", "sub": "\(renewed.subject)"])
+        return Self.nativeSessionAnswer(token: token, renewed)
+    }
+
+    private func refuseRefresh(_ outcome: SessionOutcome?, reason: String) -> LocalResponse {
+        metrics.recordNativeRefresh(outcome)
+        logger.info("native refresh refused", metadata: ["reason": "\(reason)", "status": "401"])
+        return Self.nativeError(401, reason)
+    }
+}
