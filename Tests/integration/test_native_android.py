@@ -182,6 +182,8 @@ def test_web_flow_token_needs_a_sidecar_nonce_whatever_native_require_nonce_says
     received, _ = relay(sc, action, fields)
     refused(post_native(sc, app_body(received)), 401, "android_nonce_required")
     assert metric(sc, 'sidecar_native_signins_total{outcome="android_nonce_required"} 2')
+    # That refusal spent nothing: named in the body, the same nonce and token sign in.
+    assert post_native(sc, app_body(received, nonce)).status == 200
     # iOS tokens are unaffected by the Android rule.
     assert post_native(sc, {"identityToken": device(apple)["identityToken"]}).status == 200
 

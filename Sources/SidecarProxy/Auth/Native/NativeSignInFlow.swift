@@ -85,6 +85,15 @@ final class NativeSignInFlow {
     /// The token is Apple's and fresh: spend its nonce, apply the policy, then the code.
     private func signIn(_ identity: AppleIdentity, body: NativeSignInBody, keys: JWKSet) {
         let now = UnixTime.now()
+        var redirectURI: String?
+        if identity.audience == settings.clientID {
+            // A web-flow token through the Android relay: only with a nonce of ours named in the
+            // body, whatever native_require_nonce says; its code was issued for the relay URL the
+            // app used.
+            guard nonceClaim != nil else { return fail(.androidNonceRequired, subject: identity.subject) }
+            redirectURI = settings.androidRelayURI
+                + (body.androidPackage.map { "?package=" + PercentEncoding.encode($0) } ?? "")
+        }
         var claim = nonceClaim
         if claim == nil, let carried = identity.nonce {
             do throws(LoginFailure) {
@@ -104,14 +113,6 @@ final class NativeSignInFlow {
         if let denial = settings.access.check(
             subject: identity.subject, email: identity.email, privateEmail: identity.isPrivateEmail) {
             return fail(.policyDenied(denial), subject: identity.subject)
-        }
-        var redirectURI: String?
-        if identity.audience == settings.clientID {
-            // A web-flow token through the Android relay: only with a nonce of ours, whatever
-            // native_require_nonce says; its code was issued for the relay URL the app used.
-            guard nonceClaim != nil else { return fail(.androidNonceRequired, subject: identity.subject) }
-            redirectURI = settings.androidRelayURI
-                + (body.androidPackage.map { "?package=" + PercentEncoding.encode($0) } ?? "")
         }
         guard let code = body.authorizationCode else { return finish(identity, name: body.name, refreshToken: nil) }
         exchange(code, identity: identity, redirectURI: redirectURI, name: body.name)
