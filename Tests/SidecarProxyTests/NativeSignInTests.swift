@@ -1,4 +1,5 @@
 import SidecarCrypto
+import SidecarStore
 import XCTest
 
 @testable import SidecarProxy
@@ -83,7 +84,7 @@ final class NativeSignInTests: XCTestCase {
     }
 
     func testSpendingANonceTwiceIsRefused() throws {
-        let shared = AuthShared()
+        let shared = AuthShared(store: MemoryStore(clock: StoreClock { 1_000 }))  // the test's clock
         let nonce = try sealer.seal(NativeNonce.random(expiresAt: 1_600), context: NativeNonces.context)
         let claim = try NativeNonces.check(nonce, sealer: sealer, now: 1_000).claim
         XCTAssertTrue(shared.claimOnce(.nativeNonce, claim.key, until: claim.until, now: 1_000))

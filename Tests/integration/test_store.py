@@ -9,6 +9,8 @@ import signal
 
 import pytest
 
+from native_support import start_native  # noqa: F401 (fixture)
+
 HTML = ("Accept", "text/html,application/xhtml+xml")
 
 
@@ -116,3 +118,21 @@ def test_store_state_and_fsyncs_are_in_metrics(durable, browser):
     assert 'sidecar_store_up{backend="file",state="ready"} 1' in text
     syncs = [l for l in text.splitlines() if l.startswith("sidecar_store_syncs_total ")]
     assert syncs and float(syncs[0].split()[1]) >= 1  # the spent login state was fsynced
+
+
+def test_a_spent_native_nonce_stays_spent_after_kill_9(start_native, start_sidecar, tmp_path):
+    from native_support import BUNDLE, body_of, device, new_nonce, post_native, refused  # noqa: F811
+    store = tmp_path / "native.store"
+    secret = base64.b64encode(os.urandom(32)).decode()
+    overrides = {"revocations": {"store": "file:%s" % store}, "session": {"secrets": [secret]}}
+    sc, apple = start_native(overrides)
+    nonce = new_nonce(sc)
+    cred = device(apple, nonce=nonce)
+    assert post_native(sc, body_of(cred, nonce=nonce)).status == 200
+    sc.proc.kill()
+    sc.proc.wait(5)
+    sc.stopped = True
+    again = start_sidecar(dict(overrides, apple={"base_url": apple.issuer, "native_audiences": [BUNDLE]},
+                               access={"public_paths": ["/pub/**"]}), port=sc.port)
+    cred2 = device(apple, nonce=nonce)  # a fresh token carrying the spent nonce
+    refused(post_native(again, body_of(cred2, nonce=nonce)), 401, "nonce_replayed")
