@@ -55,8 +55,7 @@ public final class FileStore: SynchronousStore {
         }
         var notes = opened.notes + replay.notes(path: path)
         if replay.foundCorruption {
-            let copyPath = "\(path).corrupt-\(now)"
-            try LogFile.writeCopy(opened.contents, to: copyPath)
+            let copyPath = try LogFile.writeCopy(opened.contents, to: "\(opened.log.path).corrupt-\(now)")
             notes.append("store \(path): the damaged file was saved as \(copyPath) before repair")
         }
         if replay.goodEnd < opened.contents.count { try opened.log.truncate(to: Int64(replay.goodEnd)) }

@@ -90,4 +90,21 @@ final class FileStoreCompactionTests: XCTestCase {
         XCTAssertLessThan(Files.size(path), 200)
         XCTAssertEqual(store.claim(.nativeNonce, key: "live", expiresAt: clock.now + 1000), .alreadyUsed)
     }
+
+    /// A store path that is a symbolic link stays one: compaction replaces the file it
+    /// points to, not the link.
+    func testCompactionThroughASymbolicLinkReplacesTheTarget() throws {
+        XCTAssertEqual(mkdir(directory.file("data"), 0o700), 0)
+        let target = directory.file("data/store")
+        XCTAssertEqual(symlink(target, path), 0)
+        let store = try open()
+        XCTAssertEqual(store.claim(.loginState, key: "kept", expiresAt: clock.now + 60), .claimed)
+        try store.compact()
+        store.close()
+        var status = stat()
+        XCTAssertEqual(lstat(path, &status), 0)
+        XCTAssertEqual(status.st_mode & S_IFMT, S_IFLNK)
+        XCTAssertEqual(Files.names(in: directory.file("data")), ["store"])
+        XCTAssertEqual(try open().claim(.loginState, key: "kept", expiresAt: clock.now + 60), .alreadyUsed)
+    }
 }

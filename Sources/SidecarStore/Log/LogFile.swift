@@ -46,7 +46,8 @@ final class LogFile {
 
     /// Opens (creating with mode 0600 if absent) and locks the store file, and checks its
     /// header. A file that is not a store file is left exactly as it was.
-    static func open(path: String, counters: StoreCounters) throws(StoreError) -> Opened {
+    static func open(path configuredPath: String, counters: StoreCounters) throws(StoreError) -> Opened {
+        let path = try followingLinks(configuredPath)
         let directory = directoryName(of: path)
         var directoryStatus = stat()
         guard stat(directory, &directoryStatus) == 0, directoryStatus.st_mode & S_IFMT == S_IFDIR else {
@@ -142,16 +143,25 @@ final class LogFile {
         try syncDirectory()
     }
 
-    /// Writes `bytes` to a new file `path` (mode 0600) and syncs it: the copy of a corrupt
-    /// log kept for the operator before it is repaired.
-    static func writeCopy(_ bytes: [UInt8], to path: String) throws(StoreError) {
-        let descriptor = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .io(path: path, operation: "create", errno: errno) }
+    /// Writes `bytes` to a new file (mode 0600) and syncs it: the copy of a corrupt log kept
+    /// for the operator before it is repaired.
+    /// `path`, or `path-1`, `path-2`… when taken; returns the name used.
+    static func writeCopy(_ bytes: [UInt8], to path: String) throws(StoreError) -> String {
+        var name = path
+        var descriptor = Glibc.open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        var suffix = 0
+        while descriptor < 0 && errno == EEXIST && suffix < 100 {
+            suffix += 1
+            name = "\(path)-\(suffix)"
+            descriptor = Glibc.open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        }
+        guard descriptor >= 0 else { throw .io(path: name, operation: "create", errno: errno) }
         defer { _ = Glibc.close(descriptor) }
         if let code = bytes.withUnsafeBytes({ writeAll(descriptor, $0, at: 0) }) {
             throw .io(path: path, operation: "write", errno: code)
         }
-        guard fsync(descriptor) == 0 else { throw .io(path: path, operation: "fsync", errno: errno) }
+        guard fsync(descriptor) == 0 else { throw .io(path: name, operation: "fsync", errno: errno) }
+        return name
     }
 
     func close() {
@@ -204,13 +214,34 @@ final class LogFile {
     /// never leaves a half-written header that would later look like a foreign file. On a
     /// file system without hard links it falls back to an exclusive create.
     private static func openOrCreate(_ path: String, directory: String) throws(StoreError) -> (Int32, created: Bool) {
-        while true {
+        for _ in 0..<8 {
             let existing = Glibc.open(path, O_RDWR | O_CLOEXEC)
             if existing >= 0 { return (existing, false) }
             if errno == EISDIR { throw .notARegularFile(path: path) }
             guard errno == ENOENT else { throw .io(path: path, operation: "open", errno: errno) }
             if let created = try createComplete(path, directory: directory) { return (created, true) }
         }
+        // Created and removed again and again under our feet: give up rather than spin.
+        throw .io(path: path, operation: "create", errno: EEXIST)
+    }
+
+    /// The file a path names once symbolic links in its last component are followed:
+    /// compaction renames a new file over the log, which through a link would replace the
+    /// link instead of the file it points to; and a link to a file not yet created must
+    /// create that file. (Links among the directories are harmless: the rename stays in
+    /// one directory either way.)
+    private static func followingLinks(_ path: String) throws(StoreError) -> String {
+        var current = path
+        for _ in 0..<32 {
+            var status = stat()
+            guard lstat(current, &status) == 0, status.st_mode & S_IFMT == S_IFLNK else { return current }
+            var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let length = readlink(current, &target, target.count - 1)
+            guard length > 0 else { throw .io(path: current, operation: "readlink", errno: errno) }
+            let destination = String(decoding: target[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = destination.hasPrefix("/") ? destination : "\(directoryName(of: current))/\(destination)"
+        }
+        throw .io(path: path, operation: "follow symbolic links", errno: ELOOP)
     }
 
     /// A new store file at `path`, or nil when one appeared there meanwhile.
