@@ -44,3 +44,11 @@ wrk_args_auth() { printf '%s\n' -H "Cookie: $AUTH_COOKIE" -H "X-Auth-User-Id: ev
 has_case nginxcookie || CASES+=(nginxcookie)
 case_nginxcookie() { case_nginx; }
 wrk_args_nginxcookie() { wrk_args_auth; }
+
+# The same session as `Authorization: Bearer <token>` (a native app's requests): the token is
+# found in another header and removed before forwarding; the cookie case's cost otherwise.
+bearer_status=$(auth_get /echo-user-id -H "Authorization: Bearer ${AUTH_COOKIE#*=}")
+[ "$bearer_status" = 200 ] || { echo "bearer case: the session as a bearer token got $bearer_status" >&2; exit 1; }
+has_case bearer || CASES+=(bearer)
+case_bearer() { case_auth; }
+wrk_args_bearer() { printf '%s\n' -H "Authorization: Bearer ${AUTH_COOKIE#*=}" -H "X-Auth-User-Id: evil"; }

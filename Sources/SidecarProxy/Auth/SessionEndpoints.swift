@@ -11,7 +11,7 @@ extension Authenticator {
     func logout(_ request: EndpointRequest) -> LocalResponse {
         let head = request.head
         if head.method == .get && !isSameSite(head) {
-            logger.warning("logout refused", metadata: ["reason": "logout_cross_site", "status": "403"])
+            logger.warning("logout refused", metadata: ["reason": "logout_cross_site", "status": .stringConvertible(403)])
             return LocalResponse(
                 status: 403, reason: "Forbidden", contentType: "text/html; charset=utf-8",
                 body: Array("<!doctype html><title>Sign out</title><form method=\"post\"><button>Sign out</button></form>\n".utf8))

@@ -64,7 +64,7 @@ extension Authenticator {
                 status: 307, reason: "Temporary Redirect", contentType: "text/plain; charset=utf-8",
                 body: Array("Returning to the app.\n".utf8), extraFields: [("Location", Array(location.utf8))])
         } catch {
-            logger.warning("android relay refused", metadata: ["reason": "\(error.rawValue)", "status": "400"])
+            logger.warning("android relay refused", metadata: ["reason": "\(error.rawValue)", "status": .stringConvertible(400)])
             return Authenticator.nativeError(400, error.rawValue)
         }
     }

@@ -52,7 +52,7 @@ extension Authenticator {
         do {
             token = try settings.sessions.sealSession(renewed, cookieName: settings.cookieName)
         } catch {
-            logger.error("native refresh failed", metadata: ["reason": "internal_error", "status": "500"])
+            logger.error("native refresh failed", metadata: ["reason": "internal_error", "status": .stringConvertible(500)])
             return Self.nativeError(500, "internal_error")
         }
         metrics.recordNativeRefresh(.accepted)
@@ -62,7 +62,7 @@ extension Authenticator {
 
     private func refuseRefresh(_ outcome: SessionOutcome?, reason: String) -> LocalResponse {
         metrics.recordNativeRefresh(outcome)
-        logger.info("native refresh refused", metadata: ["reason": "\(reason)", "status": "401"])
+        logger.info("native refresh refused", metadata: ["reason": "\(reason)", "status": .stringConvertible(401)])
         return Self.nativeError(401, reason)
     }
 }

@@ -177,7 +177,7 @@ final class NativeSignInFlow {
     }
 
     private func fail(_ failure: LoginFailure, subject: String? = nil) {
-        var metadata: [String: Logger.MetadataValue] = ["reason": "\(failure.reason)", "status": "\(failure.status)"]
+        var metadata: [String: Logger.MetadataValue] = ["reason": "\(failure.reason)", "status": .stringConvertible(failure.status), "request_id": "\(request.requestId)"]
         if let subject { metadata["sub"] = "\(subject)" }
         auth.logger.warning("native sign-in failed", metadata: metadata)
         respond(Authenticator.nativeError(failure.status, failure.reason), outcome: failure.reason)
