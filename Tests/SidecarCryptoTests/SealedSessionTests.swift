@@ -23,6 +23,29 @@ final class SealedSessionTests: XCTestCase {
         }
     }
 
+    func testIssueMillisecondsRoundTripAndOlderValuesReadAsWholeSeconds() throws {
+        let sealer = try SessionSealer(secrets: [secretA])
+        var precise = session()
+        precise.issuedAtMillis = 731
+        let opened = try sealer.open(Array(try sealer.sealSession(precise, cookieName: cookie).utf8),
+                                     context: cookie, now: 1_000_001).payload
+        XCTAssertEqual(opened.issuedAtMillis, 731)
+        XCTAssertEqual(opened.issuedAtMs, 1_000_000_731)
+        // A value sealed without the field (before it existed) encodes byte for byte as before.
+        var legacy = ByteWriter()
+        session().encode(into: &legacy)
+        var withoutMillis = ByteWriter()
+        var zero = session()
+        zero.issuedAtMillis = 0
+        zero.encode(into: &withoutMillis)
+        XCTAssertEqual(legacy.bytes, withoutMillis.bytes)
+        let legacyMs = try legacy.bytes.withUnsafeBufferPointer { buffer in
+            var reader = ByteReader(buffer)
+            return try Session(from: &reader).issuedAtMs
+        }
+        XCTAssertEqual(legacyMs, 1_000_000_000)
+    }
+
     func testEveryBitFlipAndTruncationIsRejected() throws {
         let sealer = try SessionSealer(secrets: [secretA])
         let token = try sealer.sealSession(session(), cookieName: cookie)

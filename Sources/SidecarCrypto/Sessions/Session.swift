@@ -17,6 +17,11 @@ public struct Session: Sendable, Equatable {
     public var privateEmail: Bool
     public var name: String?
     public var issuedAt: Int64
+    /// The milliseconds within `issuedAt`'s second (0 for sessions sealed before they were
+    /// recorded): Apple's revocations are compared in milliseconds (SPEC §4.7).
+    public var issuedAtMillis: UInt16 = 0
+    /// When the session was issued, in Unix milliseconds.
+    public var issuedAtMs: Int64 { issuedAt &* 1000 &+ Int64(issuedAtMillis) }
     /// Absolute expiry.
     public var expiresAt: Int64
     public var idleDeadline: Int64
@@ -29,7 +34,9 @@ public struct Session: Sendable, Equatable {
 
     public init(id: [UInt8], subject: String, email: String?, emailVerified: Bool, privateEmail: Bool,
                 name: String?, issuedAt: Int64, expiresAt: Int64, idleDeadline: Int64,
-                lastRevalidation: Int64, appleRefreshToken: String?, appleClientID: String? = nil) {
+                lastRevalidation: Int64, appleRefreshToken: String?, appleClientID: String? = nil,
+                issuedAtMillis: UInt16 = 0) {
+        self.issuedAtMillis = min(issuedAtMillis, 999)
         self.id = id
         self.subject = subject
         self.email = email
@@ -66,12 +73,13 @@ extension Session: SealedPayload {
         static let name: UInt8 = 1 << 3
         static let refreshToken: UInt8 = 1 << 4
         static let clientID: UInt8 = 1 << 5
-        static let all: UInt8 = 0x3f
+        static let issuedAtMillis: UInt8 = 1 << 6
+        static let all: UInt8 = 0x7f
     }
 
     /// `version ‖ id(16) ‖ flags ‖ sub(u8 len) ‖ [email(u16)] ‖ [name(u16)] ‖ 4 × i64 ‖ [refresh(u16)]
-    /// ‖ [client id(u8)]`. The client id came later under a flag of its own, so values sealed
-    /// before it still open.
+    /// ‖ [client id(u8)] ‖ [issued-at milliseconds (u16 BE)]`. The client id and the milliseconds
+    /// came later under flags of their own, so values sealed before them still open.
     /// Callers check `isEncodable` first; `PayloadSealer` users get that from `SessionSealer.seal`.
     public func encode(into writer: inout ByteWriter) {
         writer.write(Self.formatVersion)
@@ -83,6 +91,7 @@ extension Session: SealedPayload {
         if name != nil { flags |= Flag.name }
         if appleRefreshToken != nil { flags |= Flag.refreshToken }
         if appleClientID != nil { flags |= Flag.clientID }
+        if issuedAtMillis != 0 { flags |= Flag.issuedAtMillis }
         writer.write(flags)
         writer.write(subject, wide: false)
         if let email { writer.write(email, wide: true) }
@@ -90,6 +99,10 @@ extension Session: SealedPayload {
         for time in [issuedAt, expiresAt, idleDeadline, lastRevalidation] { writer.write(time) }
         if let appleRefreshToken { writer.write(appleRefreshToken, wide: true) }
         if let appleClientID { writer.write(appleClientID, wide: false) }
+        if issuedAtMillis != 0 {
+            writer.write(UInt8(issuedAtMillis >> 8))
+            writer.write(UInt8(issuedAtMillis & 0xff))
+        }
     }
 
     public init(from reader: inout ByteReader) throws(SealedOpenError) {
@@ -112,6 +125,11 @@ extension Session: SealedPayload {
         appleClientID = flags & Flag.clientID != 0
             ? try reader.readString(wide: false, maximumByteCount: Self.maximumClientIDBytes) : nil
         guard appleClientID?.isEmpty != true else { throw .invalidPayload }
+        if flags & Flag.issuedAtMillis != 0 {
+            let millis = UInt16(try reader.readByte()) << 8 | UInt16(try reader.readByte())
+            guard millis > 0, millis < 1000 else { throw .invalidPayload }
+            issuedAtMillis = millis
+        }
     }
 
     public func validate(now: Int64) throws(SealedOpenError) {

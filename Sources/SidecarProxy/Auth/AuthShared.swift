@@ -57,4 +57,11 @@ public final class AuthShared: Sendable {
 /// Wall-clock Unix seconds (vDSO `time`, no syscall): what sealed expiries are compared to.
 enum UnixTime {
     static func now() -> Int64 { Int64(time(nil)) }
+
+    /// Wall-clock Unix milliseconds (vDSO `clock_gettime`): a session's issue time.
+    static func nowMs() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
 }

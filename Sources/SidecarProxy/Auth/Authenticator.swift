@@ -189,7 +189,7 @@ final class Authenticator {
             return nil
         }
         let session = opened.payload
-        guard !revocations.isRevoked(sessionID: session.id, subject: session.subject, issuedAtMs: session.issuedAt &* Int64(1000)) else {
+        guard !revocations.isRevoked(sessionID: session.id, subject: session.subject, issuedAtMs: session.issuedAtMs) else {
             refusal = .revoked
             metrics.recordSession(.revoked, via: carrier)
             return nil

@@ -140,14 +140,14 @@ final class CallbackFlow {
             subject: identity.subject, email: identity.email, privateEmail: identity.isPrivateEmail) {
             return fail(.policyDenied(denial), subject: identity.subject)
         }
-        let now = UnixTime.now()
+        let nowMs = UnixTime.nowMs(), now = nowMs / 1000
         let sessionID: [UInt8]
         do { sessionID = try Session.newID() } catch { return fail(.internalError) }
         var session = Session(
             id: sessionID, subject: identity.subject, email: identity.email, emailVerified: identity.emailVerified,
             privateEmail: identity.isPrivateEmail, name: name, issuedAt: now, expiresAt: now + settings.lifetime,
             idleDeadline: min(now + settings.idleTimeout, now + settings.lifetime), lastRevalidation: now,
-            appleRefreshToken: tokens.refreshToken.flatMap { $0.utf8.count <= 2048 && !$0.isEmpty ? $0 : nil })
+            appleRefreshToken: tokens.refreshToken.flatMap { $0.utf8.count <= 2048 && !$0.isEmpty ? $0 : nil }, issuedAtMillis: UInt16(nowMs % 1000))
         guard var cookie = seal(session, now: now) else { return fail(.sessionTooLarge) }
         if cookie.count > 4000, session.appleRefreshToken != nil {
             // Stay under the browsers' 4 KB cookie limit: revalidation is the dispensable part.

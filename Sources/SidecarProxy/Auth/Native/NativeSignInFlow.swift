@@ -155,7 +155,7 @@ final class NativeSignInFlow {
 
     /// A new session (new id: no fixation) sealed exactly like the cookie, answered as JSON.
     private func finish(_ identity: AppleIdentity, name: String?, refreshToken: String?) {
-        let now = UnixTime.now()
+        let nowMs = UnixTime.nowMs(), now = nowMs / 1000
         let sessionID: [UInt8]
         do { sessionID = try Session.newID() } catch { return fail(.internalError, subject: identity.subject) }
         let session = Session(
@@ -163,7 +163,7 @@ final class NativeSignInFlow {
             privateEmail: identity.isPrivateEmail, name: name, issuedAt: now, expiresAt: now + settings.lifetime,
             idleDeadline: min(now + settings.idleTimeout, now + settings.lifetime), lastRevalidation: now,
             appleRefreshToken: refreshToken.flatMap { $0.utf8.count <= 2048 && !$0.isEmpty ? $0 : nil },
-            appleClientID: identity.audience == settings.clientID ? nil : identity.audience)
+            appleClientID: identity.audience == settings.clientID ? nil : identity.audience, issuedAtMillis: UInt16(nowMs % 1000))
         guard let token = try? settings.sessions.sealSession(session, cookieName: settings.cookieName) else {
             return fail(.sessionTooLarge, subject: identity.subject)
         }
