@@ -42,3 +42,52 @@ def test_systemd_analyze_verifies_the_unit(tmp_path):
     r = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
     problems = [l for l in (r.stdout + r.stderr).splitlines() if "sidecar.service" in l]
     assert r.returncode == 0 and not problems, r.stdout + r.stderr
+
+
+K8S = ROOT / "Examples" / "kubernetes" / "sidecar-pod.yaml"
+CONTAINERFILE = ROOT / "Examples" / "container" / "Containerfile"
+
+
+def k8s_documents():
+    yaml = pytest.importorskip("yaml")
+    return {doc["kind"]: doc for doc in yaml.safe_load_all(K8S.read_text())}
+
+
+def test_the_kubernetes_pod_keeps_the_app_on_loopback_behind_the_sidecar():
+    docs = k8s_documents()
+    pod = docs["Deployment"]["spec"]["template"]["spec"]
+    containers = {c["name"]: c for c in pod["containers"]}
+    app, sidecar = containers["app"], containers["sidecar"]
+    assert "ports" not in app, "the app must not be exposed; only the sidecar is"
+    assert {"name": "LISTEN", "value": "127.0.0.1:3000"} in app["env"]
+    ports = {p["name"]: p["containerPort"] for p in sidecar["ports"]}
+    assert docs["Service"]["spec"]["ports"][0]["targetPort"] == "http" and ports["http"] == 8080
+    assert sidecar["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "admin"}
+    assert sidecar["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "admin"}
+    secret_env = [e for e in sidecar["env"] if "valueFrom" in e]
+    assert secret_env and all("secretKeyRef" in e["valueFrom"] for e in secret_env)
+    assert sidecar["securityContext"]["allowPrivilegeEscalation"] is False
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["terminationGracePeriodSeconds"] > 11  # the drain: 1 s grace + 10 s in-flight
+
+
+def test_the_kubernetes_config_is_one_sidecar_check_accepts(tmp_path, keydir):
+    import os
+    docs = k8s_documents()
+    config = docs["ConfigMap"]["data"]["sidecar.yaml"]
+    assert "upstream: http://127.0.0.1:3000" in config
+    path = tmp_path / "sidecar.yaml"
+    path.write_text(config.replace("/var/run/secrets/siwa/AuthKey.p8", str(keydir / "AuthKey_KEY123ABCD.p8")))
+    env = dict(os.environ, SIDECAR_COOKIE_SECRET="A" * 43 + "=")
+    r = subprocess.run([str(sidecar_binary()), "check", "--config", str(path)], capture_output=True, text=True,
+                       timeout=30, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_containerfile_builds_the_static_binary_and_runs_it_unprivileged():
+    text = CONTAINERFILE.read_text()
+    stages = re.findall(r"^FROM (\S+)(?: AS (\S+))?$", text, re.M)
+    assert len(stages) == 2 and stages[0][1] == "build"
+    assert "--static-swift-stdlib" in text and "install -D -s" in text
+    assert re.search(r"^USER 10001:10001$", text, re.M)
+    assert re.search(r'^ENTRYPOINT \["/usr/local/bin/sidecar"\]$', text, re.M)
