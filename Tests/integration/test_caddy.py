@@ -1,0 +1,113 @@
+"""Examples/caddy/Caddyfile, run by a real Caddy (issue 12 item 4): Caddy proxies to the app
+and asks the sidecar's `/.auth/check` (SPEC §4.8) about every request; a browser sign-in through
+Caddy (emulator with auto-approval) makes the app receive the identity headers, and nothing a
+client sends can."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+import rawhttp
+from conftest import free_port, merge
+from nginx_support import HTML, CookieClient, apple_form_post
+
+ROOT = Path(__file__).resolve().parents[2]
+USER = "maria.ruiz@example.com"
+
+
+@pytest.fixture
+def caddy_site(upstream, start_sidecar, start_emulator, tmp_path):
+    caddy = shutil.which("caddy")
+    if caddy is None:
+        if os.environ.get("CI"):
+            pytest.fail("caddy is not installed (the test command installs it)")
+        pytest.skip("caddy not installed")
+    port = free_port()
+    public_url = "http://127.0.0.1:%d" % port
+    emulator = start_emulator([public_url + "/.auth/callback"], ["--auto-approve", USER])
+    sidecar = start_sidecar(merge({"public_url": public_url, "trusted_proxies": ["127.0.0.1/32"],
+                                   "apple": {"base_url": emulator.issuer}, "access": {"public_paths": []}}, None))
+    text = (ROOT / "Examples" / "caddy" / "Caddyfile").read_text()
+    text = text.replace("127.0.0.1:8080", "127.0.0.1:%d" % sidecar.port)
+    text = text.replace("127.0.0.1:3000", "127.0.0.1:%d" % upstream.port)
+    text = text.replace("\n:80 {", "\n:%d {" % port)
+    conf = tmp_path / "Caddyfile"
+    conf.write_text(text)
+    log = open(tmp_path / "caddy.log", "wb")
+    proc = subprocess.Popen([caddy, "run", "--adapter", "caddyfile", "--config", str(conf)],
+                            stdout=log, stderr=log, stdin=subprocess.DEVNULL, cwd=tmp_path,
+                            env=dict(os.environ, HOME=str(tmp_path), XDG_DATA_HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path)))
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail("caddy did not start:\n" + (tmp_path / "caddy.log").read_text())
+            time.sleep(0.05)
+    yield port, sidecar
+    proc.terminate()
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+def echoed(response):
+    assert response.status == 200, (response.status, response.body[:500])
+    headers = {}
+    for name, value in json.loads(response.body)["headers"]:
+        headers.setdefault(name.lower(), []).append(value)
+    return headers
+
+
+def test_caddy_forward_auth_without_a_session(caddy_site, upstream):
+    port, _ = caddy_site
+    client = CookieClient(port)
+    r = client.get("/app/page")
+    assert r.status == 302, (r.status, r.body[:300])
+    location = urlsplit(r.header("Location"))
+    assert location.path == "/.auth/login" and parse_qs(location.query) == {"rd": ["/app/page"]}
+    r = client.get("/app/data", headers=[("Accept", "application/json"), ("X-Auth-User-Id", "forged")])
+    assert r.status == 401 and r.json()["error"] == "unauthenticated"
+    assert upstream.stats()["requests"] == 0, "the app was reached without a session"
+
+
+def test_caddy_forward_auth_sign_in_identity_and_sign_out(caddy_site, upstream):
+    port, _ = caddy_site
+    client = CookieClient(port)
+    r = client.get("/app/page")
+    login = urlsplit(r.header("Location"))
+    r = client.get(login.path + "?" + login.query)
+    assert r.status == 302, (r.status, r.body[:300])
+    action, form = apple_form_post(r.header("Location"))
+    assert action == "http://127.0.0.1:%d/.auth/callback" % port
+    r = client.request("POST", "/.auth/callback", body=form)
+    assert r.status == 303 and r.header("Location") == "/app/page", (r.status, r.body[:300])
+
+    seen = echoed(client.get("/app/page", headers=[
+        HTML, ("X-Auth-User-Id", "forged"), ("x-auth-email", "forged@evil.example"),
+        ("X_Auth_User_Id", "forged"), ("X-Auth-Assertion", "forged")]))
+    me = client.get("/.auth/me").json()
+    assert seen["x-auth-user-id"] == [me["id"]] and me["id"]
+    assert seen["x-auth-email"] == [USER]
+    assert seen["x-auth-email-verified"] == ["true"] and seen["x-auth-name"] == ["Maria%20Ruiz"]
+    assert "x-auth-assertion" not in seen and "x_auth_user_id" not in seen
+    assert all("forged" not in v for vs in seen.values() for v in vs), seen
+
+    old = dict(client.jar)
+    r = client.request("POST", "/.auth/logout?rd=/app/bye")
+    assert r.status == 303
+    upstream.reset()
+    client.jar = old  # a copy of the signed-out cookie
+    assert client.get("/app/page").status == 302
+    assert upstream.stats()["requests"] == 0
