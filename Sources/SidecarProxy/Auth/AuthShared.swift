@@ -15,6 +15,9 @@ public final class AuthShared: Sendable {
     /// delivers it at once; nil only if no eventfd could be made (it then polls).
     let forwardDoorbell: WakeupChannel?
 
+    /// `session.revalidate`: checks in flight and their outcomes, across workers.
+    let revalidations = RevalidationTable()
+
     public init(store: any StoreBackend) {
         self.store = store
         forwardDoorbell = try? WakeupChannel()
@@ -57,4 +60,11 @@ public final class AuthShared: Sendable {
 /// Wall-clock Unix seconds (vDSO `time`, no syscall): what sealed expiries are compared to.
 enum UnixTime {
     static func now() -> Int64 { Int64(time(nil)) }
+
+    /// Wall-clock Unix milliseconds: the unit of Apple's `event_time` and of subject cutoffs.
+    static func nowMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+    }
 }
