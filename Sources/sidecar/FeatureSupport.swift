@@ -2,8 +2,8 @@ import SidecarConfig
 
 /// SPEC §3 keys whose features this build does not provide yet. Turning one on is an error,
 /// never a silent no-op: an operator must not believe a protection is active when it is not.
-/// A default that cannot be honoured (`session.revalidate`) is a warning that says how to
-/// acknowledge it. `check` and `run` report the same findings.
+/// A default that cannot be honoured would be a warning that says how to acknowledge it.
+/// `check` and `run` report the same findings.
 enum FeatureSupport {
     struct Finding: CustomStringConvertible {
         let path: String
@@ -13,7 +13,7 @@ enum FeatureSupport {
 
     static func unsupported(_ config: Config) -> (errors: [Finding], warnings: [Finding]) {
         var errors: [Finding] = []
-        var warnings: [Finding] = []
+        let warnings: [Finding] = []
         if config.tls != nil {
             errors.append(Finding(path: "tls", message: "serving HTTPS directly is not available in this build; terminate TLS in front (see Examples/nginx-in-front.conf)"))
         }
@@ -22,9 +22,6 @@ enum FeatureSupport {
         }
         if case .redis = config.revocations.store {
             errors.append(Finding(path: "revocations.store", message: "\(config.revocations.store) is not available in this build; use memory (lost on restart) or file:/path"))
-        }
-        if config.session.revalidate != nil {
-            warnings.append(Finding(path: "session.revalidate", message: "revalidation with Apple's refresh token is not available in this build: sessions end by expiry, logout or secret rotation only (set 0 to acknowledge)"))
         }
         return (errors, warnings)
     }

@@ -101,7 +101,7 @@ final class FaultAndControlTests: XCTestCase {
         let claims = try JWSVerifier(allowedAlgorithms: [.rs256]).verify(payload, keys: try emulator.keys()).claims
         XCTAssertNotNil(claims.string("events"), "events is a JSON string, as in real payloads")
         XCTAssertEqual(try emulator.postJSON("/emulator/notify", #"{"type":"bogus","sub":"x"}"#).status, 400)
-        XCTAssertEqual(try emulator.postJSON("/emulator/notify", #"{"type":"consent-revoked","sub":"x","url":"http://x"}"#).status, 400)
+        XCTAssertEqual(try emulator.postJSON("/emulator/notify", #"{"type":"consent-revoked","sub":"x","url":"ftp://x"}"#).status, 400)
     }
 
     func testUsersAndAutoApproveControls() throws {

@@ -15,9 +15,17 @@ extension AppleEmulator {
       POST /emulator/faults           {"fault": NAME} or {"faults": [NAME, …]}; one is used per token request
       DELETE /emulator/faults         disarm all
       POST /emulator/rotate-keys      a new signing key; previous keys stay published
-      POST /emulator/notify           {"type", "sub", "aud"?, "email"?, "is_private_email"?, "event_time"?}
-                                      -> {"payload": JWT}; POST that body to the notification URL yourself
-      POST /emulator/revoke-consent   {"client_id", "sub"}: the user removes the app in their Apple ID settings
+      POST /emulator/notify           {"type", "sub" | "user_email", "aud"?, "email"?, "is_private_email"?,
+                                      "event_time"?, "url"?} -> {"payload": JWT}: a server-to-server notification
+                                      signed like Apple's (type: consent-revoked, account-delete, account-deleted,
+                                      email-disabled, email-enabled; event_time in ms). With "url" the emulator POSTs
+                                      {"payload": JWT} there itself and adds "status", "delivered" and "body" (or
+                                      "error") to the answer
+      POST /emulator/revoke-consent   {"email" | "sub", "client_id"?} -> {"sub", "revoked_tokens"}: the user removes
+                                      the app in their Apple ID settings (every client of the team without client_id);
+                                      their refresh tokens then fail with invalid_grant
+      GET  /emulator/revocations      the last /auth/revoke requests: client_id, token_type_hint, token_known (issued
+                                      to that client and not yet revoked), client_authenticated, error (never tokens)
       POST /emulator/native           {"client_id", "email"?, "firstName"?, "lastName"?, "hideMyEmail"?, "nonce"?,
                                       "scopes"?, "fault"?} -> {"identityToken", "authorizationCode", "user", "email",
                                       "fullName", "realUserStatus"}: what an iOS/macOS app gets from Sign in with Apple
@@ -32,7 +40,18 @@ extension AppleEmulator {
 
     """
 
-    func control(_ request: ServiceRequest) -> ServiceResponse {
+    /// Answers a control request; only `POST /emulator/notify` with a `url` answers later
+    /// (after its own delivery).
+    func control(_ request: ServiceRequest, respond: @escaping (ServiceResponse) -> Void) {
+        guard request.method == "POST", request.path == "/emulator/notify" else { return respond(control(request)) }
+        do throws(ControlError) {
+            notify(try jsonBody(request), respond: respond)
+        } catch {
+            respond(.json(400, Self.message(error.message)))
+        }
+    }
+
+    private func control(_ request: ServiceRequest) -> ServiceResponse {
         let route = (request.method, request.path)
         do throws(ControlError) {
             switch route {
@@ -77,19 +96,14 @@ extension AppleEmulator {
                 return .json(200, JSONValue.object([
                     "kid": .string(kid), "kids": .array(keys.keys.map { .string($0.kid) }),
                 ]).jsonText)
-            case ("POST", "/emulator/notify"):
-                return try notify(jsonBody(request))
             case ("POST", "/emulator/native"):
                 return try nativeAuthorization(jsonBody(request))
             case ("GET", "/emulator/token-requests"):
                 return .json(200, JSONValue.array(tokenRequests).jsonText)
             case ("POST", "/emulator/revoke-consent"):
-                let body = try jsonBody(request).objectValue ?? [:]
-                guard let clientID = body["client_id"]?.stringValue, let subject = body["sub"]?.stringValue else {
-                    throw ControlError("expected {\"client_id\", \"sub\"}")
-                }
-                let count = store.revokeConsent(clientID: clientID, subject: subject)
-                return .json(200, JSONValue.object(["revoked_tokens": .integer(Int64(count))]).jsonText)
+                return try revokeConsent(jsonBody(request))
+            case ("GET", "/emulator/revocations"):
+                return .json(200, JSONValue.array(revocations).jsonText)
             default:
                 return .json(404, Self.message("unknown control endpoint; GET /emulator lists them"))
             }
@@ -100,43 +114,6 @@ extension AppleEmulator {
 
     private func armedFaults() -> ServiceResponse {
         .json(200, JSONValue.object(["armed": .array(faults.map { .string($0.name) })]).jsonText)
-    }
-
-    /// A server-to-server notification JWT as Apple sends it: RS256 with the published keys,
-    /// `events` a JSON *string*, `event_time` in milliseconds.
-    private func notify(_ body: JSONValue) throws(ControlError) -> ServiceResponse {
-        guard let object = body.objectValue else { throw ControlError("expected a JSON object") }
-        guard object["url"] == nil else {
-            throw ControlError("url is not supported: POST {\"payload\": …} from this answer to your endpoint yourself")
-        }
-        let known = ["email-disabled", "email-enabled", "consent-revoked", "account-delete", "account-deleted"]
-        guard let type = object["type"]?.stringValue, known.contains(type) else {
-            throw ControlError("type must be one of \(known.joined(separator: ", "))")
-        }
-        guard let subject = object["sub"]?.stringValue, !subject.isEmpty else { throw ControlError("sub required") }
-        guard let audience = object["aud"]?.stringValue ?? options.clients.first?.id else {
-            throw ControlError("aud required (no client configured)")
-        }
-        let now = options.clock()
-        var event: [String: JSONValue] = [
-            "type": .string(type), "sub": .string(subject),
-            "event_time": .integer(object["event_time"]?.integerValue ?? now * 1000),
-        ]
-        if let email = object["email"]?.stringValue { event["email"] = .string(email) }
-        if let isPrivate = object["is_private_email"]?.lenientBoolValue {
-            event["is_private_email"] = .string(isPrivate ? "true" : "false")
-        }
-        let claims: [String: JSONValue]
-        let token: String
-        do {
-            claims = [
-                "iss": .string(options.issuer), "aud": .string(audience), "iat": .integer(now),
-                "exp": .integer(now + 86_400), "jti": .string(Base64URL.encode(try SecureRandom.bytes(16))),
-                "events": .string(JSONValue.object(event).jsonText),
-            ]
-            token = try minter.sign(claims)
-        } catch { return .json(500, Self.message("signing failed")) }
-        return .json(200, JSONValue.object(["payload": .string(token)]).jsonText)
     }
 
     private func jsonBody(_ request: ServiceRequest) throws(ControlError) -> JSONValue {

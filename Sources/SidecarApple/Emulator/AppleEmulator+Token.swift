@@ -11,6 +11,11 @@ extension AppleEmulator {
         case .http500?: respond(.html(500, "<html><body><h1>Internal Server Error</h1></body></html>"))
         case .invalidGrant?: respond(OAuthError("invalid_grant").response)
         case .invalidClient?: respond(OAuthError("invalid_client").response)
+        case .invalidRequest?: respond(OAuthError("invalid_request").response)
+        case .http502HTML?:
+            // What a load balancer in front of Apple answers when Apple is down: HTML, not JSON.
+            respond(.html(502, "<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>"))
+        case .malformedJSON?: respond(.json(200, #"{"access_token":"a.1","token_type":"Bearer","#))
         case .slow(let ms)?: delay(tokenResponse(request, fault: nil), milliseconds: ms, then: respond)
         default: respond(tokenResponse(request, fault: fault))
         }
@@ -126,18 +131,26 @@ extension AppleEmulator {
 
     func revoke(_ request: ServiceRequest) -> ServiceResponse {
         let now = options.clock()
+        var form: [String: String] = [:]
+        var authenticated = false
+        var grantClientID: String?? = nil
         do throws(OAuthError) {
-            let form = try formBody(request)
+            form = try formBody(request)
             let clientID = try authenticateClient(form, now: now)
+            authenticated = true
             guard let token = form["token"], !token.isEmpty else { throw OAuthError.invalidRequest("token required") }
             switch form["token_type_hint"] {
             case nil, "refresh_token"?, "access_token"?: break
             default: throw OAuthError("unsupported_token_type")
             }
-            if let grant = store.grant(token), grant.clientID == clientID { store.revoke(refreshToken: token) }
+            let grant = store.grant(token)
+            grantClientID = .some(grant?.clientID)
+            if let grant, grant.clientID == clientID { store.revoke(refreshToken: token) }
+            noteRevocation(form, clientAuthenticated: true, grantClientID: grantClientID, error: nil)
             return ServiceResponse(status: 200)
         } catch {
             logger.info("revoke refused", metadata: ["error": "\(error.code)", "why": "\(error.description ?? "")"])
+            noteRevocation(form, clientAuthenticated: authenticated, grantClientID: grantClientID, error: error.code)
             return error.response
         }
     }

@@ -24,6 +24,8 @@ public final class AppleEmulator {
     /// tests that check a relying party sends exactly what Apple expects.
     var tokenRequests: [JSONValue] = []
     static let keptTokenRequests = 50
+    /// The last `/auth/revoke` requests (`GET /emulator/revocations`), without tokens.
+    var revocations: [JSONValue] = []
     private var delayed: [ObjectIdentifier: Timer] = [:]
 
     public init(loop: EventLoop, options: EmulatorOptions) throws(EmulatorConfigurationError) {
@@ -77,7 +79,7 @@ public final class AppleEmulator {
             respond(allow(method, ["GET", "HEAD"]) ?? discovery())
         default:
             if path == "/emulator" || path.hasPrefix("/emulator/") {
-                respond(control(request))
+                control(request, respond: respond)
             } else {
                 respond(.text(404, "not found\n"))
             }

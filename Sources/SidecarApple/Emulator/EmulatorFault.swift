@@ -5,7 +5,7 @@ public enum EmulatorFault: Sendable, Equatable {
     case algNone, hs256WithPublicKey, unknownKid, wrongIssuer, wrongAudience, expired, issuedInFuture
     case nonceMissing, wrongNonce, tamperedPayload, truncated, extraSegment, noIDToken
     // token-endpoint behaviours
-    case invalidGrant, invalidClient, http500, hang
+    case invalidGrant, invalidClient, invalidRequest, http500, http502HTML, malformedJSON, hang
     case slow(milliseconds: Int64)
 
     public init?(name: String) {
@@ -25,7 +25,10 @@ public enum EmulatorFault: Sendable, Equatable {
         case "no_id_token": self = .noIDToken
         case "invalid_grant": self = .invalidGrant
         case "invalid_client": self = .invalidClient
+        case "invalid_request": self = .invalidRequest
         case "http_500": self = .http500
+        case "http_502_html": self = .http502HTML
+        case "malformed_json": self = .malformedJSON
         case "hang": self = .hang
         default:
             guard name.hasPrefix("slow:"), let ms = Int64(name.dropFirst(5)), (0...600_000).contains(ms) else {
@@ -52,7 +55,10 @@ public enum EmulatorFault: Sendable, Equatable {
         case .noIDToken: "no_id_token"
         case .invalidGrant: "invalid_grant"
         case .invalidClient: "invalid_client"
+        case .invalidRequest: "invalid_request"
         case .http500: "http_500"
+        case .http502HTML: "http_502_html"
+        case .malformedJSON: "malformed_json"
         case .hang: "hang"
         case .slow(let ms): "slow:\(ms)"
         }
@@ -65,7 +71,8 @@ public enum EmulatorFault: Sendable, Equatable {
         case .algNone, .hs256WithPublicKey, .unknownKid, .wrongIssuer, .wrongAudience, .expired, .issuedInFuture,
              .nonceMissing, .wrongNonce, .tamperedPayload, .truncated, .extraSegment:
             true
-        case .noIDToken, .invalidGrant, .invalidClient, .http500, .hang, .slow:
+        case .noIDToken, .invalidGrant, .invalidClient, .invalidRequest, .http500, .http502HTML, .malformedJSON, .hang,
+             .slow:
             false
         }
     }
@@ -73,6 +80,7 @@ public enum EmulatorFault: Sendable, Equatable {
     public static let allNames = [
         "alg_none", "hs256_with_public_key", "unknown_kid", "wrong_iss", "wrong_aud", "expired", "iat_future",
         "nonce_missing", "wrong_nonce", "tampered_payload", "truncated", "extra_segment", "no_id_token",
-        "invalid_grant", "invalid_client", "http_500", "hang", "slow:<ms>",
+        "invalid_grant", "invalid_client", "invalid_request", "http_500", "http_502_html", "malformed_json", "hang",
+        "slow:<ms>",
     ]
 }

@@ -106,11 +106,17 @@ final class EmulatorStore {
     }
 
     /// The user removed the app in their Apple ID settings: every token of the authorization
-    /// is revoked and the authorization forgotten. Returns how many tokens were revoked.
-    func revokeConsent(clientID: String, subject: String) -> Int {
-        let key = Self.consentKey(clientID, subject)
-        let tokens = consents.removeValue(forKey: key) ?? []
-        for token in tokens { grants[token] = nil }
-        return tokens.count
+    /// is revoked and the authorization forgotten — for `clientID`, or for every client when
+    /// nil. Returns how many tokens were revoked.
+    func revokeConsent(clientID: String?, subject: String) -> Int {
+        let keys = clientID.map { [Self.consentKey($0, subject)] }
+            ?? consents.keys.filter { $0.hasSuffix("\u{0}" + subject) }
+        var count = 0
+        for key in keys {
+            let tokens = consents.removeValue(forKey: key) ?? []
+            for token in tokens { grants[token] = nil }
+            count += tokens.count
+        }
+        return count
     }
 }

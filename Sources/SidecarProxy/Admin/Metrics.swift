@@ -28,6 +28,10 @@ struct WorkerMetrics: Sendable {
     var notifications = [UInt64](repeating: 0, count: NotificationOutcome.allCases.count)
     /// [delivered, retried]
     var forwards: [UInt64] = [0, 0]
+    /// [AccountDeletionOutcome]
+    var accountDeletions = [UInt64](repeating: 0, count: AccountDeletionOutcome.allCases.count)
+    /// [RevalidationOutcome]
+    var revalidations = [UInt64](repeating: 0, count: RevalidationOutcome.allCases.count)
     /// [IncompleteReason]
     var incomplete = [UInt64](repeating: 0, count: IncompleteReason.allCases.count)
     /// [AppleCall]
@@ -62,6 +66,8 @@ struct WorkerMetrics: Sendable {
         add(b.incomplete, to: &sum.incomplete)
         add(b.notifications, to: &sum.notifications)
         add(b.forwards, to: &sum.forwards)
+        add(b.accountDeletions, to: &sum.accountDeletions)
+        add(b.revalidations, to: &sum.revalidations)
         for i in sum.appleLatency.indices { sum.appleLatency[i] = a.appleLatency[i] + b.appleLatency[i] }
         return sum
     }

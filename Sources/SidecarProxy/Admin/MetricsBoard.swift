@@ -80,6 +80,17 @@ final class MetricsBoard: Sendable {
                    "Deliveries of verified events to notifications.forward_to: delivered, or failed and retried later.")
         out.sample("sidecar_notification_forwards_total", "result=\"delivered\"", total.forwards[0])
         out.sample("sidecar_notification_forwards_total", "result=\"retried\"", total.forwards[1])
+        out.family("sidecar_account_deletions_total", "counter",
+                   "POST /revoke (account deletion) by outcome: revoked, no_refresh_token, or why nothing was revoked.")
+        for outcome in AccountDeletionOutcome.allCases {
+            out.sample("sidecar_account_deletions_total", "outcome=\"\(outcome.label)\"", total.accountDeletions[outcome.rawValue])
+        }
+        out.family("sidecar_session_revalidations_total", "counter",
+                   "Checks of a session's Apple refresh token (session.revalidate): the session confirmed, ended, or kept after Apple failed to answer.")
+        for outcome in RevalidationOutcome.allCases {
+            out.sample("sidecar_session_revalidations_total",
+                       "result=\"\(outcome.result)\",reason=\"\(outcome.reason)\"", total.revalidations[outcome.rawValue])
+        }
         out.family("sidecar_jwks_refreshes_total", "counter", "Fetches of Apple's signing keys, by result.")
         out.sample("sidecar_jwks_refreshes_total", "result=\"ok\"", total.jwksRefreshes[0])
         out.sample("sidecar_jwks_refreshes_total", "result=\"error\"", total.jwksRefreshes[1])

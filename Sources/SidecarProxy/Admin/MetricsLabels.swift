@@ -120,8 +120,16 @@ enum SessionOutcome: Int, CaseIterable {
 /// `sidecar_session_reseals_total{reason}`: a new idle deadline, or a move to the first secret.
 enum ResealReason: Int, CaseIterable {
     case refresh = 0, oldSecret
+    /// A `session.revalidate` check confirmed the session since the cookie was sealed.
+    case revalidated
 
-    var label: String { self == .refresh ? "refresh" : "old_secret" }
+    var label: String {
+        switch self {
+        case .refresh: "refresh"
+        case .oldSecret: "old_secret"
+        case .revalidated: "revalidated"
+        }
+    }
 }
 
 /// `sidecar_apple_request_seconds{call}`: which Apple endpoint was called.

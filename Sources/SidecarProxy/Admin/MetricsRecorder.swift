@@ -46,6 +46,16 @@ final class MetricsRecorder {
         changed()
     }
 
+    func recordAccountDeletion(_ outcome: AccountDeletionOutcome) {
+        metrics.accountDeletions[outcome.rawValue] &+= 1
+        changed()
+    }
+
+    func recordRevalidation(_ outcome: RevalidationOutcome) {
+        metrics.revalidations[outcome.rawValue] &+= 1
+        changed()
+    }
+
     func recordDescriptorExhaustion() {
         metrics.acceptDescriptorFailures &+= 1
         changed()

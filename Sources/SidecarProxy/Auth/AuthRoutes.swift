@@ -9,6 +9,8 @@ enum AuthEndpoint {
     case androidCallback
     /// Apple's server-to-server events (SPEC §4.7).
     case appleNotifications
+    /// Account deletion (SPEC §4.11): Apple's tokens and every session of the user revoked.
+    case revoke
 
     /// The endpoint for a path below the prefix (`/login`, …), or the refusal to send.
     static func route(_ subpath: ArraySlice<UInt8>, method: HTTPMethod) -> Result<AuthEndpoint, RouteRefusal> {
@@ -24,6 +26,7 @@ enum AuthEndpoint {
         case "/native/refresh": endpoint = .nativeRefresh
         case "/android/callback": endpoint = .androidCallback
         case "/apple/notifications": endpoint = .appleNotifications
+        case "/revoke": endpoint = .revoke
         default: return .failure(.notFound)
         }
         guard endpoint.allows(method) else { return .failure(.methodNotAllowed(endpoint.allowHeader)) }
@@ -33,7 +36,7 @@ enum AuthEndpoint {
     private func allows(_ method: HTTPMethod) -> Bool {
         switch self {
         case .login, .me, .check, .nativeNonce: method == .get || method == .head
-        case .callback, .native, .nativeRefresh, .androidCallback, .appleNotifications: method == .post
+        case .callback, .native, .nativeRefresh, .androidCallback, .appleNotifications, .revoke: method == .post
         case .logout: method == .get || method == .post
         }
     }
@@ -41,12 +44,13 @@ enum AuthEndpoint {
     private var allowHeader: [UInt8] {
         switch self {
         case .login, .me, .check, .nativeNonce: Array("GET, HEAD".utf8)
-        case .callback, .native, .nativeRefresh, .androidCallback, .appleNotifications: Array("POST".utf8)
+        case .callback, .native, .nativeRefresh, .androidCallback, .appleNotifications, .revoke: Array("POST".utf8)
         case .logout: Array("GET, POST".utf8)
         }
     }
 
     /// Whether a request body is read (bounded by `limits.max_body_bytes`) before handling.
+    /// `/revoke` reads none: everything it needs is in the session and the query (`rd`).
     var readsBody: Bool { self == .callback || self == .native || self == .androidCallback || self == .appleNotifications }
 }
 

@@ -60,6 +60,8 @@ public final class AuthSettings: Sendable {
     let lifetime: Int64
     let idleTimeout: Int64
     let refreshAfter: Int64
+    /// `session.revalidate` in seconds; 0 when off.
+    let revalidateSeconds: Int64
 
     // Policy and headers.
     let access: AccessRules
@@ -138,6 +140,7 @@ public final class AuthSettings: Sendable {
         lifetime = session.lifetime.seconds
         idleTimeout = session.idleTimeout.seconds
         refreshAfter = session.refreshAfter.seconds
+        revalidateSeconds = session.revalidate.map { max(1, $0.seconds) } ?? 0
 
         access = AccessRules(config.access)
         headers = IdentityHeaderNames(config.headers)

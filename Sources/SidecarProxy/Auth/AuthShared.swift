@@ -15,6 +15,9 @@ public final class AuthShared: Sendable {
     /// delivers it at once; nil only if no eventfd could be made (it then polls).
     let forwardDoorbell: WakeupChannel?
 
+    /// `session.revalidate`: checks in flight and their outcomes, across workers.
+    let revalidations = RevalidationTable()
+
     public init(store: any StoreBackend) {
         self.store = store
         forwardDoorbell = try? WakeupChannel()
@@ -58,7 +61,8 @@ public final class AuthShared: Sendable {
 enum UnixTime {
     static func now() -> Int64 { Int64(time(nil)) }
 
-    /// Wall-clock Unix milliseconds (vDSO `clock_gettime`): a session's issue time.
+    /// Wall-clock Unix milliseconds (vDSO `clock_gettime`): a session's issue time, and the
+    /// unit of Apple's `event_time` and of subject cutoffs.
     static func nowMs() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)

@@ -93,6 +93,11 @@ final class Authenticator {
             if let opened = session(UnsafeBufferPointer(rebasing: typed[token]), via: .bearer, now: now, refusal: &refusal) {
                 identity.opened = opened
                 identity.bearer = field.value
+                if now >= opened.nextRevalidation, let confirmedAt = revalidate(opened, now: now) {
+                    // A bearer token cannot be re-sealed on a response: the app gets the new
+                    // time with its next `/native/refresh`; until then nothing is due.
+                    opened.nextRevalidation = confirmedAt &+ settings.revalidateSeconds
+                }
                 break
             }
         }
@@ -101,7 +106,8 @@ final class Authenticator {
               let opened = session(UnsafeBufferPointer(rebasing: typed[value]), via: .cookie, now: now, refusal: &refusal)
         else { return }
         identity.opened = opened
-        if let resealed = reseal(opened, now: now) {
+        let revalidatedAt = now >= opened.nextRevalidation ? revalidate(opened, now: now) : nil
+        if let resealed = reseal(opened, now: now, revalidatedAt: revalidatedAt) {
             identity.opened = resealed.opened
             identity.setCookie = resealed.cookie
         }
@@ -196,27 +202,36 @@ final class Authenticator {
         }
         metrics.recordSession(.accepted, via: carrier)
         let entry = OpenedSession(
-            token: Array(token), session: opened.payload, needsReseal: opened.needsReseal, names: settings.headers)
+            token: Array(token), session: opened.payload, needsReseal: opened.needsReseal, names: settings.headers,
+            revalidate: settings.revalidateSeconds)
         cache.insert(entry)
         return entry
     }
 
-    /// A new idle deadline once `refresh_after` has passed since the last seal, or the
-    /// first secret when an older one opened it. The new value is cached too.
-    private func reseal(_ opened: OpenedSession, now: Int64) -> (opened: OpenedSession, cookie: [UInt8])? {
+    /// A new idle deadline once `refresh_after` has passed since the last seal, the first
+    /// secret when an older one opened it, or a revalidation the cookie does not carry yet
+    /// (`revalidatedAt`: then the session is not due again for a period). The new value is
+    /// cached too.
+    private func reseal(
+        _ opened: OpenedSession, now: Int64, revalidatedAt: Int64?
+    ) -> (opened: OpenedSession, cookie: [UInt8])? {
         let session = opened.session, oldSecret = opened.needsReseal
         let lastSealed = session.idleDeadline - settings.idleTimeout
         let idleDeadline = min(now + settings.idleTimeout, session.expiresAt)
-        guard oldSecret || (now - lastSealed >= settings.refreshAfter && idleDeadline > session.idleDeadline)
+        let revalidated = revalidatedAt.map { $0 > session.lastRevalidation } ?? false
+        guard oldSecret || revalidated
+                || (now - lastSealed >= settings.refreshAfter && idleDeadline > session.idleDeadline)
         else { return nil }
         var renewed = session
         renewed.idleDeadline = max(idleDeadline, session.idleDeadline)
+        if revalidated, let revalidatedAt { renewed.lastRevalidation = revalidatedAt }
         guard let value = try? settings.sessions.sealSession(renewed, cookieName: settings.cookieName) else {
             return nil
         }
-        metrics.recordReseal(oldSecret ? .oldSecret : .refresh)
+        metrics.recordReseal(oldSecret ? .oldSecret : revalidated ? .revalidated : .refresh)
         let entry = OpenedSession(
-            token: Array(value.utf8), session: renewed, needsReseal: false, names: settings.headers)
+            token: Array(value.utf8), session: renewed, needsReseal: false, names: settings.headers,
+            revalidate: settings.revalidateSeconds)
         cache.insert(entry)
         return (entry, SetCookie.session(value, maxAge: renewed.expiresAt - now, settings: settings))
     }

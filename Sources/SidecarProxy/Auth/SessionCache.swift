@@ -12,11 +12,18 @@ final class OpenedSession {
     let identityFields: HeadWriter
     /// What `IdentityHeaders.write` had to leave out (logged per forwarded request).
     let omission: IdentityHeaders.Omission
+    /// From when a request of this token looks at its revalidation (`session.revalidate`):
+    /// `lastRevalidation + period`, moved on while a check runs or after one Apple could not
+    /// answer; `.max` without a refresh token or with revalidation off. One compare per request.
+    var nextRevalidation: Int64
 
-    init(token: [UInt8], session: Session, needsReseal: Bool, names: IdentityHeaderNames) {
+    /// `revalidate`: `session.revalidate` in seconds, 0 when off.
+    init(token: [UInt8], session: Session, needsReseal: Bool, names: IdentityHeaderNames, revalidate: Int64 = 0) {
         self.token = token
         self.session = session
         self.needsReseal = needsReseal
+        nextRevalidation = revalidate > 0 && session.appleRefreshToken != nil
+            ? session.lastRevalidation &+ revalidate : .max
         var fields = HeadWriter(capacity: 256)
         var scratch: [UInt8] = []
         omission = IdentityHeaders.write(session, names: names, into: &fields, scratch: &scratch)

@@ -1,3 +1,4 @@
+import SidecarApple
 import SidecarCrypto
 import SidecarStore
 import SidecarHTTP
@@ -18,7 +19,6 @@ extension Authenticator {
         }
         var identity = RequestIdentity()
         identify(head, into: &identity)
-        let now = UnixTime.now()
         if let session = identity.session {
             var recorded: Result<Void, StoreError> = .failure(.unavailable("no answer"))
             settings.shared.store.revokeSession(id: session.id, expiresAt: session.expiresAt) { recorded = $0 }
@@ -48,7 +48,8 @@ extension Authenticator {
     }
 
     /// `Sec-Fetch-Site: same-origin|none`, else `Origin` or `Referer` on public_url's origin.
-    private func isSameSite(_ head: HTTPRequestHead) -> Bool {
+    /// Shared by logout and account deletion (`/revoke`).
+    func isSameSite(_ head: HTTPRequestHead) -> Bool {
         if let site = head.firstValueString("sec-fetch-site") {
             return site == "same-origin" || site == "none"
         }
@@ -60,22 +61,32 @@ extension Authenticator {
         return false
     }
 
-    /// `clientID`: the client the token was issued to (a native session's bundle id).
+    /// `clientID`: the client the token was issued to (a native session's bundle id). Logout
+    /// does not wait for the answer: the local revocation already ended the session.
     private func revokeAtApple(_ refreshToken: String, clientID: String) {
+        revokeAtApple(refreshToken, clientID: clientID) { [logger] result in
+            switch result {
+            case .success: logger.info("apple refresh token revoked", metadata: ["reason": "ok"])
+            case .failure(let failure):
+                logger.warning("apple refresh token revocation failed", metadata: ["reason": "\(failure.reason)"])
+            }
+        }
+    }
+
+    /// Revokes an Apple refresh token with the client secret of `clientID`; `completion`
+    /// runs once on this loop with nil on success or why it failed (a stable reason code).
+    func revokeAtApple(
+        _ refreshToken: String, clientID: String, completion: @escaping (Result<Void, AppleRevokeFailure>) -> Void
+    ) {
         let secret: String
         do { secret = try settings.secrets.secret(forClientID: clientID) } catch {
-            logger.warning("apple revoke skipped", metadata: ["reason": "client_secret_failed"])
-            return
+            return completion(.failure(AppleRevokeFailure(reason: "client_secret_failed")))
         }
         let startedMs = clockMs
         api.revoke(token: refreshToken, hint: .refreshToken, clientID: clientID, clientSecret: secret) {
-            [logger, weak self] result in
+            [weak self] result in
             if let self { metrics.recordAppleCall(.revoke, ms: clockMs - startedMs) }
-            switch result {
-            case .success: logger.info("apple refresh token revoked", metadata: ["reason": "ok"])
-            case .failure(let error):
-                logger.warning("apple refresh token revocation failed", metadata: ["reason": "\(LoginFailure.exchange(error).reason)"])
-            }
+            completion(result.mapError { AppleRevokeFailure(reason: $0.lifecycleReason) })
         }
     }
 
@@ -135,6 +146,29 @@ extension Authenticator {
         case .appleNotifications:
             NotificationFlow(auth: self, request: request, completion: completion).start()
             return nil
+        case .revoke:
+            return AccountRevocationFlow(auth: self, request: request, completion: completion).start()
+        }
+    }
+}
+
+/// Why Apple did not confirm a token revocation: an `AppleError.lifecycleReason` or
+/// `client_secret_failed` (never a secret).
+struct AppleRevokeFailure: Error {
+    let reason: String
+}
+
+extension AppleError {
+    /// A bounded reason code for revocation and revalidation logs and metrics: Apple's own
+    /// error code when it is one Apple documents (`apple_invalid_grant`, …), else the kind of
+    /// failure (`apple_server_error`, `apple_invalid_response`, `apple_timeout`, …).
+    var lifecycleReason: String {
+        switch self {
+        case .rejected(let code, _, _):
+            if case .other = code { return "apple_rejected" }
+            return "apple_" + code.code
+        default:
+            return LoginFailure.exchange(self).reason
         }
     }
 }

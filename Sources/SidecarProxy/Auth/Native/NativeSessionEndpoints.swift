@@ -30,7 +30,8 @@ extension Authenticator {
     }
 
     /// Same session id, subject, absolute expiry and Apple refresh token; a new idle deadline
-    /// (`session.idle_timeout` from now, capped by the absolute expiry) and the first secret.
+    /// (`session.idle_timeout` from now, capped by the absolute expiry), the first secret, and
+    /// the latest revalidation (`session.revalidate`).
     /// The old token stays valid until its own idle deadline: an app that lost the answer
     /// can still retry with it.
     func nativeRefresh(_ request: EndpointRequest) -> LocalResponse {
@@ -47,6 +48,11 @@ extension Authenticator {
             return refuseRefresh(nil, reason: "bearer_missing")
         }
         var renewed = opened.session
+        // A revalidation confirmed since this token was sealed travels in the new one, so the
+        // app's session is not checked with Apple again for a period.
+        if isRevalidationDue(renewed, now: now), let confirmedAt = revalidate(opened, now: now) {
+            renewed.lastRevalidation = confirmedAt
+        }
         renewed.idleDeadline = max(renewed.idleDeadline, min(now + settings.idleTimeout, renewed.expiresAt))
         let token: String
         do {

@@ -1,0 +1,137 @@
+import SidecarCrypto
+import SidecarEvent
+
+/// What an operator needs to test the account lifecycle in CI (SPEC §9): a user's consent
+/// revoked (their refresh tokens then fail with `invalid_grant`), a signed notification of any
+/// type built — and, with `"url"`, delivered — as Apple sends them, and the log of what
+/// `/auth/revoke` received.
+extension AppleEmulator {
+    /// How many `/auth/revoke` requests `GET /emulator/revocations` keeps (oldest dropped).
+    static let keptRevocations = 50
+
+    /// `POST /emulator/revoke-consent {"email"|"sub", "client_id"?}`: the user removes the app
+    /// in their Apple ID settings — for one client, or for every client of the team without
+    /// `client_id` (what removing "Sign in with Apple" for the developer does).
+    func revokeConsent(_ body: JSONValue) throws(ControlError) -> ServiceResponse {
+        guard let object = body.objectValue else { throw ControlError("expected {\"email\"|\"sub\", \"client_id\"?}") }
+        let subject: String
+        if let sub = object["sub"]?.stringValue, !sub.isEmpty {
+            subject = sub
+        } else if let email = object["email"]?.stringValue, TestUser.isPlausibleEmail(email) {
+            subject = AppleIdentifiers.subject(teamID: options.teamID, email: email)
+        } else {
+            throw ControlError("expected {\"email\"|\"sub\", \"client_id\"?}")
+        }
+        let clientID = object["client_id"]?.stringValue
+        if let clientID, options.client(clientID) == nil { throw ControlError("unknown client_id \(clientID)") }
+        let count = store.revokeConsent(clientID: clientID, subject: subject)
+        logger.info("consent revoked", metadata: ["sub": "\(subject)", "tokens": "\(count)"])
+        return .json(200, JSONValue.object(["sub": .string(subject), "revoked_tokens": .integer(Int64(count))]).jsonText)
+    }
+
+    /// `POST /emulator/notify`: the signed payload; with `"url"`, the emulator POSTs
+    /// `{"payload": JWT}` there itself, as Apple would, and answers with the status it got.
+    func notify(_ body: JSONValue, respond: @escaping (ServiceResponse) -> Void) {
+        let payload: String
+        do { payload = try notificationPayload(body) } catch { return respond(.json(400, Self.message(error.message))) }
+        let answer = JSONValue.object(["payload": .string(payload)])
+        guard let url = body.objectValue?["url"] else { return respond(.json(200, answer.jsonText)) }
+        guard let text = url.stringValue, let target = Self.pushTarget(text) else {
+            return respond(.json(400, Self.message("url must be an absolute http(s) URL")))
+        }
+        let client: AppleHTTPClient
+        do {
+            client = try AppleHTTPClient(
+                base: loop.base, configuration: .init(endpoint: target.endpoint, connectTimeout: 5, totalTimeout: 10))
+        } catch {
+            return respond(.json(500, Self.message("no HTTP client: \(error)")))
+        }
+        let request = AppleHTTPRequest(
+            method: .POST, path: target.path, contentType: "application/json", body: Array(answer.jsonText.utf8))
+        client.send(request) { [logger] result in
+            _ = client  // kept alive until the exchange ends
+            var report: [String: JSONValue] = ["payload": .string(payload), "url": .string(text)]
+            switch result {
+            case .response(let response):
+                report["status"] = .integer(Int64(response.status))
+                report["delivered"] = .bool((200..<300).contains(response.status))
+                report["body"] = .string(String(decoding: response.body.prefix(2048), as: UTF8.self))
+            case .failure(let failure):
+                report["delivered"] = .bool(false)
+                report["error"] = .string(failure.reason)
+            }
+            logger.info("notification pushed", metadata: [
+                "url": "\(text)", "status": "\(report["status"]?.integerValue.map(String.init) ?? "none")",
+            ])
+            respond(.json(200, JSONValue.object(report).jsonText))
+        }
+    }
+
+    /// A server-to-server notification JWT as Apple sends it: RS256 with the published keys,
+    /// `events` a JSON *string*, `event_time` in milliseconds.
+    private func notificationPayload(_ body: JSONValue) throws(ControlError) -> String {
+        guard let object = body.objectValue else { throw ControlError("expected a JSON object") }
+        let known = ["email-disabled", "email-enabled", "consent-revoked", "account-delete", "account-deleted"]
+        guard let type = object["type"]?.stringValue, known.contains(type) else {
+            throw ControlError("type must be one of \(known.joined(separator: ", "))")
+        }
+        let subject: String
+        if let sub = object["sub"]?.stringValue, !sub.isEmpty {
+            subject = sub
+        } else if let email = object["user_email"]?.stringValue, TestUser.isPlausibleEmail(email) {
+            subject = AppleIdentifiers.subject(teamID: options.teamID, email: email)
+        } else {
+            throw ControlError("sub (or user_email, the test user's address) required")
+        }
+        guard let audience = object["aud"]?.stringValue ?? options.clients.first?.id else {
+            throw ControlError("aud required (no client configured)")
+        }
+        let now = options.clock()
+        var event: [String: JSONValue] = [
+            "type": .string(type), "sub": .string(subject),
+            "event_time": .integer(object["event_time"]?.integerValue ?? now * 1000),
+        ]
+        if let email = object["email"]?.stringValue { event["email"] = .string(email) }
+        if let isPrivate = object["is_private_email"]?.lenientBoolValue {
+            event["is_private_email"] = .string(isPrivate ? "true" : "false")
+        }
+        do {
+            let claims: [String: JSONValue] = [
+                "iss": .string(options.issuer), "aud": .string(audience), "iat": .integer(now),
+                "exp": .integer(now + 86_400), "jti": .string(Base64URL.encode(try SecureRandom.bytes(16))),
+                "events": .string(JSONValue.object(event).jsonText),
+            ]
+            return try minter.sign(claims)
+        } catch { throw ControlError("signing failed") }
+    }
+
+    /// `http(s)://host[:port]/path?query` → where to connect and the request target.
+    static func pushTarget(_ url: String) -> (endpoint: AppleEndpoint, path: String)? {
+        guard let schemeEnd = url.range(of: "://") else { return nil }
+        let rest = url[schemeEnd.upperBound...]
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        guard rest[authorityEnd...].firstIndex(of: "#") == nil,
+              let endpoint = try? AppleEndpoint(baseURL: String(url[..<authorityEnd]), allowPlainHTTP: true)
+        else { return nil }
+        let path = String(rest[authorityEnd...])
+        return (endpoint, path.isEmpty ? "/" : path.hasPrefix("?") ? "/" + path : path)
+    }
+
+    /// One line of `GET /emulator/revocations`: who asked, with which hint, and whether the
+    /// token was one the emulator issued to that client (never the token itself).
+    func noteRevocation(_ form: [String: String], clientAuthenticated: Bool, grantClientID: String??, error: String?) {
+        var entry: [String: JSONValue] = [
+            "time": .integer(options.clock()), "client_authenticated": .bool(clientAuthenticated),
+        ]
+        if let clientID = form["client_id"] { entry["client_id"] = .string(clientID) }
+        if let hint = form["token_type_hint"] { entry["token_type_hint"] = .string(hint) }
+        if let grantClientID {
+            entry["token_known"] = .bool(grantClientID != nil && grantClientID == form["client_id"])
+            // Issued to another client: Apple does not revoke it for this one.
+            if let other = grantClientID, other != form["client_id"] { entry["token_client_mismatch"] = .bool(true) }
+        }
+        if let error { entry["error"] = .string(error) }
+        if revocations.count >= Self.keptRevocations { revocations.removeFirst() }
+        revocations.append(.object(entry))
+    }
+}

@@ -1,0 +1,200 @@
+import Logging
+import SidecarCrypto
+import SidecarHTTP
+import SidecarStore
+
+/// `POST {prefix}/revoke` (SPEC §4.11): account deletion, as App Store rules require of apps
+/// that create accounts — the user's Apple refresh token is revoked at Apple, then every
+/// session of that user issued up to now, on every worker (through the store).
+///
+/// Order, so that a failure never leaves the user believing something happened that did not:
+/// Apple first (if it cannot be reached or refuses: 502, nothing revoked here, the session
+/// still works and the user can retry); then the store (if it fails: 503, and a retry revokes
+/// at Apple again, which Apple answers 200 for an already revoked token); then the upstream
+/// is told through the forward queue; then the answer, which clears the cookie.
+final class AccountRevocationFlow {
+    private let auth: Authenticator
+    private let settings: AuthSettings
+    private let request: EndpointRequest
+    private let completion: (LocalResponse) -> Void
+
+    init(auth: Authenticator, request: EndpointRequest, completion: @escaping (LocalResponse) -> Void) {
+        self.auth = auth
+        settings = auth.settings
+        self.request = request
+        self.completion = completion
+    }
+
+    /// Always answers through `completion` (at once when Apple need not be asked); nil.
+    func start() -> LocalResponse? {
+        var identity = RequestIdentity()
+        auth.identify(request.head, into: &identity)
+        guard let session = identity.session else {
+            finish(.unauthenticated, answer: unauthenticated())
+            return nil
+        }
+        // A bearer token cannot be sent by another site; a cookie can (a cross-site form
+        // POST carries a SameSite=Lax cookie on some browsers and in older ones always).
+        if identity.bearer == nil && !auth.isSameSite(request.head) {
+            finish(.crossSite, session: session, answer: crossSite())
+            return nil
+        }
+        guard let refreshToken = session.appleRefreshToken else {
+            revokeLocally(session, apple: .noRefreshToken)
+            return nil
+        }
+        auth.revokeAtApple(refreshToken, clientID: session.appleClientID ?? settings.clientID) { [self] result in
+            switch result {
+            case .success: revokeLocally(session, apple: .revoked)
+            case .failure(let failure): finish(.appleFailed, session: session, reason: failure.reason, answer: appleFailed(failure.reason))
+            }
+        }
+        return nil
+    }
+
+    /// Every session of the user issued up to this millisecond ends, on every worker; kept
+    /// until the longest of them has expired.
+    private func revokeLocally(_ session: Session, apple: AccountDeletionOutcome) {
+        let nowMs = UnixTime.nowMs()
+        let keepUntil = nowMs / 1000 + settings.lifecycle.sessionLifetime + settings.lifecycle.leeway
+        settings.shared.store.revokeSubject(session.subject, issuedAtOrBeforeMs: nowMs, keepUntil: keepUntil) {
+            [self] result in
+            if case .failure(let error) = result {
+                auth.logger.error("account deletion not recorded", metadata: [
+                    "reason": "store_failed", "error": "\(error)", "request_id": "\(request.requestId)",
+                ])
+                return finish(.storeFailed, session: session, answer: AuthPages.storeUnavailable(json: request.isAPIClient))
+            }
+            tellUpstream(session, atMs: nowMs) { [self] in
+                finish(apple, session: session, answer: revoked(apple))
+            }
+        }
+    }
+
+    /// With `notifications.forward_to`, the upstream learns of the deletion as of an Apple
+    /// event (it may hold the user's data). A queue failure is logged loudly but does not
+    /// undo the deletion: the user's sessions and Apple's token are already gone.
+    private func tellUpstream(_ session: Session, atMs: Int64, then next: @escaping () -> Void) {
+        guard settings.lifecycle.forwardTo != nil else { return next() }
+        let payload = Self.eventJSON(
+            subject: session.subject, eventTimeMs: atMs, audience: session.appleClientID ?? settings.clientID)
+        settings.shared.store.enqueueForward(payload: payload) { [self] result in
+            switch result {
+            case .success: settings.shared.forwardDoorbell?.notify()
+            case .failure(let error):
+                auth.logger.error("account deletion not forwarded to the upstream", metadata: [
+                    "reason": "forward_queue_failed", "error": "\(error)", "sub": "\(session.subject)",
+                    "request_id": "\(request.requestId)",
+                ])
+            }
+            next()
+        }
+    }
+
+    /// What `notifications.forward_to` receives: the shape of a forwarded Apple deletion
+    /// event (`NotificationForwarder.eventJSON`: the type under the name the forwarder uses for
+    /// both of Apple's spellings, so the upstream handles one name), with `source: sidecar`
+    /// and a random `jti` the upstream can deduplicate redeliveries on.
+    static func eventJSON(subject: String, eventTimeMs: Int64, audience: String) -> [UInt8] {
+        let jti = (try? SecureRandom.bytes(16)).map(Base64URL.encode) ?? "sidecar-\(eventTimeMs)"
+        let object: [String: JSONValue] = [
+            "type": .string("account-deleted"), "sub": .string(subject), "event_time": .integer(eventTimeMs),
+            "jti": .string(jti), "aud": .string(audience), "source": .string("sidecar"),
+        ]
+        return Array(JSONValue.object(object).jsonText.utf8)
+    }
+
+    // MARK: answers
+
+    private func finish(
+        _ outcome: AccountDeletionOutcome, session: Session? = nil, reason: String? = nil, answer: LocalResponse
+    ) {
+        auth.metrics.recordAccountDeletion(outcome)
+        var metadata: Logger.Metadata = [
+            "outcome": "\(outcome.label)", "status": .stringConvertible(answer.status), "request_id": "\(request.requestId)",
+        ]
+        if let session { metadata["sub"] = "\(session.subject)" }
+        if let reason { metadata["reason"] = "\(reason)" }
+        switch outcome {
+        case .revoked, .noRefreshToken: auth.logger.notice("account deleted", metadata: metadata)
+        case .appleFailed, .storeFailed: auth.logger.warning("account deletion failed; nothing revoked", metadata: metadata)
+        case .crossSite, .unauthenticated: auth.logger.info("account deletion refused", metadata: metadata)
+        }
+        completion(answer)
+    }
+
+    private func revoked(_ apple: AccountDeletionOutcome) -> LocalResponse {
+        var answer: LocalResponse
+        let target = redirectTarget()
+        if request.isAPIClient {
+            answer = AuthPages.json(200, .object(["revoked": .bool(true), "apple": .string(apple.label)]))
+        } else if let target {
+            answer = AuthPages.redirect(303, to: target)
+        } else {
+            answer = Self.page(200, "Account deleted", "Your account was deleted and you are signed out on every device.")
+        }
+        answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings)))
+        return answer
+    }
+
+    /// `rd` from the query, else from a form body (a plain HTML form button).
+    private func redirectTarget() -> String? {
+        let head = request.head
+        let rd = head.query.flatMap { FormFields(head.bytes($0)) }?.single("rd")
+            ?? (request.body.isEmpty ? nil : FormFields(request.body)?.single("rd"))
+        return rd.flatMap { settings.redirects.safeTarget($0) }
+    }
+
+    private func appleFailed(_ reason: String) -> LocalResponse {
+        if request.isAPIClient {
+            return AuthPages.json(502, .object(["error": .string("apple_unavailable"), "reason": .string(reason)]))
+        }
+        return Self.page(502, "Account not deleted",
+                         "Apple did not confirm the revocation, so nothing was changed. Please try again in a moment.",
+                         reason: reason)
+    }
+
+    private func crossSite() -> LocalResponse {
+        if request.isAPIClient { return AuthPages.json(403, .object(["error": .string("cross_site")])) }
+        return Self.page(403, "Account not deleted",
+                         "Account deletion must be requested from this site itself.", reason: "cross_site")
+    }
+
+    private func unauthenticated() -> LocalResponse {
+        if request.isAPIClient {
+            var answer = AuthPages.json(401, .object(["error": .string("unauthenticated"), "login": .string(auth.loginPath)]))
+            answer.extraFields.append(("WWW-Authenticate", Array("Bearer realm=\"sidecar\"".utf8)))
+            return answer
+        }
+        return Self.page(401, "Sign in required", "Sign in first to delete your account.", reason: "unauthenticated")
+    }
+
+    private static func page(_ status: Int, _ title: String, _ message: String, reason: String? = nil) -> LocalResponse {
+        let html = """
+            <!doctype html><html lang="en"><head><meta charset="utf-8"><title>\(HTML.escape(title))</title></head>
+            <body><h1>\(HTML.escape(title))</h1><p>\(HTML.escape(message))</p>\
+            \(reason.map { "<p><small>Reason: \(HTML.escape($0))</small></p>" } ?? "")
+            </body></html>
+
+            """
+        return LocalResponse(
+            status: status, reason: AuthPages.reasonPhrase(status), contentType: "text/html; charset=utf-8",
+            body: Array(html.utf8))
+    }
+}
+
+/// `sidecar_account_deletions_total{outcome}`: what `POST {prefix}/revoke` did.
+enum AccountDeletionOutcome: Int, CaseIterable {
+    case revoked = 0, noRefreshToken, appleFailed, storeFailed, crossSite, unauthenticated
+
+    var label: String {
+        switch self {
+        case .revoked: "revoked"
+        case .noRefreshToken: "no_refresh_token"
+        case .appleFailed: "apple_failed"
+        case .storeFailed: "store_failed"
+        case .crossSite: "cross_site"
+        case .unauthenticated: "unauthenticated"
+        }
+    }
+}
