@@ -84,13 +84,15 @@ final class NativeSignInTests: XCTestCase {
     }
 
     func testSpendingANonceTwiceIsRefused() throws {
-        let shared = AuthShared(store: MemoryStore(clock: StoreClock { 1_000 }))  // the test's clock
-        let nonce = try sealer.seal(NativeNonce.random(expiresAt: 1_600), context: NativeNonces.context)
-        let claim = try NativeNonces.check(nonce, sealer: sealer, now: 1_000).claim
-        XCTAssertTrue(shared.claimOnce(.nativeNonce, claim.key, until: claim.until, now: 1_000))
-        XCTAssertFalse(shared.claimOnce(.nativeNonce, claim.key, until: claim.until, now: 1_001))
+        // Real times: the store forgets (never remembers) a key whose expiry has passed by its clock.
+        let shared = AuthShared()
+        let now = UnixTime.now()
+        let nonce = try sealer.seal(NativeNonce.random(expiresAt: now + 600), context: NativeNonces.context)
+        let claim = try NativeNonces.check(nonce, sealer: sealer, now: now).claim
+        XCTAssertTrue(shared.claimOnce(.nativeNonce, claim.key, until: claim.until, now: now))
+        XCTAssertFalse(shared.claimOnce(.nativeNonce, claim.key, until: claim.until, now: now + 1))
         // A login state with the same digest is another key space.
-        XCTAssertTrue(shared.claimOnce(.loginState, claim.key, until: claim.until, now: 1_001))
+        XCTAssertTrue(shared.claimOnce(.loginState, claim.key, until: claim.until, now: now + 1))
     }
 
     func testNativeFailuresHaveTheirOwnBoundedLabels() {

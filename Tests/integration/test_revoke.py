@@ -171,3 +171,20 @@ def test_the_upstream_is_told_through_forward_to(start_native, browser):
         assert len(receiver.bodies) == 1
     finally:
         receiver.close()
+
+
+def test_the_emulator_delivers_a_signed_notification_to_a_url_itself(start_native, browser):
+    # What an operator's CI does without writing a JWT signer: Apple's consent-revoked event
+    # for a test user, POSTed by the emulator to the sidecar's notification endpoint.
+    sc, apple = start_native()
+    b = web_user(sc, apple, browser, "maria@example.com")
+    omar = web_user(sc, apple, browser, "omar@example.com")
+    url = "http://127.0.0.1:%d/.auth/apple/notifications" % sc.port
+    r = apple.control("POST", "/emulator/notify", {"type": "consent-revoked", "user_email": "maria@example.com", "url": url})
+    assert r.status == 200, r.body
+    report = r.json()
+    assert report["status"] == 200 and report["delivered"] is True and report["payload"].count(".") == 2, report
+    assert not signed_in_ok(b) and signed_in_ok(omar)
+    down = apple.control("POST", "/emulator/notify",
+                         {"type": "email-disabled", "sub": "x", "url": "http://127.0.0.1:1/hook"}).json()
+    assert down["delivered"] is False and "status" not in down and down["error"], down

@@ -40,8 +40,9 @@ extension Authenticator {
             logger.warning("session revalidation skipped", metadata: ["reason": "table_full", "sub": "\(session.subject)"])
             return nil
         case .start:
-            opened.nextRevalidation = now + 1  // its result is looked at on a request a second later
-            startRevalidation(session, refreshToken: refreshToken)
+            // Other requests of this token skip the table until the answer is in (see below).
+            opened.nextRevalidation = now + RevalidationTable.inFlightSeconds
+            startRevalidation(opened, refreshToken: refreshToken)
             return nil
         }
     }
@@ -53,8 +54,8 @@ extension Authenticator {
         return period > 0 && session.appleRefreshToken != nil && now - session.lastRevalidation >= period
     }
 
-    private func startRevalidation(_ session: Session, refreshToken: String) {
-        let settings = self.settings
+    private func startRevalidation(_ opened: OpenedSession, refreshToken: String) {
+        let settings = self.settings, session = opened.session
         let key = Key128(session.id)
         let clientID = session.appleClientID ?? settings.clientID
         let secret: String
@@ -62,7 +63,10 @@ extension Authenticator {
             return revalidationKept(session, key: key, .keptClientSecret, settings: settings)
         }
         let startedMs = clockMs
-        api.refresh(refreshToken: refreshToken, clientID: clientID, clientSecret: secret) { [weak self] result in
+        api.refresh(refreshToken: refreshToken, clientID: clientID, clientSecret: secret) { [weak self, weak opened] result in
+            // The token's next request on this worker looks at the outcome (a confirmation is
+            // re-sealed into the cookie at once); other workers' copies wait at most a second.
+            opened?.nextRevalidation = 0
             guard let self else {
                 settings.shared.revalidations.finish(key, .unconfirmed(at: UnixTime.now()))
                 return
