@@ -81,14 +81,17 @@ def signed_in_ok(sc, b):
 
 @pytest.mark.parametrize("type_", ["consent-revoked", "account-delete", "account-deleted"])
 @pytest.mark.parametrize("as_string", [True, False], ids=["events-string", "events-object"])
-def test_a_revoking_event_ends_every_session_of_that_user_and_no_other(world, type_, as_string):
-    sc, apple, key, kid, user = world()
+@pytest.mark.parametrize("aud", ["com.example.web", "com.example.ios"], ids=["services-id", "bundle-id"])
+def test_a_revoking_event_ends_every_session_of_that_user_and_no_other(world, type_, as_string, aud):
+    # Apple addresses events to the primary App ID: the Services ID or an app's bundle id; the
+    # user's sessions end whichever it is (the same sub signs in on the web and in the app).
+    sc, apple, key, kid, user = world({"apple": {"native_audiences": ["com.example.ios"]}})
     maria1, sub = user("maria@example.com")
     maria2, sub2 = user("maria@example.com")
     other, other_sub = user("omar@example.com")
     assert sub == sub2 and sub != other_sub
     bearer = maria1.session_cookie[1]
-    r = post(sc, sign(event_claims(apple.issuer, sub, type_, as_string=as_string), key, kid))
+    r = post(sc, sign(event_claims(apple.issuer, sub, type_, aud=aud, as_string=as_string), key, kid))
     assert r.status == 200, r.body
     assert not signed_in_ok(sc, maria1) and not signed_in_ok(sc, maria2)
     assert sc.request("GET", "/api", [("Authorization", "Bearer " + bearer)]).status == 401
@@ -130,6 +133,7 @@ def forged_payloads(apple, key, kid, sub):
         "hs256_with_public_key": sign(good, None, kid, alg="HS256", hmac_key=public_pem),
         "wrong_iss": sign(dict(good, iss="https://evil.example"), key, kid),
         "wrong_aud": sign(dict(good, aud="com.evil.app"), key, kid),
+        "unlisted_bundle_id": sign(dict(good, aud="com.example.ios"), key, kid),
         "unknown_kid": sign(good, key, "no-such-kid"),
         "tampered_payload": h + "." + b64(json.dumps(tampered_claims).encode()) + "." + s,
         "truncated": real[:-10],

@@ -1,3 +1,4 @@
+import Glibc
 import SidecarCrypto
 import SidecarEvent
 
@@ -89,7 +90,9 @@ extension AppleEmulator {
         let now = options.clock()
         var event: [String: JSONValue] = [
             "type": .string(type), "sub": .string(subject),
-            "event_time": .integer(object["event_time"]?.integerValue ?? now * 1000),
+            // Milliseconds as Apple's are (the emulator's clock gives the second, the wall clock
+            // the millisecond within it): an event is then later than a sign-in just before it.
+            "event_time": .integer(object["event_time"]?.integerValue ?? now * 1000 + Self.millisecondWithinSecond()),
         ]
         if let email = object["email"]?.stringValue { event["email"] = .string(email) }
         if let isPrivate = object["is_private_email"]?.lenientBoolValue {
@@ -133,5 +136,13 @@ extension AppleEmulator {
         if let error { entry["error"] = .string(error) }
         if revocations.count >= Self.keptRevocations { revocations.removeFirst() }
         revocations.append(.object(entry))
+    }
+}
+
+extension AppleEmulator {
+    static func millisecondWithinSecond() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_nsec / 1_000_000)
     }
 }
