@@ -119,6 +119,12 @@ public enum Socket {
         return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
     }
 
+    /// Whether bytes wait to be read (a request that arrived since the loop last looked).
+    public static func hasPendingInput(_ fd: Int32) -> Bool {
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) > 0
+    }
+
     public static func setNoDelay(_ fd: Int32) { setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1) }
 
     public static func close(_ fd: Int32) { _ = CEvent.close(fd) }

@@ -33,6 +33,16 @@ def sidecar_binary():
     return Path(os.environ.get("SIDECAR_BIN", PACKAGE_ROOT / ".build" / "debug" / "sidecar"))
 
 
+def poll(fn, timeout=5.0, step=0.05):
+    """fn()'s first truthy value within `timeout` seconds, else its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = fn()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(step)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -16,6 +16,7 @@ import pytest
 import rawhttp
 from conftest import free_port, merge
 from nginx_support import HTML, CookieClient, apple_form_post
+from test_nginx import echoed
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = "maria.ruiz@example.com"
@@ -61,13 +62,6 @@ def caddy_site(upstream, start_sidecar, start_emulator, tmp_path):
         proc.kill()
     log.close()
 
-
-def echoed(response):
-    assert response.status == 200, (response.status, response.body[:500])
-    headers = {}
-    for name, value in json.loads(response.body)["headers"]:
-        headers.setdefault(name.lower(), []).append(value)
-    return headers
 
 
 def test_caddy_forward_auth_without_a_session(caddy_site, upstream):

@@ -7,7 +7,7 @@ import time
 import pytest
 
 import rawhttp
-from conftest import free_port, merge, sidecar_binary, to_yaml
+from conftest import free_port, merge, sidecar_binary, to_yaml, poll
 
 
 def run_once(args, timeout=15):
@@ -16,14 +16,6 @@ def run_once(args, timeout=15):
                        stdin=subprocess.DEVNULL)
     return p.returncode, (p.stdout + p.stderr).decode(errors="replace")
 
-
-def poll(fn, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fn()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.05)
 
 
 def test_healthz_and_readyz(sidecar):

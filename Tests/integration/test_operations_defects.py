@@ -12,19 +12,11 @@ import time
 import pytest
 
 import rawhttp
-from conftest import free_port
+from conftest import free_port, poll
 from upstream import pattern
 
 TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
-
-def poll(fn, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fn()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.05)
 
 
 def metric(sc, name, labels):

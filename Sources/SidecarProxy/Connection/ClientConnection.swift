@@ -170,8 +170,10 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     var isReadingHead: Bool { phase == .waitingForHead && stream.pendingInput > 0 }
 
     /// The drain's grace period is over: a connection with no request in progress closes.
+    /// A request that reached the socket since the loop last read it is still answered
+    /// (closing over unread bytes would also reset the connection instead of closing it).
     func closeIfIdle() {
-        if phase == .waitingForHead && stream.pendingInput == 0 { close() }
+        if phase == .waitingForHead && stream.pendingInput == 0 && !Socket.hasPendingInput(stream.fd) { close() }
     }
 
     func beginClosing() {
