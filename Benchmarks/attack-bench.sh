@@ -205,8 +205,8 @@ prober() {  # prober PORT OUT: a GET every 0.5 s, 2 s timeout, "t code seconds" 
 }
 # run_attack LABEL MODE PID PORT: runs one attack against a started server, appends a row.
 run_attack() {
-  local label=$1 mode=$2 pid=$3 port=$4 dir="$WORK/runs/$1" args path pre samp prob t0 t1
-  mkdir -p "$dir"
+  local label=$1 mode=$2 pid=$3 port=$4 dir args path pre samp prob t0 t1
+  dir="$WORK/runs/$mode-$(tr -c 'A-Za-z0-9\n' _ <<<"$label")"; mkdir -p "$dir"
   read -ra args <<<"$(attack_args "$mode")"; path=${args[-1]}; unset 'args[-1]'
   sleep 1; pre=$(rss_kib "$pid")
   sampler "$pid" "$dir/samples" & samp=$!
