@@ -72,6 +72,21 @@ def new_nonce(sc):
     return r.json()["nonce"]
 
 
+def web_user(sc, apple, browser, email="maria@example.com"):
+    """A browser signed in through the web flow (the same sub as the app's user)."""
+    b = browser(sc, apple)
+    assert b.login(email=email)[0].status == 303
+    return b
+
+
+def signed_in_ok(b):
+    return b.get("/private").status == 200
+
+
+def bearer_ok(sc, token):
+    return sc.request("GET", "/private", bearer(token)).status == 200
+
+
 def sha256_hex(text):
     return hashlib.sha256(text.encode()).hexdigest()
 

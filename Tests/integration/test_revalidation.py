@@ -15,7 +15,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from native_support import (  # noqa: F401 (fixtures)
-    BUNDLE, WEB, bearer, metric, signed_in, start_native)
+    BUNDLE, WEB, bearer, metric, signed_in, start_native,
+    web_user, signed_in_ok, bearer_ok)
 from test_notifications import wait_for
 
 PERIOD = 2
@@ -46,19 +47,6 @@ def open_session(sc, token, cookie_name=COOKIE):
     return {"id": session_id, "sub": sub, "issued_at": issued, "expires_at": expires, "idle_deadline": idle,
             "last_revalidation": last, "has_refresh_token": bool(flags & 16)}
 
-
-def web_user(sc, apple, browser, email="maria@example.com"):
-    b = browser(sc, apple)
-    assert b.login(email=email)[0].status == 303
-    return b
-
-
-def signed_in_ok(b):
-    return b.get("/private").status == 200
-
-
-def bearer_ok(sc, token):
-    return sc.request("GET", "/private", bearer(token)).status == 200
 
 
 def refreshes(apple):

@@ -6,7 +6,8 @@ the site itself; the upstream is told through notifications.forward_to."""
 import time
 
 from native_support import (  # noqa: F401 (fixtures)
-    BUNDLE, WEB, bearer, device, metric, post_native, signed_in, start_native)
+    BUNDLE, WEB, bearer, device, metric, post_native, signed_in, start_native,
+    web_user, signed_in_ok, bearer_ok)
 from test_notifications import Receiver, wait_for
 
 API = ("Accept", "application/json")
@@ -16,19 +17,6 @@ HTML = ("Accept", "text/html,application/xhtml+xml")
 def origin(sc):
     return ("Origin", "http://127.0.0.1:%d" % sc.port)
 
-
-def web_user(sc, apple, browser, email):
-    b = browser(sc, apple)
-    assert b.login(email=email)[0].status == 303
-    return b
-
-
-def signed_in_ok(b):
-    return b.get("/private").status == 200
-
-
-def bearer_ok(sc, token):
-    return sc.request("GET", "/private", bearer(token)).status == 200
 
 
 def revocations(apple):
