@@ -41,9 +41,18 @@ public final class Listener {
         _ = event_add(event, nil)
     }
 
-    /// Stops accepting for good and closes the socket (graceful shutdown).
+    /// Stops accepting for good and closes the socket (graceful shutdown). Connections the
+    /// kernel already completed are accepted and handed over first: closing a listener
+    /// resets everything still in its queue, and those clients may have sent a request.
     public func close() {
         pause()
+        acceptQueued: while true {
+            switch Socket.accept(fd) {
+            case .accepted(let client, let peer): onAccept(client, peer)
+            case .failed(let code) where code == ECONNABORTED || code == EINTR || code == EPROTO: continue
+            case .wouldBlock, .failed: break acceptQueued
+            }
+        }
         _ = shutdown(fd, Int32(SHUT_RDWR))
     }
 

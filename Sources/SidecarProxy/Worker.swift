@@ -144,11 +144,9 @@ final class Worker {
 
     var nowMs: Int64 { loop.nowMilliseconds }
 
+    /// Also called while draining, for the connections the kernel completed before the
+    /// listener closed: they are served like the rest (with `Connection: close`).
     private func accept(_ fd: Int32, peer: SocketAddress) {
-        guard !isDraining else {
-            Socket.close(fd)
-            return
-        }
         let client = ClientConnection(worker: self, fd: fd, peer: peer)
         clients[ObjectIdentifier(client)] = client
         if clients.count > peakConnections { peakConnections = clients.count }
@@ -199,6 +197,7 @@ final class Worker {
         }
         drainDeadline?.schedule(afterMilliseconds: options.shutdownGraceMs)
         idleGraceTimer = Timer(loop: loop) { [unowned self] in
+            self.drainIdleGraceOver = true
             for client in Array(self.clients.values) { client.closeIfIdle() }
             if self.clients.isEmpty { self.finishDrain() }
         }
@@ -228,6 +227,8 @@ final class Worker {
     /// How long idle connections stay open after SIGTERM for requests already on their way.
     static let drainIdleGraceMs: Int64 = 1_000
     private var idleGraceTimer: Timer?
+    /// After it, a connection whose exchange ends closes instead of waiting for another request.
+    private(set) var drainIdleGraceOver = false
 
     /// A failure to reach the upstream, logged as nginx does (address, errno) at most once
     /// per interval per worker, with the number of failures not logged in between.

@@ -292,6 +292,24 @@ def test_sigterm_under_keep_alive_load_answers_every_request_it_received(start_s
     assert load.unanswered == 0, "%d requests got no answer: %s" % (load.unanswered, load.errors[:5])
 
 
+def test_sigterm_answers_a_request_waiting_in_the_listen_queue(start_sidecar):
+    # At max_connections the listener is paused: a second client completes its handshake in
+    # the kernel's queue and sends a request. Closing the listener would reset it; the drain
+    # accepts what the kernel already holds and answers it with Connection: close.
+    sc = start_sidecar({"workers": 1, "limits": {"max_connections": 1}})
+    first = rawhttp.Conn(sc.port)
+    first.send(b"GET /echo HTTP/1.1\r\nHost: t\r\n\r\n")
+    assert b" 200 " in first.read_until(b"\r\n\r\n")
+    queued = rawhttp.Conn(sc.port)
+    queued.send(b"GET /echo HTTP/1.1\r\nHost: t\r\n\r\n")
+    time.sleep(0.3)
+    sc.signal(signal.SIGTERM)
+    head = queued.read_until(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 "), head
+    assert b"connection: close" in head.lower()
+    assert sc.wait_exit(15) == 0, sc.log_tail()
+
+
 def test_sighup_under_keep_alive_load_loses_nothing(start_sidecar):
     sc = start_sidecar({"workers": 2})
     load = KeepAliveLoad(sc.port).start()

@@ -54,6 +54,7 @@ extension ClientConnection {
         retried = false
         sawResponseBytes = false
         response = nil
+        promisedKeepAlive = false
         keepAlive = head.connection.keepAlive && !worker.isDraining
         requestBodyDone = head.framing == .none
         // Everything up to the request written upstream reads the head through one borrowed

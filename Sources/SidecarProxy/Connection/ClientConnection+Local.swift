@@ -119,6 +119,7 @@ extension ClientConnection {
         answer.write(
             keepAlive: keepAlive, headOnly: facts.present && facts.method == .head, requestId: requestId,
             into: &worker.lineScratch)
+        promisedKeepAlive = keepAlive
         worker.lineScratch.write(to: stream.output)
         bytesSent = UInt64(answer.body.count)
         if stream.flush() != 0 {
@@ -140,7 +141,7 @@ extension ClientConnection {
         response = nil
         requestRelay = nil
         responseRelay = nil
-        if keepAlive && !worker.isDraining && phase == .exchanging {
+        if keepAlive && phase == .exchanging && (!worker.isDraining || !worker.drainIdleGraceOver) {
             phase = .waitingForHead
             deadlineKind = .none  // readHeads arms the idle or header deadline
             readHeads()

@@ -200,6 +200,7 @@ extension ClientConnection {
             abort(.upstreamInvalidHead)
             return
         }
+        if head.status >= 200 { promisedKeepAlive = keepAlive }
     }
 
     func relayResponseBody() {

@@ -37,6 +37,9 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     var path: [UInt8] = []
     var requestId: [UInt8] = []
     var keepAlive = true
+    /// The final response head went out without `Connection: close`: the client may
+    /// already be writing its next request on this connection.
+    var promisedKeepAlive = false
     var startedMs: Int64 = 0
     var upstreamStartedMs: Int64 = 0
     var lastProgressMs: Int64 = 0
@@ -157,11 +160,13 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     // MARK: closing
 
-    /// Graceful shutdown begins: the current and every later exchange ends with
-    /// `Connection: close`; an idle connection stays open for the worker's grace period,
-    /// so a request already on its way is answered instead of meeting a reset.
+    /// Graceful shutdown begins: every later exchange ends with `Connection: close`; an idle
+    /// connection stays open for the worker's grace period, so a request already on its way
+    /// is answered instead of meeting a reset. The current exchange ends with `close` too
+    /// unless its head already promised keep-alive: then the connection counts as idle
+    /// after it (the client may be sending its next request as the response ends).
     func drain() {
-        keepAlive = false
+        if !promisedKeepAlive { keepAlive = false }
     }
 
     /// Waiting for a request with nothing of one received: closing it loses nothing.
