@@ -348,20 +348,40 @@ struct ConfigSchema {
             assertion: names[5], strip: strip, passCookie: headers.bool("pass_cookie", default: false))
     }
 
-    private func readAssertion(_ assertion: Section, publicURL: HTTPURL?) -> Config.Assertion {
+    private mutating func readAssertion(_ assertion: Section, publicURL: HTTPURL?) -> Config.Assertion {
         let enabled = assertion.bool("enabled", default: false)
+        var key: Secret?
         let keyFile = assertion.optional("private_key_file") { text in
             Parse.path(baseDirectory: baseDirectory)(text).flatMap { path in
-                // Generated at start when the file does not exist yet; an existing one must be readable.
+                // Generated at start (and written there) when the file does not exist yet; an
+                // existing one must be a P-256 key, checked here so `check` names its line.
                 guard FilePath.exists(path) else {
                     return FilePath.exists(FilePath.directory(of: path)) ? .success(path)
                         : .failure(ValueError("directory of \(quoted(path)) does not exist", kind: .unresolvable))
                 }
-                return Parse.readableFile(baseDirectory: baseDirectory)(path)
+                return FilePath.contents(path, limit: 64 * 1024)
+                    .map { Secret(bytes: $0, source: "file:\(path)") }
+                    .flatMap { AppleSigningKey.check($0, named: text, for: .assertion) }
+                    .map { checked in
+                        key = checked
+                        return path
+                    }
+            }
+        }
+        if enabled {
+            if keyFile == nil && !assertion.contains("private_key_file") {
+                warnings.append(ConfigWarning(
+                    path: "assertion.private_key_file",
+                    message: "not set: assertions are signed with a key generated at start and lost on restart "
+                        + "(upstreams must fetch jwks.json again, and replicas would each have their own key)"))
+            } else if let keyFile, key == nil {
+                warnings.append(ConfigWarning(
+                    path: "assertion.private_key_file",
+                    message: "\(quoted(keyFile)) does not exist yet: `run` generates a P-256 key and writes it there (mode 0600)"))
             }
         }
         return Config.Assertion(
-            enabled: enabled, privateKeyFile: keyFile,
+            enabled: enabled, privateKeyFile: keyFile, privateKey: key,
             audience: assertion.value("audience", default: publicURL?.origin ?? "", Parse.nonEmpty),
             ttl: assertion.value("ttl", default: .seconds(60), Parse.positiveDuration))
     }

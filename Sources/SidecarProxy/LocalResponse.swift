@@ -10,6 +10,9 @@ struct LocalResponse {
     var extraFields: [(name: StaticString, value: [UInt8])] = []
     /// Fields whose names come from configuration (the identity headers of `/check`).
     var dynamicFields: [(name: [UInt8], value: [UInt8])] = []
+    /// `no-store` unless the answer is public by nature (`jwks.json`): everything else the
+    /// sidecar answers may depend on the session.
+    var cacheControl: StaticString = "no-store"
 
     /// Status codes the proxy produces, with a one-line plain-text body.
     static func plain(_ status: Int) -> LocalResponse {
@@ -43,7 +46,9 @@ struct LocalResponse {
         out.append(contentType)
         out.append("\r\nContent-Length: ")
         out.append(decimal: UInt64(body.count))
-        out.append("\r\nCache-Control: no-store\r\n")
+        out.append("\r\nCache-Control: ")
+        out.append(cacheControl)
+        out.append("\r\n")
         for field in extraFields {
             out.append(field.name)
             out.append(": ")

@@ -17,9 +17,6 @@ enum FeatureSupport {
         if config.tls != nil {
             errors.append(Finding(path: "tls", message: "serving HTTPS directly is not available in this build; terminate TLS in front (see Examples/nginx-in-front.conf)"))
         }
-        if config.assertion.enabled {
-            errors.append(Finding(path: "assertion.enabled", message: "the signed identity assertion is not available in this build"))
-        }
         if case .redis = config.revocations.store {
             errors.append(Finding(path: "revocations.store", message: "\(config.revocations.store) is not available in this build; use memory (lost on restart) or file:/path"))
         }

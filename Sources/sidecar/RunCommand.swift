@@ -23,7 +23,7 @@ struct RunCommand: ParsableCommand {
                     throw .init(lines: ["\(config): revocations.store: \(loaded.revocations.store) is not available in this build"])
                 }
                 do {
-                    let shared = AuthShared(store: try openStore(spec))
+                    let shared = AuthShared(store: try openStore(spec), writesAssertionKeys: true)
                     opened = shared
                     return shared
                 } catch {
@@ -40,6 +40,7 @@ struct RunCommand: ParsableCommand {
         LoggingSystem.bootstrap { SidecarLogHandler(label: $0, format: format, level: level) }
         let logger = Logger(label: "sidecar")
         for warning in prepared.warnings { logger.warning("\(warning)") }
+        for note in prepared.options.auth?.assertionNotes ?? [] { logger.notice("\(note)") }
         guard let shared = opened else { throw ExitCode(1) }
         let store = shared.store
         for note in store.openingNotes { logger.warning("store: \(note)") }
@@ -56,6 +57,7 @@ struct RunCommand: ParsableCommand {
                 if reloaded.config.revocations.store != startStore {
                     logger.warning("revocations.store changes take effect on restart; keeping \(startStore)")
                 }
+                for note in reloaded.options.auth?.assertionNotes ?? [] { logger.notice("\(note)") }
                 return reloaded.options
             }
             try server.run()

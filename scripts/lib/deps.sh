@@ -14,5 +14,6 @@ ensure_test_deps() {
   apt_ensure nginx openssl curl chromium chromium-driver caddy
   python3 -c 'import pytest, cryptography' 2>/dev/null || python3 -m pip install -q pytest cryptography
   python3 -c 'import selenium' 2>/dev/null || python3 -m pip install -q selenium
+  python3 -c 'import jwt' 2>/dev/null || python3 -m pip install -q pyjwt
 }
 ensure_bench_deps() { apt_ensure nginx wrk openssl procps; }

@@ -102,20 +102,8 @@ public struct P256PrivateKey: Sendable {
     /// The ES256 signature of `message` in JOSE form (raw `r ‖ s`, 64 bytes).
     public func sign(_ message: some Collection<UInt8>) throws(CryptoError) -> [UInt8] {
         let der = try key.signSHA256(message)
-        return try der.withUnsafeBufferPointer { der throws(CryptoError) in
-            var cursor: UnsafePointer<UInt8>? = der.baseAddress
-            guard let sig = d2i_ECDSA_SIG(nil, &cursor, der.count) else { throw .openSSL("d2i_ECDSA_SIG") }
-            defer { ECDSA_SIG_free(sig) }
-            var r: OpaquePointer?
-            var s: OpaquePointer?
-            ECDSA_SIG_get0(sig, &r, &s)
-            var out = [UInt8](repeating: 0, count: 64)
-            let ok = out.withUnsafeMutableBufferPointer { out in
-                BN_bn2binpad(r, out.baseAddress, 32) == 32 && BN_bn2binpad(s, out.baseAddress! + 32, 32) == 32
-            }
-            guard ok else { throw .openSSL("BN_bn2binpad") }
-            return out
-        }
+        guard let raw = P256.rawSignature(der: der) else { throw .openSSL("ECDSA signature encoding") }
+        return raw
     }
 }
 
@@ -137,6 +125,29 @@ enum P256 {
         guard value.count == 32, value.contains(where: { $0 != 0 }) else { return false }
         for (a, b) in zip(value, order) where a != b { return a < b }
         return false
+    }
+
+    /// OpenSSL's DER `ECDSA-Sig-Value` as JOSE's raw `r ‖ s` (each left-padded to 32 bytes);
+    /// nil for anything that is not exactly one such value with r, s < 2^256.
+    static func rawSignature(der: [UInt8]) -> [UInt8]? {
+        der.withUnsafeBufferPointer { der -> [UInt8]? in
+            var cursor: UnsafePointer<UInt8>? = der.baseAddress
+            guard let sig = d2i_ECDSA_SIG(nil, &cursor, der.count) else {
+                ERR_clear_error()
+                return nil
+            }
+            defer { ECDSA_SIG_free(sig) }
+            // Trailing bytes after the value would mean it was not what OpenSSL produced.
+            guard let cursor, cursor == der.baseAddress! + der.count else { return nil }
+            var r: OpaquePointer?
+            var s: OpaquePointer?
+            ECDSA_SIG_get0(sig, &r, &s)
+            var out = [UInt8](repeating: 0, count: 64)
+            let ok = out.withUnsafeMutableBufferPointer { out in
+                BN_bn2binpad(r, out.baseAddress, 32) == 32 && BN_bn2binpad(s, out.baseAddress! + 32, 32) == 32
+            }
+            return ok ? out : nil
+        }
     }
 
     static func derSignature(r: ArraySlice<UInt8>, s: ArraySlice<UInt8>) -> [UInt8]? {

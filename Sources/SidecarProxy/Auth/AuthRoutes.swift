@@ -3,6 +3,8 @@ import SidecarHTTP
 /// The sidecar's own endpoints under `routes.prefix` (SPEC §4).
 enum AuthEndpoint {
     case login, callback, logout, me, check
+    /// The public keys of the signed assertion (SPEC §4.9).
+    case jwks
     /// Native apps (SPEC §4.5): sign-in with an identity token, its nonces, bearer refresh.
     case native, nativeNonce, nativeRefresh
     /// Android's web flow hands its result back to the app (SPEC §4.10).
@@ -21,6 +23,7 @@ enum AuthEndpoint {
         case "/logout": endpoint = .logout
         case "/me": endpoint = .me
         case "/check": endpoint = .check
+        case "/jwks.json": endpoint = .jwks
         case "/native": endpoint = .native
         case "/native/nonce": endpoint = .nativeNonce
         case "/native/refresh": endpoint = .nativeRefresh
@@ -35,7 +38,7 @@ enum AuthEndpoint {
 
     private func allows(_ method: HTTPMethod) -> Bool {
         switch self {
-        case .login, .me, .check, .nativeNonce: method == .get || method == .head
+        case .login, .me, .check, .jwks, .nativeNonce: method == .get || method == .head
         case .callback, .native, .nativeRefresh, .androidCallback, .appleNotifications, .revoke: method == .post
         case .logout: method == .get || method == .post
         }
@@ -43,7 +46,7 @@ enum AuthEndpoint {
 
     private var allowHeader: [UInt8] {
         switch self {
-        case .login, .me, .check, .nativeNonce: Array("GET, HEAD".utf8)
+        case .login, .me, .check, .jwks, .nativeNonce: Array("GET, HEAD".utf8)
         case .callback, .native, .nativeRefresh, .androidCallback, .appleNotifications, .revoke: Array("POST".utf8)
         case .logout: Array("GET, POST".utf8)
         }

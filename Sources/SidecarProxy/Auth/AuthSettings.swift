@@ -70,10 +70,15 @@ public final class AuthSettings: Sendable {
     let logEmails: Bool
     let maxBodyBytes: Int
 
-    /// Login cookies in flight from one browser; more start a fresh set.
+    /// The signed identity assertion (SPEC §4.9); nil when `assertion.enabled` is false.
+    let assertion: AssertionSettings?
+    /// What settling the assertion key did (generated, written, rotated), for `run`'s log.
+    public var assertionNotes: [String] { assertion?.notes ?? [] }
+
     /// Apple's server-to-server events and where they are forwarded (SPEC §4.7).
     let lifecycle: LifecycleSettings
 
+    /// Login cookies in flight from one browser; more start a fresh set.
     static let maximumLoginCookies = 8
     static let loginStateSeconds: Int64 = 600
 
@@ -148,5 +153,6 @@ public final class AuthSettings: Sendable {
         logEmails = config.log.pii
         maxBodyBytes = config.limits.maxBodyBytes
         lifecycle = try LifecycleSettings(config: config)
+        assertion = try AssertionSettings.make(config: config, ring: shared.assertionKeys)
     }
 }

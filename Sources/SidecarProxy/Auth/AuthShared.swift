@@ -18,9 +18,15 @@ public final class AuthShared: Sendable {
     /// `session.revalidate`: checks in flight and their outcomes, across workers.
     let revalidations = RevalidationTable()
 
-    public init(store: any StoreBackend) {
+    /// The assertion keys across reloads (SPEC §4.9): current and previous.
+    let assertionKeys: AssertionKeyRing
+
+    /// `writesAssertionKeys`: create a configured `assertion.private_key_file` that does not
+    /// exist yet (`run`); without it such a key lives in memory only (`check`, tests).
+    public init(store: any StoreBackend, writesAssertionKeys: Bool = false) {
         self.store = store
         forwardDoorbell = try? WakeupChannel()
+        assertionKeys = AssertionKeyRing(writesKeyFiles: writesAssertionKeys)
     }
 
     /// A per-process memory store (lost on restart): `sidecar check`, the demo, tests.

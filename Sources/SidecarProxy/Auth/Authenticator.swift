@@ -20,6 +20,8 @@ final class Authenticator {
     /// Opens what the cache does not hold, with AES contexts keyed once per secret.
     private var opener: SessionOpener
     private var cacheRevocationGeneration: UInt64 = 0
+    /// Assertions signed on this worker by session id; nil when `assertion.enabled` is false.
+    private var assertions: AssertionCache?
     /// The worker's counters (sessions, logins, Apple calls) and its Apple-key readiness.
     let metrics: MetricsRecorder
 
@@ -34,6 +36,7 @@ final class Authenticator {
         keys = AppleKeys(loop: loop, api: api, refreshSeconds: settings.jwksRefreshSeconds, logger: logger, metrics: metrics)
         revocations = settings.shared.store.makeRevocationView()
         opener = try Self.makeOpener(settings)
+        assertions = settings.assertion.map { AssertionCache(signer: $0.signer) }
     }
 
     /// A reload: new settings; a new Apple client only if Apple's address changed (if that
@@ -45,9 +48,12 @@ final class Authenticator {
             keys.use(api)
         }
         if new.shared !== settings.shared { revocations = new.shared.store.makeRevocationView() }
+        if new.assertion?.signer !== settings.assertion?.signer {
+            assertions = new.assertion.map { AssertionCache(signer: $0.signer) }
+        }
         settings = new
         opener = newOpener
-        cache.removeAll()  // new secrets, cookie name or header names
+        cache.removeAll()  // new secrets, cookie name, header names or assertion key
     }
 
     func stop() { keys.stop() }
@@ -98,6 +104,7 @@ final class Authenticator {
                     // time with its next `/native/refresh`; until then nothing is due.
                     opened.nextRevalidation = confirmedAt &+ settings.revalidateSeconds
                 }
+                if now >= opened.assertionRenewAt { attachAssertion(opened, now: now) }
                 break
             }
         }
@@ -110,6 +117,33 @@ final class Authenticator {
         if let resealed = reseal(opened, now: now, revalidatedAt: revalidatedAt) {
             identity.opened = resealed.opened
             identity.setCookie = resealed.cookie
+        }
+        if let opened = identity.opened, now >= opened.assertionRenewAt { attachAssertion(opened, now: now) }
+    }
+
+    /// Gives `opened` a current assertion field (SPEC §4.9): the worker's signature for this
+    /// session while it is fresh, else a new one. With assertions off, the session never
+    /// asks again (`renewAt` = .max), so the request path pays one compare.
+    private func attachAssertion(_ opened: OpenedSession, now: Int64) {
+        guard let assertions, let names = settings.assertion?.headerName else {
+            opened.assertionField = []
+            opened.assertionRenewAt = .max
+            return
+        }
+        do {
+            let signed = try assertions.assertion(for: opened.session, now: now)
+            var field = names
+            field.reserveCapacity(names.count + signed.token.count + 4)
+            field.append(contentsOf: ": ".utf8)
+            field.append(contentsOf: signed.token)
+            field.append(contentsOf: "\r\n".utf8)
+            opened.assertionField = field
+            opened.assertionRenewAt = signed.renewAt
+        } catch {
+            // Forwarded without one: an upstream that verifies refuses it, which is the safe side.
+            logger.error("assertion not signed", metadata: ["reason": "signing_failed", "error": "\(error)"])
+            opened.assertionField = []
+            opened.assertionRenewAt = now + 1
         }
     }
 

@@ -16,6 +16,11 @@ final class OpenedSession {
     /// `lastRevalidation + period`, moved on while a check runs or after one Apple could not
     /// answer; `.max` without a refresh token or with revalidation off. One compare per request.
     var nextRevalidation: Int64
+    /// With `assertion.enabled`: the whole `X-Auth-Assertion: <jwt>\r\n` field, appended after
+    /// `identityFields`, and when it is to be replaced by a fresh signature (SPEC §4.9). One
+    /// compare per request while it is fresh; empty when assertions are off.
+    var assertionField: [UInt8] = []
+    var assertionRenewAt: Int64 = .min
 
     /// `revalidate`: `session.revalidate` in seconds, 0 when off.
     init(token: [UInt8], session: Session, needsReseal: Bool, names: IdentityHeaderNames, revalidate: Int64 = 0) {

@@ -114,7 +114,18 @@ extension Authenticator {
         guard let session = identity.session else { return unauthenticatedJSON() }
         var answer = LocalResponse(status: 200, reason: "OK", body: [])
         answer.dynamicFields = IdentityHeaders.fields(session, names: settings.headers)
+        if let opened = identity.opened, let field = splitField(opened.assertionField) {
+            answer.dynamicFields.append(field)
+        }
         if let cookie = identity.setCookie { answer.extraFields.append(("Set-Cookie", cookie)) }
+        return answer
+    }
+
+    /// The public keys of the signed assertion (SPEC §4.9); 404 when assertions are off.
+    func jwks(_ request: EndpointRequest) -> LocalResponse {
+        guard let assertion = settings.assertion else { return .plain(404) }
+        var answer = LocalResponse(status: 200, reason: "OK", contentType: "application/jwk-set+json", body: assertion.jwks)
+        answer.cacheControl = AssertionSettings.jwksCacheControl
         return answer
     }
 
@@ -134,6 +145,7 @@ extension Authenticator {
         case .logout: return logout(request)
         case .me: return me(request)
         case .check: return check(request)
+        case .jwks: return jwks(request)
         case .callback:
             CallbackFlow(auth: self, request: request, completion: completion).start()
             return nil
@@ -150,6 +162,12 @@ extension Authenticator {
             return AccountRevocationFlow(auth: self, request: request, completion: completion).start()
         }
     }
+}
+
+/// The (name, value) of an assertion field `Name: value\r\n` as kept on an `OpenedSession`.
+private func splitField(_ field: [UInt8]) -> (name: [UInt8], value: [UInt8])? {
+    guard field.count > 4, let colon = field.firstIndex(of: UInt8(ascii: ":")) else { return nil }
+    return (Array(field[..<colon]), Array(field[(colon + 2)..<(field.count - 2)]))
 }
 
 /// Why Apple did not confirm a token revocation: an `AppleError.lifecycleReason` or
