@@ -99,6 +99,27 @@ final class AppleKeyTests: XCTestCase {
                        "sidecar.yaml:8:21: apple.private_key_file: AuthKey.p8 is an RSA key; Apple client secrets need a P-256 (ES256) key")
     }
 
+    /// `assertion.private_key_file` goes through the same check, worded for the assertion.
+    func testAssertionKeyFileMustBeP256AtItsLineAndColumn() throws {
+        let directory = try Fixture.directory(self)
+        try Self.rsa.write(toFile: directory + "/assertion-rsa.pem", atomically: true, encoding: .utf8)
+        let yaml = Fixture.minimal + "assertion:\n  enabled: true\n  private_key_file: \(directory)/assertion-rsa.pem\n"
+        let error = try XCTUnwrap(try errors(yaml).first)
+        XCTAssertEqual(error.path, "assertion.private_key_file")
+        XCTAssertEqual(error.line, 13)
+        XCTAssertEqual(error.column, 21)
+        XCTAssertEqual(error.message,
+                       "\(directory)/assertion-rsa.pem is an RSA key; the identity assertion is signed with ES256 and needs a P-256 key")
+        XCTAssertFalse(error.description.contains("MII"))
+        // A P-256 key (the fixture's AuthKey.p8) is read and kept; the warning about a generated key is not given.
+        let config = try parse(Fixture.minimal + "assertion:\n  enabled: true\n  private_key_file: AuthKey.p8\n")
+        XCTAssertNotNil(config.assertion.privateKey)
+        XCTAssertFalse(config.warnings.contains { $0.path == "assertion.private_key_file" })
+        let generated = try parse(Fixture.minimal + "assertion:\n  enabled: true\n")
+        XCTAssertNil(generated.assertion.privateKey)
+        XCTAssertTrue(generated.warnings.contains { $0.path == "assertion.private_key_file" && $0.message.contains("lost on restart") })
+    }
+
     func testP384KeyFileIsRefused() throws {
         XCTAssertEqual(try fileError(Self.p384)?.description,
                        "sidecar.yaml:8:21: apple.private_key_file: AuthKey.p8 is a P-384 key; Apple client secrets need a P-256 (ES256) key")
