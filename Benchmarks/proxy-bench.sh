@@ -6,6 +6,7 @@
 #   auth    : (cases.d/auth.sh) the same with no public paths and a real session cookie
 #             from a login through `sidecar emulator`
 #   nginxcookie : (cases.d/auth.sh) nginx proxy_pass sent the auth case's very requests
+#   authassert : (cases.d/authassert.sh) the auth case with assertion.enabled (assertion on vs off)
 # in ROUNDS alternating rounds; prints req/s, p99 and the server's CPU time per request per
 # case (median of rounds), each proxy case's throughput and CPU-per-request ratios to nginx,
 # the p99 it adds over direct, and RSS and private memory holding 1,000 idle keep-alive
@@ -162,6 +163,7 @@ start_sidecar_with() {  # start_sidecar_with CONFIG → sets SIDECAR_PID
 UP_PORT=$(free_port)
 UP_DIR=$(nginx_conf upstream 'location / { return 200 "ok\n"; }
     location = /echo-user-id { return 200 "[$http_x_auth_user_id]\n"; }
+    location = /echo-assertion { return 200 "[$http_x_auth_assertion]\n"; }
     location = /auth/keys { default_type application/json; return 200 "{\"keys\":[]}"; }' \
   "" "$UP_PORT")
 start_nginx "$UP_DIR"; UP_PID=$NGINX_PID

@@ -123,6 +123,10 @@ def test_forwarded_request_carries_an_assertion_with_exact_claims(signed):
     assert jwt.get_unverified_header(token) == {"alg": "ES256", "kid": published["kid"], "typ": "JWT"}
     claims = verify(token, key_set, AUDIENCE, sc.config["public_url"])
     verify_raw(token, key_set)
+    # Exactly as the README tells an upstream to do it (PyJWKClient fetches the set itself).
+    keys = jwt.PyJWKClient("http://127.0.0.1:%d/.auth/jwks.json" % sc.port)
+    assert jwt.decode(token, keys.get_signing_key_from_jwt(token).key, algorithms=["ES256"], audience=AUDIENCE,
+                      issuer=sc.config["public_url"]) == claims
     assert set(claims) == CLAIMS
     assert claims["iss"] == sc.config["public_url"] and claims["aud"] == AUDIENCE
     assert claims["sub"] == cred["user"] and claims["email"] == "jose@example.com"
