@@ -43,4 +43,30 @@ static inline long sidecar_SSL_set_tlsext_host_name(SSL *s, const char *name) { 
 static inline int sidecar_SSL_CTX_set_min_proto_version(SSL_CTX *c, int v) { return (int)SSL_CTX_set_min_proto_version(c, v); }
 static inline long sidecar_SSL_CTX_set_mode(SSL_CTX *c, long m) { return SSL_CTX_set_mode(c, m); }
 static inline uint64_t sidecar_SSL_OP_IGNORE_UNEXPECTED_EOF(void) { return SSL_OP_IGNORE_UNEXPECTED_EOF; }
+// TLS helpers for serving HTTPS (SidecarEvent's TLSServerContext).
+static inline long sidecar_SSL_CTX_set_dh_auto(SSL_CTX *c, int onoff) { return SSL_CTX_set_dh_auto(c, onoff); }
+static inline int sidecar_SSL_CTX_set1_groups_list(SSL_CTX *c, const char *list) { return (int)SSL_CTX_set1_groups_list(c, list); }
+static inline void sidecar_SSL_CTX_set_read_ahead(SSL_CTX *c, int yes) { SSL_CTX_set_read_ahead(c, yes); }
+static inline uint64_t sidecar_SSL_OP_server(void) {
+    return SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION | SSL_OP_IGNORE_UNEXPECTED_EOF;
+}
+static inline long sidecar_SSL_MODE_server(void) {
+    return SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS;
+}
+// A plain-HTTP request on the TLS port (OpenSSL recognizes it from the first bytes).
+static inline int sidecar_is_http_request_error(unsigned long e) {
+    return ERR_GET_LIB(e) == ERR_LIB_SSL && (ERR_GET_REASON(e) == SSL_R_HTTP_REQUEST || ERR_GET_REASON(e) == SSL_R_HTTPS_PROXY_REQUEST);
+}
+// ALPN: the sidecar speaks HTTP/1.1 only; a client offering other protocols only gets none.
+static int sidecar_alpn_select_http11(SSL *s, const unsigned char **out, unsigned char *outlen,
+                                      const unsigned char *in, unsigned int inlen, void *arg) {
+    static const unsigned char http11[] = { 8, 'h', 't', 't', 'p', '/', '1', '.', '1' };
+    (void)s; (void)arg;
+    if (SSL_select_next_proto((unsigned char **)out, outlen, http11, sizeof http11, in, inlen) == OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_OK;
+    return SSL_TLSEXT_ERR_NOACK;
+}
+static inline void sidecar_SSL_CTX_select_http11(SSL_CTX *c) { SSL_CTX_set_alpn_select_cb(c, sidecar_alpn_select_http11, NULL); }
+static inline int sidecar_password_declined(char *buf, int size, int rwflag, void *u) { (void)buf; (void)size; (void)rwflag; (void)u; return 0; }
+static inline void sidecar_SSL_CTX_decline_passwords(SSL_CTX *c) { SSL_CTX_set_default_passwd_cb(c, sidecar_password_declined); }
 #endif

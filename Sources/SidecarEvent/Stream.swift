@@ -10,9 +10,17 @@ public protocol StreamDelegate: AnyObject {
     func streamDidDrain(_ stream: Stream)
     /// A non-blocking connect finished (`error == 0`) or failed.
     func stream(_ stream: Stream, didConnect error: Int32)
+    /// A TLS stream completed its handshake; application data may follow at once.
+    func streamDidHandshake(_ stream: Stream)
 }
 
-/// A non-blocking socket with an input and an output evbuffer.
+extension StreamDelegate {
+    public func streamDidHandshake(_ stream: Stream) {}
+}
+
+/// A non-blocking socket with an input and an output evbuffer; with a `TLSServerContext`,
+/// the same over server-side TLS (`Stream+TLS.swift`): `input` and `output` then hold
+/// plaintext and the owner cannot tell the difference.
 ///
 /// Syscall discipline (the proxy's throughput depends on it): the read interest is one
 /// persistent level-triggered event registered for the stream's whole life; each readiness
@@ -24,22 +32,28 @@ public final class Stream {
     public let input: OpaquePointer
     public let output: OpaquePointer
     public unowned(unsafe) var delegate: (any StreamDelegate)?
-    public private(set) var isClosed = false
+    public internal(set) var isClosed = false
     public private(set) var isReadPaused = false
     /// Bytes written to the socket so far: an owner compares it with an earlier reading to
     /// tell a slow reader (it moved) from a stalled one without a callback per write.
-    public private(set) var bytesWritten: UInt64 = 0
+    public internal(set) var bytesWritten: UInt64 = 0
     private var connecting = false
     private var readEvent: OpaquePointer?
     private var writeEvent: OpaquePointer?
-    private var writeArmed = false
-    private let scratch: UnsafeMutableRawPointer  // the loop's; streams never outlive it
+    var writeArmed = false
+    let scratch: UnsafeMutableRawPointer  // the loop's; streams never outlive it
+    /// Server-side TLS state; nil for plain TCP and unix sockets (one nil check per read
+    /// and per flush is all plain streams pay for it).
+    var tls: TLSState?
 
-    public init(loop: EventLoop, fd: Int32, connecting: Bool = false) {
+    /// `tls`: serve TLS on the accepted socket `fd` (the handshake runs first; nothing is
+    /// reported to the delegate before it completes).
+    public init(loop: EventLoop, fd: Int32, connecting: Bool = false, tls context: TLSServerContext? = nil) {
         self.fd = fd
         input = evbuffer_new()
         output = evbuffer_new()
         self.connecting = connecting
+        if let context { tls = TLSState(ssl: context.makeSSL(fd: fd)) }
         scratch = loop.readScratch
         let context = Unmanaged.passUnretained(self).toOpaque()
         readEvent = event_new(loop.base, fd, Int16(EV_READ | EV_PERSIST), { _, _, context in
@@ -59,6 +73,7 @@ public final class Stream {
 
     deinit {
         close()
+        tls?.free()
         if let readEvent { event_free(readEvent) }
         if let writeEvent { event_free(writeEvent) }
         evbuffer_free(input)
@@ -74,6 +89,7 @@ public final class Stream {
     public func flush() -> Int32 {
         guard !isClosed else { return EPIPE }
         guard !connecting else { return 0 }
+        if tls != nil { return flushTLS() }
         while evbuffer_get_length(output) > 0 {
             let written = evbuffer_write(output, fd)
             if written > 0 { bytesWritten &+= UInt64(written) }
@@ -115,19 +131,20 @@ public final class Stream {
         Socket.close(fd)
     }
 
-    private func armWrite() {
+    func armWrite() {
         guard !writeArmed else { return }
         writeArmed = true
         _ = event_add(writeEvent, nil)
     }
 
-    private func disarmWrite() {
+    func disarmWrite() {
         writeArmed = false
         _ = event_del(writeEvent)
     }
 
     private func readReady() {
         guard !isClosed else { return }
+        if tls != nil { return readTLS() }
         let count = CEvent.read(fd, scratch, EventLoop.readScratchSize)
         if count > 0 {
             guard evbuffer_add(input, scratch, count) == 0 else {
@@ -156,6 +173,7 @@ public final class Stream {
             delegate?.stream(self, didConnect: error)
             return
         }
+        if tls != nil { return writeReadyTLS() }
         let error = flush()
         if error != 0 {
             delegate?.stream(self, didRead: 0, error: error)

@@ -34,8 +34,11 @@ public struct ProxyOptions: Sendable {
     public var auth: AuthSettings?
     /// CIDRs whose X-Forwarded-* headers are honoured.
     public var trustedProxies: [String] = []
-    /// Scheme of the public listener (`https` once TLS is served directly).
+    /// Scheme of the public listener: `https` when `tls` is set.
     public var scheme = "http"
+    /// `tls.cert_file`/`tls.key_file`: serve HTTPS on the public listener. Read on each accept,
+    /// so a reload's new certificate serves new connections while open ones keep theirs.
+    public var tls: TLSServerContext?
     public var adminListen: String? = "127.0.0.1:9090"
     /// The build's version, for the start-up line and `sidecar_build_info`.
     public var version = "dev"

@@ -126,6 +126,15 @@ public final class ProxyServer {
                 }
                 // Application lines keep the format they started with: access lines must match.
                 new.textLogs = startOptions.textLogs
+                // The listener's protocol stays what it started as; a new certificate and key
+                // (already read and checked) serve new connections from now on.
+                if (new.tls == nil) != (startOptions.tls == nil) {
+                    logger.warning("turning tls on or off takes effect on restart")
+                    new.tls = settings.current.0.tls
+                    new.scheme = startOptions.scheme
+                } else if let tls = new.tls {
+                    logger.info("tls certificate loaded", metadata: ["certificate": "\(tls.summary)"])
+                }
                 settings.replace(new, upstream: address)
                 admin?.upstreamAddress = address
                 for channel in reloadChannels { channel.notify() }
@@ -161,7 +170,7 @@ public final class ProxyServer {
         _ = ProcessMetrics.startTime
         logger.info("listening", metadata: [
             "address": "\(boundAddress)", "workers": .stringConvertible(listenFDs.count), "version": "\(options.version)",
-            "admin": "\(options.adminListen ?? "off")",
+            "admin": "\(options.adminListen ?? "off")", "tls": "\(options.tls?.summary ?? "off")",
         ])
         control.run()
         for thread in threads { thread.join() }

@@ -14,9 +14,6 @@ enum FeatureSupport {
     static func unsupported(_ config: Config) -> (errors: [Finding], warnings: [Finding]) {
         var errors: [Finding] = []
         let warnings: [Finding] = []
-        if config.tls != nil {
-            errors.append(Finding(path: "tls", message: "serving HTTPS directly is not available in this build; terminate TLS in front (see Examples/nginx-in-front.conf)"))
-        }
         if case .redis = config.revocations.store {
             errors.append(Finding(path: "revocations.store", message: "\(config.revocations.store) is not available in this build; use memory (lost on restart) or file:/path"))
         }

@@ -39,13 +39,33 @@ struct ServingConfiguration {
             throw Refusal(lines: unsupported.errors.map { "\(file): \($0)" })
         }
         var options = ProxyOptions(config)
+        var tlsWarnings: [String] = []
+        if let tls = config.tls {
+            // The pair is read and checked here, so `check` refuses what `run` could not serve
+            // and a reload with a bad pair keeps the one in use.
+            do {
+                let context = try TLSServerContext(certFile: tls.certFile, keyFile: tls.keyFile)
+                options.tls = context
+                options.scheme = "https"
+                if !context.names(host: config.publicURL.host) {
+                    tlsWarnings.append("tls.cert_file: \(tls.certFile) does not name \(config.publicURL.host), "
+                        + "public_url's host: browsers will refuse the certificate")
+                }
+                if !config.publicURL.isHTTPS {
+                    tlsWarnings.append("tls: set while public_url is \(config.publicURL.origin): browsers are sent to "
+                        + "plain http (redirect_uri, cookies without Secure); make public_url https://")
+                }
+            } catch {
+                throw Refusal(lines: ["\(file): \(error)"])
+            }
+        }
         let shared = try makeShared(config)
         do {
             options.auth = try AuthSettings(config: config, shared: shared)
         } catch {
             throw Refusal(lines: ["\(file): \(error)"])
         }
-        var warnings = config.warnings.map(\.description) + unsupported.warnings.map(\.description)
+        var warnings = config.warnings.map(\.description) + unsupported.warnings.map(\.description) + tlsWarnings
         if let shortfall = DescriptorLimit.shortfall(
             maxConnections: config.limits.maxConnections, limits: DescriptorLimit.current()) {
             warnings.append(shortfall)

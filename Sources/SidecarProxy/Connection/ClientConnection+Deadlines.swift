@@ -56,7 +56,7 @@ extension ClientConnection {
         switch kind {
         case .none:
             break
-        case .idle, .linger:
+        case .idle, .linger, .handshake:
             close()
         case .header:
             refuse(408)

@@ -12,7 +12,7 @@ import SidecarHTTP
 /// `tunnel` after a 101, or `closing` (flush, half-close, discard input briefly, close).
 final class ClientConnection: StreamDelegate, UpstreamOwner {
     enum Phase { case waitingForHead, exchanging, tunnel, closing, closed }
-    enum Deadline { case none, idle, header, connect, upstream, linger, local }
+    enum Deadline { case none, idle, header, connect, upstream, linger, local, handshake }
 
     unowned(unsafe) let worker: Worker  // workers outlive their connections
     let stream: Stream
@@ -88,13 +88,19 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     init(worker: Worker, fd: Int32, peer: SocketAddress) {
         self.worker = worker
         openedMs = worker.nowMs
-        stream = Stream(loop: worker.loop, fd: fd)
+        let tls = worker.options.tls
+        stream = Stream(loop: worker.loop, fd: fd, tls: tls)
         peerText = Array(peer.ipText.utf8)
         peerTrusted = worker.rewriter.isTrusted(peer)
         if peer.family != .unix { Socket.setNoDelay(fd) }
         stream.delegate = self
         deadline = Timer(loop: worker.loop) { [unowned self] in self.deadlineFired() }
-        arm(.idle, worker.options.idleTimeoutMs)
+        // A TLS handshake is part of getting a request head: it has header_timeout from accept.
+        if tls != nil {
+            arm(.handshake, worker.options.headerTimeoutMs)
+        } else {
+            arm(.idle, worker.options.idleTimeoutMs)
+        }
     }
 
     // MARK: client socket
@@ -150,6 +156,12 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     func stream(_ stream: Stream, didConnect error: Int32) {}
 
+    /// The handshake's deadline becomes the first head's: a request that came with the last
+    /// handshake flight still has to be complete within header_timeout of the accept.
+    func streamDidHandshake(_ stream: Stream) {
+        if deadlineKind == .handshake { deadlineKind = .header }
+    }
+
     func clientEnded() {
         if phase == .exchanging {
             if status == 0 { status = 499 } else { incomplete = .clientClosed }
@@ -196,7 +208,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     /// reads the response instead of a reset caused by unread request bytes.
     func lingerClose() {
         guard phase == .closing else { return }
-        _ = shutdown(stream.fd, Int32(SHUT_WR))
+        stream.shutdownWrite()
         _ = evbuffer_drain(stream.input, stream.pendingInput)
         arm(.linger, Self.lingerMs)
         stream.resumeReading()
