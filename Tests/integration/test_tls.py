@@ -159,6 +159,25 @@ def test_large_bodies_both_ways(tls_site):
         assert c.request("GET", "/pub/x").status == 200, "keep-alive after large bodies"
 
 
+def test_websocket_and_connection_close_over_tls(tls_site):
+    sc, client, _ = tls_site({"access": {"public_paths": ["/pub/**", "/bytes", "/ws"]}})
+    with TLSConn(sc.port, client.context) as c:
+        c.send(rawhttp.build_request("GET", "/ws", [
+            ("Upgrade", "websocket"), ("Connection", "Upgrade"),
+            ("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ=="), ("Sec-WebSocket-Version", "13")]))
+        assert c.read_response().status == 101
+        c.send(rawhttp.ws_frame(0x1, b"hello"))
+        assert rawhttp.ws_read_frame(c) == (0x1, b"hello")
+        big = bytes(range(256)) * 300
+        c.send(rawhttp.ws_frame(0x2, big))
+        assert rawhttp.ws_read_frame(c) == (0x2, big)
+    # `Connection: close`: the whole response, then close_notify and the end of the stream.
+    with TLSConn(sc.port, client.context) as c:
+        r = c.request("GET", "/bytes?n=200000", [("Connection", "close")])
+        assert r.status == 200 and len(r.body) == 200000
+        assert c.wait_closed(5)
+
+
 # -- protocol versions and plain http --------------------------------------------------------
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl not installed")
 def test_only_tls12_and_tls13_are_accepted(tls_site, ca):
@@ -193,7 +212,7 @@ def test_plain_http_on_the_tls_port_gets_400_and_a_close(tls_site):
 
 
 def test_half_finished_handshake_is_cut_at_header_timeout(tls_site):
-    sc, client, _ = tls_site({"limits": {"header_timeout": "2s", "idle_timeout": "30s"}})
+    sc, client, _ = tls_site({"limits": {"header_timeout": "2s", "idle_timeout": "5s"}})
     cases = {
         "nothing": b"",
         # A TLS record header promising a 512-byte ClientHello, and 5 bytes of it.
@@ -217,6 +236,14 @@ def test_half_finished_handshake_is_cut_at_header_timeout(tls_site):
         started = time.monotonic()
         r = c.read_response()
         assert r.status == 408 and time.monotonic() - started < 6
+    # A completed handshake with no request yet is idle, not slow (a browser's preconnect):
+    # it is kept past header_timeout and served, and closed only at idle_timeout.
+    with TLSConn(sc.port, client.context, timeout=10) as c:
+        time.sleep(3)
+        assert c.request("GET", "/pub/x").status == 200
+        started = time.monotonic()
+        assert c.sock.recv(100) == b""
+        assert 4 <= time.monotonic() - started <= 8
     # A healthy client is served meanwhile.
     assert client.request("GET", "/pub/x").status == 200
 

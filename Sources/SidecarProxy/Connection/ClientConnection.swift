@@ -156,10 +156,10 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     func stream(_ stream: Stream, didConnect error: Int32) {}
 
-    /// The handshake's deadline becomes the first head's: a request that came with the last
-    /// handshake flight still has to be complete within header_timeout of the accept.
+    /// After the handshake the connection is idle like a new plain one (a browser's
+    /// preconnect waits here); a request's head then has header_timeout from its first byte.
     func streamDidHandshake(_ stream: Stream) {
-        if deadlineKind == .handshake { deadlineKind = .header }
+        if deadlineKind == .handshake { arm(.idle, worker.options.idleTimeoutMs) }
     }
 
     func clientEnded() {
