@@ -7,6 +7,8 @@
 #             from a login through `sidecar emulator`
 #   nginxcookie : (cases.d/auth.sh) nginx proxy_pass sent the auth case's very requests
 #   authassert : (cases.d/authassert.sh) the auth case with assertion.enabled (assertion on vs off)
+#   tls, nginxtls : (cases.d/tls.sh) the auth case's requests over HTTPS to a sidecar serving TLS
+#             itself and to nginx terminating TLS in front of the upstream (keep-alive)
 # in ROUNDS alternating rounds; prints req/s, p99 and the server's CPU time per request per
 # case (median of rounds), each proxy case's throughput and CPU-per-request ratios to nginx,
 # the p99 it adds over direct, and RSS and private memory holding 1,000 idle keep-alive
@@ -23,8 +25,8 @@
 #      the kernel's share of the work is not counted). BENCH_INSTRUCTIONS_OUT [none]: a
 #      directory to keep the callgrind files in (callgrind_annotate reads them).
 # More cases: put files in Benchmarks/cases.d/*.sh; each appends its name to CASES and defines
-#   case_<name>     sets CASE_PORT (and CASE_PIDS) of a server it started once, in front of
-#                   $UP_PORT, when the file was sourced
+#   case_<name>     sets CASE_PORT (and CASE_PIDS; CASE_SCHEME=https for TLS) of a server it
+#                   started once, in front of $UP_PORT, when the file was sourced
 #   wrk_args_<name> (optional) prints extra wrk args one per line, e.g. -H and
 #                   "Cookie: ..." for the authenticated case (valid session cookie)
 # using the helpers below (write_sidecar_config, start_sidecar_with).
@@ -212,13 +214,13 @@ if [ "$INSTRUCTIONS" = 1 ]; then
   for round in $(seq 1 "$ROUNDS"); do
     for c in "${CASES[@]}"; do
       [ "$c" = direct ] && continue
-      "case_$c"
+      CASE_SCHEME=http; "case_$c"
       extra=()
       if declare -F "wrk_args_$c" >/dev/null; then mapfile -t extra < <("wrk_args_$c"); fi
       pid=${CASE_PIDS%% *}
-      "${CLIENT_CPU[@]}" wrk -t1 -c10 -d2s "${extra[@]}" "http://127.0.0.1:$CASE_PORT/" >/dev/null  # warm
+      "${CLIENT_CPU[@]}" wrk -t1 -c10 -d2s "${extra[@]}" "$CASE_SCHEME://127.0.0.1:$CASE_PORT/" >/dev/null  # warm
       callgrind_control -z "$pid" >/dev/null 2>&1
-      out=$("${CLIENT_CPU[@]}" wrk -t1 -c10 -d"$DURATION" "${extra[@]}" "http://127.0.0.1:$CASE_PORT/")
+      out=$("${CLIENT_CPU[@]}" wrk -t1 -c10 -d"$DURATION" "${extra[@]}" "$CASE_SCHEME://127.0.0.1:$CASE_PORT/")
       callgrind_control -d "$pid" >/dev/null 2>&1
       dump=$(ls -t "$WORK/callgrind.$pid".* | head -1)
       requests=$(awk '/ requests in / {print $1}' <<<"$out")
@@ -252,7 +254,7 @@ for round in $(seq 1 "$ROUNDS"); do
   # drifts within a round as much as between rounds).
   shift_by=$(( (round - 1) % ${#CASES[@]} ))
   for c in "${CASES[@]:shift_by}" "${CASES[@]:0:shift_by}"; do
-    "case_$c"
+    CASE_SCHEME=http; "case_$c"
     extra=()
     if declare -F "wrk_args_$c" >/dev/null; then mapfile -t extra < <("wrk_args_$c"); fi
     profiling=
@@ -262,7 +264,7 @@ for round in $(seq 1 "$ROUNDS"); do
     fi
     read -ra case_pids <<<"$CASE_PIDS"; cpu_before=$(server_cpu_ms "${case_pids[@]}")
     out=$("${CLIENT_CPU[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "${extra[@]}" \
-          "http://127.0.0.1:$CASE_PORT/")
+          "$CASE_SCHEME://127.0.0.1:$CASE_PORT/")
     if [ -n "$profiling" ]; then
       kill -INT "$profiling"; wait "$profiling" || true
       PROFILE_REPORT="$WORK/perf-$c.txt"
@@ -305,7 +307,11 @@ compare() {  # compare CASE BASELINE [TARGET]: throughput and CPU-per-request ra
       "  less disturbed than req/s by other work on the machine, though contention still moves it)\n", b, c, n / s, c, b }'
 }
 for c in "${CASES[@]}"; do  # every proxy case against nginx proxy_pass and direct
-  case $c in direct|nginx|nginxcookie) continue ;; esac
+  case $c in direct|nginx|nginxcookie|nginxtls) continue ;; esac
+  if [ "$c" = tls ]; then  # TLS against TLS only
+    if has_case nginxtls; then compare tls nginxtls; fi
+    continue
+  fi
   if has_case nginx; then compare "$c" nginx; fi
   if [ "$c" = auth ] && has_case nginxcookie; then compare auth nginxcookie; fi
   # Assertion on vs off (issue 12): within 10 % of the same requests without it.
