@@ -30,6 +30,8 @@ struct CheckCommand: ParsableCommand {
             Glibc.exit(1)
         }
         print(Self.summary(of: prepared.config), terminator: "")
+        if let tls = prepared.options.tls { print("  tls         \(tls.summary)") }
+        if let assertion = prepared.options.auth?.assertionSummary { print("  assertion   \(assertion)") }
         for warning in prepared.warnings {
             writeStandardError("\(config): warning: \(warning)\n")
         }

@@ -74,6 +74,10 @@ public final class AuthSettings: Sendable {
     let assertion: AssertionSettings?
     /// What settling the assertion key did (generated, written, rotated), for `run`'s log.
     public var assertionNotes: [String] { assertion?.notes ?? [] }
+    /// For `sidecar check`: the assertion's key id, audience and lifetime; nil when off.
+    public var assertionSummary: String? {
+        assertion.map { "ES256, kid \($0.signer.key.keyID), aud \($0.signer.audience), ttl \($0.signer.ttl)s" }
+    }
 
     /// Apple's server-to-server events and where they are forwarded (SPEC §4.7).
     let lifecycle: LifecycleSettings
