@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Glibc
 import SidecarConfig
 import SidecarProxy
@@ -29,15 +30,21 @@ struct CheckCommand: ParsableCommand {
             // Exit here: the messages are complete, the root would add its own line for a thrown ExitCode.
             Glibc.exit(1)
         }
-        print(Self.summary(of: prepared.config), terminator: "")
-        if let tls = prepared.options.tls { print("  tls         \(tls.summary)") }
-        if let assertion = prepared.options.auth?.assertionSummary { print("  assertion   \(assertion)") }
+        var extra: [(String, String)] = []
+        if let tls = prepared.options.tls { extra.append(("tls", tls.summary)) }
+        if let assertion = prepared.options.auth?.assertionSummary {
+            // Without a key yet, `check` only signed with a throw-away key: its id means nothing.
+            extra.append(("assertion", prepared.config.assertion.privateKey == nil
+                ? assertion.replacingOccurrences(of: #"kid [A-Za-z0-9_-]+"#, with: "kid of the key generated at start", options: .regularExpression)
+                : assertion))
+        }
+        print(Self.summary(of: prepared.config, extra: extra), terminator: "")
         for warning in prepared.warnings {
             writeStandardError("\(config): warning: \(warning)\n")
         }
     }
 
-    static func summary(of config: Config) -> String {
+    static func summary(of config: Config, extra: [(String, String)] = []) -> String {
         var rows: [(String, String)] = [
             ("listen", "\(config.listen)\(config.tls == nil ? "" : " (TLS)"), \(config.workers) worker\(config.workers == 1 ? "" : "s")"),
             ("public_url", config.publicURL.origin),
@@ -56,6 +63,7 @@ struct CheckCommand: ParsableCommand {
             rows.insert(("android", config.publicURL.origin + config.routes.prefix + "/android/callback for "
                             + config.apple.androidPackages.joined(separator: ", ")), at: rows.count - 2)
         }
+        rows += extra
         let width = rows.map(\.0.count).max() ?? 0
         return "\(config.file): OK\n" + rows.map { name, value in
             "  " + name + String(repeating: " ", count: width - name.count + 2) + value + "\n"
