@@ -53,8 +53,11 @@ let package = Package(
                 "SidecarCrypto", "SidecarHTTP", "SidecarEvent", "SidecarConfig",
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        // What outlives a request: revocations, single-use keys, notification forwards (memory | file).
-        .target(name: "SidecarStore", dependencies: ["SidecarCrypto"], swiftSettings: hotPathSettings),
+        // What outlives a request: revocations, single-use keys, notification forwards (memory | file | redis).
+        // Redis (`redis://`, `rediss://`) on the project's own loop and TLS layer, RESP codec included.
+        .target(
+            name: "SidecarStore", dependencies: ["SidecarCrypto", "SidecarEvent", "CEvent", "COpenSSL"],
+            swiftSettings: hotPathSettings),
         // Reverse proxy: connections, upstream pool, header rewriting, auth endpoints, admin.
         .target(
             name: "SidecarProxy",

@@ -1,0 +1,166 @@
+"""Several replicas sharing one Redis store (SPEC §6, issue 11), each a real sidecar process
+against a real redis-server: what one replica learns, the others know within a second, and
+a Redis outage never lets a revoked session back in nor a single-use value be used twice."""
+import json
+import time
+
+from conftest import poll
+from native_support import BUNDLE, body_of, device, new_nonce, post_native
+from redis_support import redis_server, replicas  # noqa: F401 (fixtures)
+from test_notifications import emulator_key, event_claims, post, sign
+
+HTML = ("Accept", "text/html,application/xhtml+xml")
+
+
+def signed_in(b, sc):
+    b.sidecar = sc
+    return b.get("/private").status == 200
+
+
+def logged_in_browser(browser, sc, apple, email="maria@example.com"):
+    b = browser(sc, apple)
+    assert b.login(email=email)[0].status == 303
+    return b
+
+
+def test_a_session_sealed_at_one_replica_opens_at_another(replicas, browser):
+    (a, b), apple, _ = replicas(2)
+    user = logged_in_browser(browser, a, apple)
+    assert signed_in(user, a) and signed_in(user, b)
+
+
+def test_a_logout_at_one_replica_is_refused_at_the_other_within_a_second(replicas, browser):
+    (a, b), apple, redis = replicas(2)
+    user = logged_in_browser(browser, a, apple)
+    cookie = dict(user.jar)
+    assert signed_in(user, b)
+    user.sidecar = a
+    r = user.request("POST", "/.auth/logout", [("Accept", "application/json")])
+    assert r.status == 204, (r.status, r.body)
+    user.jar = cookie  # a copy of the cookie, kept by someone
+    started = time.monotonic()
+    assert poll(lambda: not signed_in(user, b), timeout=1.0), "still signed in at B after 1 s"
+    assert time.monotonic() - started < 1.0
+    assert redis.cli("HLEN", "sidecar:revoked:sessions") == "1"
+
+
+def test_an_apple_event_at_one_replica_revokes_at_the_other_within_a_second(replicas, browser, emulator_keys):
+    (a, b), apple, _ = replicas(2)
+    key, kid = emulator_key(emulator_keys)
+    user = logged_in_browser(browser, a, apple)
+    sub = user.request("GET", "/.auth/me", [("Accept", "application/json")]).json()["id"]
+    other = logged_in_browser(browser, a, apple, "omar@example.com")
+    r = post(b, sign(event_claims(apple.issuer, sub), key, kid))
+    assert r.status == 200, r.body
+    assert poll(lambda: not signed_in(user, a), timeout=1.0)
+    assert signed_in(other, a)
+
+
+def test_a_callback_replayed_at_another_replica_is_refused_before_apple_is_asked(replicas, browser):
+    (a, b), apple, _ = replicas(2)
+    user = browser(a, apple)
+    _, location = user.start_login("/")
+    fields, _ = user.authorize(location)
+    jar = dict(user.jar)
+    assert user.callback(fields).status == 303
+    exchanges = len(apple.control("GET", "/emulator/token-requests").json())
+    replay = browser(b, apple)
+    replay.jar = jar
+    r = replay.callback(fields, headers=[("Accept", "application/json")])
+    assert r.status == 400 and r.json()["reason"] == "state_replayed", (r.status, r.body)
+    assert len(apple.control("GET", "/emulator/token-requests").json()) == exchanges
+
+
+def test_a_native_nonce_spent_at_one_replica_is_refused_at_the_other(replicas):
+    (a, b), apple, _ = replicas(2, overrides={"apple": {"native_audiences": [BUNDLE]}}, emulator_args=["--client", BUNDLE])
+    nonce = new_nonce(a)
+    first = device(apple, nonce=nonce)
+    r = post_native(a, body_of(first, nonce=nonce))
+    assert r.status == 200, (r.status, r.body)
+    second = device(apple, nonce=nonce)
+    r = post_native(b, body_of(second, nonce=nonce))
+    assert r.status == 401 and r.json() == {"error": "nonce_replayed"}, (r.status, r.body)
+
+
+def test_with_redis_stopped_sessions_are_still_checked_and_single_use_steps_answer_503(replicas, browser):
+    (a, b), apple, redis = replicas(2)
+    kept = logged_in_browser(browser, a, apple)
+    revoked = logged_in_browser(browser, a, apple, "omar@example.com")
+    copy = dict(revoked.jar)
+    revoked.sidecar = a
+    assert revoked.request("POST", "/.auth/logout", [("Accept", "application/json")]).status == 204
+    revoked.jar = copy
+    assert poll(lambda: not signed_in(revoked, b), timeout=1.0)
+    # A login started before the outage, finished during it.
+    pending = browser(a, apple)
+    _, location = pending.start_login("/")
+    fields, _ = pending.authorize(location)
+
+    redis.stop()
+    assert poll(lambda: a.admin("/readyz").status == 503 and b.admin("/readyz").status == 503, timeout=5)
+    assert "store" in a.admin("/readyz").body.decode()
+    for sc in (a, b):
+        assert signed_in(kept, sc), "a valid session must still be served"
+        assert not signed_in(revoked, sc), "a revoked session must stay revoked"
+    r = pending.callback(fields, headers=[("Accept", "application/json")])
+    assert r.status == 503 and r.json()["reason"] == "store_unavailable", (r.status, r.body)
+    kept.sidecar = b
+    r = kept.request("POST", "/.auth/logout", [("Accept", "application/json")])
+    assert r.status == 503, (r.status, r.body)
+    assert a.proc.poll() is None and b.proc.poll() is None
+    unavailable_lines = [line for line in a.output().splitlines() if "store unavailable" in line]
+    assert len(unavailable_lines) == 1, unavailable_lines  # once per state change, not per retry
+
+    redis.start()  # empty: what replicas knew is pushed back by nobody, but kept in memory
+    assert poll(lambda: a.admin("/readyz").status == 200 and b.admin("/readyz").status == 200, timeout=10)
+    assert not signed_in(revoked, a) and not signed_in(revoked, b)
+    assert any("store ready" in line for line in a.output().splitlines())
+    # Revocations flow again.
+    fresh = logged_in_browser(browser, b, apple, "lea@example.com")
+    copy = dict(fresh.jar)
+    assert fresh.request("POST", "/.auth/logout", [("Accept", "application/json")]).status == 204
+    fresh.jar = copy
+    assert poll(lambda: not signed_in(fresh, a), timeout=1.0)
+    text = a.admin("/metrics").body.decode()
+    assert 'sidecar_store_up{backend="redis",state="ready"} 1' in text
+    assert "sidecar_store_resyncs_total" in text
+
+
+def test_a_revocation_made_while_a_replica_was_cut_off_reaches_it_by_resync(replicas, browser, start_sidecar):
+    (a, b), apple, redis = replicas(2)
+    user = logged_in_browser(browser, a, apple)
+    copy = dict(user.jar)
+    # B is paused (as a partitioned replica would be): it misses the publication.
+    import signal as sig
+    b.proc.send_signal(sig.SIGSTOP)
+    try:
+        user.sidecar = a
+        assert user.request("POST", "/.auth/logout", [("Accept", "application/json")]).status == 204
+        # Redis drops B's subscription when its output buffer is gone: simulate by a kill of clients.
+        redis.cli("CLIENT", "KILL", "TYPE", "pubsub")
+    finally:
+        b.proc.send_signal(sig.SIGCONT)
+    user.jar = copy
+    assert poll(lambda: not signed_in(user, b), timeout=5.0)
+
+
+def test_a_wrong_password_is_a_clear_start_up_error(start_sidecar, redis_server, tmp_path):
+    redis = redis_server(password="right-password")
+    secret = tmp_path / "redis-password"
+    secret.write_text("wrong-password\n")
+    sc = start_sidecar({"revocations": {"store": redis.url, "password": "file:%s" % secret}}, ready=False)
+    assert sc.wait_exit(10) == 1
+    sc.stopped = True  # the exit is the expected outcome
+    out = sc.output()
+    assert "revocations.store" in out and "authentication failed" in out and "revocations.password" in out, out
+    assert "wrong-password" not in out
+
+
+def test_the_right_password_is_used(replicas, redis_server, browser, tmp_path):
+    redis = redis_server(password="s3cret-pw")
+    secret = tmp_path / "pw"
+    secret.write_text("s3cret-pw\n")
+    (a, b), apple, _ = replicas(2, overrides={"revocations": {"password": "file:%s" % secret}}, redis=redis)
+    user = logged_in_browser(browser, a, apple)
+    assert signed_in(user, b)
+    assert redis.cli("HLEN", "sidecar:revoked:sessions") == "0"
