@@ -164,3 +164,97 @@ def test_the_right_password_is_used(replicas, redis_server, browser, tmp_path):
     user = logged_in_browser(browser, a, apple)
     assert signed_in(user, b)
     assert redis.cli("HLEN", "sidecar:revoked:sessions") == "0"
+
+
+def rediss_server(redis_server, tmp_path):
+    from tls_support import TestCA
+    ca = TestCA(tmp_path)
+    leaf = ca.issue("redis")
+    return redis_server(tls={"cert": str(leaf.cert_file), "key": str(leaf.key_file), "ca": str(ca.cert_file)}), ca
+
+
+def test_rediss_with_a_private_ca_shares_revocations(replicas, redis_server, browser, tmp_path):
+    redis, ca = rediss_server(redis_server, tmp_path)
+    (a, b), apple, _ = replicas(2, overrides={"revocations": {"ca_file": str(ca.cert_file)}}, redis=redis)
+    assert a.admin("/readyz").status == 200
+    user = logged_in_browser(browser, a, apple)
+    copy = dict(user.jar)
+    assert user.request("POST", "/.auth/logout", [("Accept", "application/json")]).status == 204
+    user.jar = copy
+    assert poll(lambda: not signed_in(user, b), timeout=1.0)
+
+
+def test_rediss_without_the_ca_is_a_clear_start_up_error(start_sidecar, redis_server, tmp_path):
+    redis, _ = rediss_server(redis_server, tmp_path)
+    sc = start_sidecar({"revocations": {"store": redis.url}}, ready=False)
+    assert sc.wait_exit(10) == 1
+    sc.stopped = True
+    out = sc.output()
+    assert "revocations.store" in out and "TLS certificate not trusted" in out, out
+
+
+HAPROXY_CFG = """
+global
+    nbthread 1
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 10s
+    timeout server 10s
+    http-reuse always
+frontend front
+    bind 127.0.0.1:%(front)d
+    default_backend sidecars
+backend sidecars
+    balance roundrobin
+%(servers)s
+"""
+
+
+def test_a_whole_browser_sign_in_through_haproxy_round_robin(replicas, browser, tmp_path):
+    import shutil
+    import subprocess
+    from conftest import free_port
+    assert shutil.which("haproxy"), "haproxy is not installed (scripts/test installs it)"
+    front = free_port()
+    sidecars, apple, redis = replicas(3, front_port=front)
+    cfg = tmp_path / "haproxy.cfg"
+    cfg.write_text(HAPROXY_CFG % {"front": front, "servers": "\n".join(
+        "    server s%d 127.0.0.1:%d" % (i, sc.port) for i, sc in enumerate(sidecars))})
+    proc = subprocess.Popen(["haproxy", "-f", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        import rawhttp
+
+        class Front:
+            port = front
+
+            def request(self, method, target, headers, body=b""):
+                return rawhttp.request(front, method, target, headers=list(headers), body=body, timeout=5)
+        assert poll(lambda: _up(front), timeout=5)
+        user = browser(Front(), apple)
+        # Every step (login, Apple's form_post, the app, logout) lands on another replica.
+        callback, _ = user.login(rd="/private")
+        assert callback.status == 303, (callback.status, callback.body)
+        for _ in range(6):
+            assert user.get("/private").status == 200
+        copy = dict(user.jar)
+        assert user.request("POST", "/.auth/logout", [("Accept", "application/json")]).status == 204
+        user.jar = copy
+        time.sleep(0.3)
+        assert all(user.get("/private").status != 200 for _ in range(6))
+        # Round robin: each replica served some of the signed-in requests (access logs are
+        # flushed about once a second, so wait for the lines rather than count them at once).
+        assert poll(lambda: all(any('"path":"/private","status":200' in line for line in sc.output().splitlines())
+                                for sc in sidecars), timeout=3)
+    finally:
+        proc.terminate()
+        proc.wait(5)
+
+
+def _up(port):
+    import socket
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
