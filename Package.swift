@@ -75,9 +75,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        // libFuzzer target for the request-head parser and chunked decoder.
+        // libFuzzer target for the request-head parser, the chunked decoder and the Redis reply parser.
         .executableTarget(
-            name: "HTTPFuzz", dependencies: ["SidecarHTTP"],
+            name: "HTTPFuzz", dependencies: ["SidecarHTTP", "SidecarStore"],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
 
         // Crypto micro-benchmarks: swift run -c release crypto-bench

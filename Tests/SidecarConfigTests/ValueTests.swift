@@ -296,7 +296,7 @@ final class ValueTests: XCTestCase {
         XCTAssertEqual(try config("revocations:\n  store: rediss://cache.internal:6390/1").revocations.store,
                        .redis(host: "cache.internal", port: 6390, database: 1, tls: true))
         let withPassword = try parse(
-            minimal(plus: "revocations:\n  store: redis://cache\n  password: env:REDIS_PW\n  key_prefix: app1:\n"),
+            minimal(plus: "revocations:\n  store: redis://cache\n  password: env:REDIS_PW\n  key_prefix: \"app1:\"\n"),
             environment: Fixture.environment.merging(["REDIS_PW": "s3cret"]) { $1 })
         XCTAssertEqual(withPassword.revocations.password?.string, "s3cret")
         XCTAssertEqual(withPassword.revocations.keyPrefix, "app1:")

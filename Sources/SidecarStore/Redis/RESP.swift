@@ -49,7 +49,7 @@ public enum RESP {
 /// `maximumBulkBytes`, an array longer than `maximumElements` or nested deeper than
 /// `maximumDepth` is refused as invalid (the connection is then dropped), so a hostile or
 /// broken server cannot make the sidecar allocate without limit.
-public struct RESPParser {
+public struct RESPParser: Sendable {
     public enum Outcome: Equatable {
         /// The buffer holds no complete reply yet.
         case incomplete
