@@ -288,7 +288,14 @@ struct ConfigSchema {
 
     /// `revocations.*`: the store, and for Redis its password, key prefix and CA file.
     private mutating func readRevocations(_ section: Section) -> Config.Revocations {
-        let store = section.value("store", default: .memory, Parse.revocationStore(baseDirectory: baseDirectory))
+        // `env:NAME` too, so a Redis URL can come from a Kubernetes Secret (`file:` is the file store).
+        let store = section.value("store", default: .memory) { text in
+            guard text.hasPrefix("env:") else { return Parse.revocationStore(baseDirectory: baseDirectory)(text) }
+            return Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { resolved in
+                Parse.revocationStore(baseDirectory: baseDirectory)(resolved.string.trimmingCharacters(in: .whitespacesAndNewlines))
+                    .mapError { ValueError("\(text): \($0.message)") }
+            }
+        }
         var revocations = Config.Revocations(store: store)
         revocations.password = section.optional("password") { text in
             Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { secret in
