@@ -258,3 +258,39 @@ def _up(port):
         return True
     except OSError:
         return False
+
+
+def test_a_stalled_redis_fails_single_use_steps_with_503_within_the_command_timeout(replicas, browser):
+    import signal as sig
+    (a,), apple, redis = replicas(1)
+    kept = logged_in_browser(browser, a, apple)
+    pending = browser(a, apple)
+    _, location = pending.start_login("/")
+    fields, _ = pending.authorize(location)
+    redis.proc.send_signal(sig.SIGSTOP)  # accepts nothing, answers nothing: a hung Redis
+    try:
+        started = time.monotonic()
+        r = pending.callback(fields, headers=[("Accept", "application/json")])
+        waited = time.monotonic() - started
+        assert r.status == 503 and r.json()["reason"] == "store_unavailable", (r.status, r.body)
+        assert waited < 4, "the callback waited %.1f s" % waited
+        assert signed_in(kept, a)  # meanwhile the request path never waits for Redis
+        assert poll(lambda: a.admin("/readyz").status == 503, timeout=5)
+    finally:
+        redis.proc.send_signal(sig.SIGCONT)
+    assert poll(lambda: a.admin("/readyz").status == 200, timeout=10)
+
+
+def test_redis_error_replies_fail_single_use_steps_with_503_not_500(replicas, browser):
+    (a,), apple, redis = replicas(1)
+    pending = browser(a, apple)
+    _, location = pending.start_login("/")
+    fields, _ = pending.authorize(location)
+    redis.cli("CONFIG", "SET", "maxmemory", "1")  # every write now answers -OOM
+    redis.cli("CONFIG", "SET", "maxmemory-policy", "noeviction")
+    r = pending.callback(fields, headers=[("Accept", "application/json")])
+    assert r.status == 503 and r.json()["reason"] == "store_unavailable", (r.status, r.body)
+    assert poll(lambda: "OOM" in a.output(), timeout=3), "the log names Redis's answer"
+    text = a.admin("/metrics").body.decode()
+    failures = [l for l in text.splitlines() if l.startswith("sidecar_store_command_failures_total ")]
+    assert failures and float(failures[0].split()[1]) >= 1, failures
