@@ -294,3 +294,25 @@ def test_redis_error_replies_fail_single_use_steps_with_503_not_500(replicas, br
     text = a.admin("/metrics").body.decode()
     failures = [l for l in text.splitlines() if l.startswith("sidecar_store_command_failures_total ")]
     assert failures and float(failures[0].split()[1]) >= 1, failures
+
+
+def test_an_undelivered_forward_lives_in_redis_and_another_replica_delivers_it(replicas, browser, emulator_keys):
+    from conftest import free_port
+    from test_notifications import Receiver, wait_for
+    port = free_port()  # the receiver is down for now
+    (a, b), apple, redis = replicas(2, overrides={"notifications": {"forward_to": "http://127.0.0.1:%d/hook" % port}})
+    key, kid = emulator_key(emulator_keys)
+    user = logged_in_browser(browser, a, apple)
+    sub = user.request("GET", "/.auth/me", [("Accept", "application/json")]).json()["id"]
+    assert post(a, sign(event_claims(apple.issuer, sub, jti="shared-1"), key, kid)).status == 200
+    assert poll(lambda: redis.cli("HLEN", "sidecar:forwards") == "1", timeout=3)
+    a.proc.kill()  # the replica that took the event is gone
+    a.proc.wait(5)
+    a.stopped = True
+    receiver = Receiver(port=port)
+    try:
+        assert wait_for(lambda: receiver.bodies, 40), b.log_tail()
+        assert receiver.bodies[0]["jti"] == "shared-1" and receiver.bodies[0]["sub"] == sub
+        assert poll(lambda: redis.cli("HLEN", "sidecar:forwards") == "0", timeout=5)
+    finally:
+        receiver.close()
