@@ -19,7 +19,7 @@ struct ServingConfiguration {
         var description: String { lines.joined(separator: "\n") }
     }
 
-    /// Reads `file` (resolving secrets and reading key files), refuses what this build lacks,
+    /// Reads `file` (resolving secrets, reading key files and the TLS pair),
     /// and builds the sign-in settings exactly as serving them would.
     static func load(file: String, shared: AuthShared) throws(Refusal) -> ServingConfiguration {
         try load(file: file) { _ throws(Refusal) in shared }
@@ -33,10 +33,6 @@ struct ServingConfiguration {
             config = try Config.load(file: file)
         } catch {
             throw Refusal(lines: error.errors.map(\.description))
-        }
-        let unsupported = FeatureSupport.unsupported(config)
-        guard unsupported.errors.isEmpty else {
-            throw Refusal(lines: unsupported.errors.map { "\(file): \($0)" })
         }
         var options = ProxyOptions(config)
         var tlsWarnings: [String] = []
@@ -65,7 +61,7 @@ struct ServingConfiguration {
         } catch {
             throw Refusal(lines: ["\(file): \(error)"])
         }
-        var warnings = config.warnings.map(\.description) + unsupported.warnings.map(\.description) + tlsWarnings
+        var warnings = config.warnings.map(\.description) + tlsWarnings
         if let shortfall = DescriptorLimit.shortfall(
             maxConnections: config.limits.maxConnections, limits: DescriptorLimit.current()) {
             warnings.append(shortfall)
@@ -75,13 +71,15 @@ struct ServingConfiguration {
 }
 
 extension StoreSpec {
-    /// The store `revocations.store` names; nil for one this build cannot open (FeatureSupport
-    /// refuses those first).
-    init?(_ store: RevocationStore) {
-        switch store {
+    /// The store `revocations.*` names.
+    init(_ revocations: Config.Revocations) {
+        switch revocations.store {
         case .memory: self = .memory
         case .file(let path): self = .file(path: path)
-        case .redis: return nil
+        case .redis(let host, let port, let database, let tls):
+            self = .redis(RedisEndpoint(
+                host: host, port: port, database: database, tls: tls, caFile: revocations.caFile,
+                password: revocations.password?.bytes, keyPrefix: revocations.keyPrefix))
         }
     }
 }

@@ -194,17 +194,6 @@ def test_plain_http_public_url_on_a_public_host_exits_1(base_config, tmp_path):
     assert "public_url" in out, out
 
 
-@pytest.mark.parametrize("command", ["run", "check"])
-@pytest.mark.parametrize("lines, key", [
-    (["revocations:", "  store: redis://127.0.0.1:6379/0"], "revocations.store"),
-])
-def test_a_feature_this_build_lacks_is_an_error_not_a_silent_no_op(base_config, tmp_path, command, lines, key):
-    path = write_config(tmp_path, base_config, lambda ls: ls + lines)
-    code, out = run_once([command, "--config", str(path)])
-    assert code == 1, out
-    assert key in out and "not available in this build" in out, out
-
-
 def test_plain_http_apple_base_url_is_warned_about(base_config, tmp_path):
     path = write_config(tmp_path, base_config, lambda ls: ls)
     code, out = run_once(["check", "--config", str(path)])

@@ -30,6 +30,9 @@ struct LoginFailure: Error {
     static let subjectMismatch = LoginFailure("callback_token_sub_mismatch", 401)
     static let sessionTooLarge = LoginFailure("session_too_large", 500)
     static let internalError = LoginFailure("internal_error", 500)
+    /// The store could not tell whether a single-use value was spent (Redis unreachable, a
+    /// failed disk write): refused rather than risk a replay; the user may retry.
+    static let storeUnavailable = LoginFailure("store_unavailable", 503)
 
     static func policyDenied(_ denial: AccessRules.Denial) -> LoginFailure {
         LoginFailure("policy_denied_\(denial.rawValue)", 403)
