@@ -57,10 +57,17 @@ final class AssertionKeyRing: Sendable {
                 throw AuthSetupError(description: "assertion.private_key_file (\(secret.source)): not a P-256 PEM key")
             }
         } else if let path = config.privateKeyFile {
-            key = try generate()
+            let generated = try generate()
             if writesKeyFiles {
-                try Self.write(key, to: path)
-                notes.append("assertion.private_key_file: generated a P-256 key (kid \(key.keyID)) and wrote it to \(path)")
+                if try Self.write(generated, to: path) {
+                    key = generated
+                    notes.append("assertion.private_key_file: generated a P-256 key (kid \(key.keyID)) and wrote it to \(path)")
+                } else {
+                    // Another replica sharing the file wrote it first: sign with that key.
+                    key = try Self.read(path)
+                }
+            } else {
+                key = generated
             }
         } else if let current = state.withLock({ $0.currentIsEphemeral ? $0.current : nil }) {
             key = current
@@ -89,13 +96,14 @@ final class AssertionKeyRing: Sendable {
     }
 
     /// Creates `path` (never overwrites: O_EXCL) readable by the owner only, and syncs it, so a
-    /// restart finds the same key.
-    private static func write(_ key: AssertionKey, to path: String) throws(AuthSetupError) {
+    /// restart finds the same key. False when the file exists by now.
+    private static func write(_ key: AssertionKey, to path: String) throws(AuthSetupError) -> Bool {
         let pem: [UInt8]
         do { pem = Array(try key.privateKey.pkcs8PEM().utf8) } catch {
             throw AuthSetupError(description: "assertion: cannot encode the generated key: \(error)")
         }
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0 && errno == EEXIST { return false }
         guard fd >= 0 else {
             throw AuthSetupError(description: "assertion.private_key_file: cannot create \(path): \(String(cString: strerror(errno)))")
         }
@@ -113,6 +121,27 @@ final class AssertionKeyRing: Sendable {
         guard fsync(fd) == 0 else {
             unlink(path)
             throw AuthSetupError(description: "assertion.private_key_file: cannot sync \(path): \(String(cString: strerror(errno)))")
+        }
+        return true
+    }
+
+    /// The key another process wrote to `path` (at most 64 KiB, P-256).
+    private static func read(_ path: String) throws(AuthSetupError) -> AssertionKey {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw AuthSetupError(description: "assertion.private_key_file: cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count <= 64 << 10 {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[..<count]
+        }
+        do { return AssertionKey(try P256PrivateKey(pem: bytes)) } catch {
+            throw AuthSetupError(description: "assertion.private_key_file: \(path) is not a P-256 PEM key")
         }
     }
 }
