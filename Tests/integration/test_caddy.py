@@ -23,7 +23,8 @@ USER = "maria.ruiz@example.com"
 
 
 @pytest.fixture
-def caddy_site(upstream, start_sidecar, start_emulator, tmp_path):
+def caddy_site(request, upstream, start_sidecar, start_emulator, tmp_path):
+    """(Caddy's port, sidecar); `indirect` parametrization passes sidecar config overrides."""
     caddy = shutil.which("caddy")
     if caddy is None:
         if os.environ.get("CI"):
@@ -33,7 +34,8 @@ def caddy_site(upstream, start_sidecar, start_emulator, tmp_path):
     public_url = "http://127.0.0.1:%d" % port
     emulator = start_emulator([public_url + "/.auth/callback"], ["--auto-approve", USER])
     sidecar = start_sidecar(merge({"public_url": public_url, "trusted_proxies": ["127.0.0.1/32"],
-                                   "apple": {"base_url": emulator.issuer}, "access": {"public_paths": []}}, None))
+                                   "apple": {"base_url": emulator.issuer}, "access": {"public_paths": []}},
+                                  getattr(request, "param", None)))
     text = (ROOT / "Examples" / "caddy" / "Caddyfile").read_text()
     text = text.replace("127.0.0.1:8080", "127.0.0.1:%d" % sidecar.port)
     text = text.replace("127.0.0.1:3000", "127.0.0.1:%d" % upstream.port)
@@ -76,8 +78,7 @@ def test_caddy_forward_auth_without_a_session(caddy_site, upstream):
     assert upstream.stats()["requests"] == 0, "the app was reached without a session"
 
 
-def test_caddy_forward_auth_sign_in_identity_and_sign_out(caddy_site, upstream):
-    port, _ = caddy_site
+def signed_in_through_caddy(port):
     client = CookieClient(port)
     r = client.get("/app/page")
     login = urlsplit(r.header("Location"))
@@ -87,6 +88,12 @@ def test_caddy_forward_auth_sign_in_identity_and_sign_out(caddy_site, upstream):
     assert action == "http://127.0.0.1:%d/.auth/callback" % port
     r = client.request("POST", "/.auth/callback", body=form)
     assert r.status == 303 and r.header("Location") == "/app/page", (r.status, r.body[:300])
+    return client
+
+
+def test_caddy_forward_auth_sign_in_identity_and_sign_out(caddy_site, upstream):
+    port, _ = caddy_site
+    client = signed_in_through_caddy(port)
 
     seen = echoed(client.get("/app/page", headers=[
         HTML, ("X-Auth-User-Id", "forged"), ("x-auth-email", "forged@evil.example"),
@@ -95,7 +102,8 @@ def test_caddy_forward_auth_sign_in_identity_and_sign_out(caddy_site, upstream):
     assert seen["x-auth-user-id"] == [me["id"]] and me["id"]
     assert seen["x-auth-email"] == [USER]
     assert seen["x-auth-email-verified"] == ["true"] and seen["x-auth-name"] == ["Maria%20Ruiz"]
-    assert "x-auth-assertion" not in seen and "x_auth_user_id" not in seen
+    # Assertions are off here: the absent field is not copied (not even as a placeholder).
+    assert "x-auth-assertion" not in seen and "x_auth_user_id" not in seen, seen.get("x-auth-assertion")
     assert all("forged" not in v for vs in seen.values() for v in vs), seen
 
     old = dict(client.jar)
@@ -105,3 +113,19 @@ def test_caddy_forward_auth_sign_in_identity_and_sign_out(caddy_site, upstream):
     client.jar = old  # a copy of the signed-out cookie
     assert client.get("/app/page").status == 302
     assert upstream.stats()["requests"] == 0
+
+
+@pytest.mark.parametrize("caddy_site", [{"assertion": {"enabled": True}}], indirect=True)
+def test_caddy_passes_the_signed_assertion_from_check(caddy_site):
+    """`/.auth/check` answers with the assertion; the Caddyfile copies it to the app, which can
+    verify it with the keys the sidecar publishes (through Caddy too)."""
+    import jwt
+    port, sidecar = caddy_site
+    client = signed_in_through_caddy(port)
+    seen = echoed(client.get("/app/page", headers=[HTML, ("X-Auth-Assertion", "forged.x.y")]))
+    [token] = seen["x-auth-assertion"]
+    keys = client.get("/.auth/jwks.json").json()
+    key = [k for k in keys["keys"] if k["kid"] == jwt.get_unverified_header(token)["kid"]][0]
+    claims = jwt.decode(token, jwt.PyJWK(key).key, algorithms=["ES256"], audience=sidecar.config["public_url"],
+                        issuer=sidecar.config["public_url"])
+    assert claims["sub"] == seen["x-auth-user-id"][0] and claims["email"] == USER
