@@ -314,6 +314,12 @@ def test_check_validates_the_pair(tls_site, ca, tmp_path):
     expired_cert, expired_key = issue_rsa(ca, "expired", days=-1)
     done = check_with(expired_cert, expired_key, "expired")
     assert done.returncode == 1 and "expired on" in done.stderr and str(expired_cert) in done.stderr, done.stderr
+    encrypted = tmp_path / "encrypted.key"
+    key = serialization.load_pem_private_key(leaf.key_file.read_bytes(), None)
+    encrypted.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                            serialization.BestAvailableEncryption(b"secret")))
+    done = check_with(leaf.cert_file, encrypted, "encrypted")
+    assert done.returncode == 1 and "password-protected" in done.stderr, done.stderr
     garbage = tmp_path / "garbage.pem"
     garbage.write_text("not a certificate\n")
     done = check_with(garbage, leaf.key_file, "garbage")

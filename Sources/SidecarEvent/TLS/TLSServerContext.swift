@@ -73,14 +73,24 @@ public final class TLSServerContext: @unchecked Sendable {
             let reason = lastError("not a PEM private key")
             // OpenSSL compares the key with the certificate already here.
             if reason.contains("key values mismatch") { throw TLSSetupError(description: mismatch) }
-            let encrypted = reason.contains("bad decrypt") || reason.contains("processing error") || reason.contains("bad password")
             throw TLSSetupError(description: "tls.key_file: \(keyFile) "
-                + (encrypted ? "is password-protected; the sidecar needs it unencrypted" : "cannot be used: \(reason)"))
+                + (isEncryptedPEM(keyFile) ? "is password-protected; the sidecar needs it unencrypted" : "cannot be used: \(reason)"))
         }
         guard SSL_CTX_check_private_key(ctx) == 1 else {
             ERR_clear_error()
             throw TLSSetupError(description: mismatch)
         }
+    }
+
+    /// PKCS#8 (`ENCRYPTED PRIVATE KEY`) or traditional (`Proc-Type: 4,ENCRYPTED`) encryption:
+    /// OpenSSL only says "PEM lib" for those, which would not point at the fix.
+    private static func isEncryptedPEM(_ path: String) -> Bool {
+        guard let file = fopen(path, "rb") else { return false }
+        defer { fclose(file) }
+        var head = [UInt8](repeating: 0, count: 4096)
+        let count = fread(&head, 1, head.count, file)
+        let text = String(decoding: head[..<count], as: UTF8.self)
+        return text.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----") || text.contains("Proc-Type: 4,ENCRYPTED")
     }
 
     /// A certificate outside its validity period is refused: clients would refuse it anyway,
