@@ -10,6 +10,10 @@ struct LocalResponse {
     var extraFields: [(name: StaticString, value: [UInt8])] = []
     /// Fields whose names come from configuration (the identity headers of `/check`).
     var dynamicFields: [(name: [UInt8], value: [UInt8])] = []
+    /// Where a page shows the request id (`{{request_id}}`): offsets into `body`, spliced as
+    /// the response is written. Request ids are `[A-Za-z0-9._-]` by construction (a client's
+    /// is kept only when it matches), so they need no HTML escaping.
+    var requestIdOffsets: [Int] = []
 
     /// Status codes the proxy produces, with a one-line plain-text body.
     static func plain(_ status: Int) -> LocalResponse {
@@ -42,8 +46,8 @@ struct LocalResponse {
         out.append("\r\nContent-Type: ")
         out.append(contentType)
         out.append("\r\nContent-Length: ")
-        out.append(decimal: UInt64(body.count))
-        out.append("\r\nCache-Control: no-store\r\n")
+        out.append(decimal: UInt64(bodyCount(requestId: requestId)))
+        out.append("\r\nCache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n")
         for field in extraFields {
             out.append(field.name)
             out.append(": ")
@@ -62,6 +66,16 @@ struct LocalResponse {
             out.append("\r\n")
         }
         out.append(keepAlive ? "\r\n" : "Connection: close\r\n\r\n")
-        if !headOnly { out.append(body) }
+        guard !headOnly else { return }
+        var from = 0
+        for offset in requestIdOffsets {
+            out.append(body[from..<offset])
+            out.append(requestId)
+            from = offset
+        }
+        out.append(body[from...])
     }
+
+    /// The body's length on the wire, the request id spliced in.
+    func bodyCount(requestId: [UInt8]) -> Int { body.count + requestIdOffsets.count * requestId.count }
 }

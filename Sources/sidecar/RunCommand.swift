@@ -95,5 +95,6 @@ extension ProxyOptions {
         maxConnections = config.limits.maxConnections
         responseBufferBytes = config.limits.responseBuffer
         minBodyRate = config.limits.minBodyRate
+        signInPage = config.pages.signIn
     }
 }

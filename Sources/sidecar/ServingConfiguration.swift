@@ -39,9 +39,14 @@ struct ServingConfiguration {
             throw Refusal(lines: unsupported.errors.map { "\(file): \($0)" })
         }
         var options = ProxyOptions(config)
+        do {
+            options.pages = try PageRenderer.load(templates: config.pages.templates)
+        } catch {
+            throw Refusal(lines: error.lines.map { "\($0) (pages.templates in \(file))" })
+        }
         let shared = try makeShared(config)
         do {
-            options.auth = try AuthSettings(config: config, shared: shared)
+            options.auth = try AuthSettings(config: config, shared: shared, pages: options.pages)
         } catch {
             throw Refusal(lines: ["\(file): \(error)"])
         }

@@ -13,9 +13,8 @@ extension Authenticator {
         let head = request.head
         if head.method == .get && !isSameSite(head) {
             logger.warning("logout refused", metadata: ["reason": "logout_cross_site", "status": .stringConvertible(403)])
-            return LocalResponse(
-                status: 403, reason: "Forbidden", contentType: "text/html; charset=utf-8",
-                body: Array("<!doctype html><title>Sign out</title><form method=\"post\"><button>Sign out</button></form>\n".utf8))
+            if request.isAPIClient { return AuthPages.json(403, .object(["error": .string("cross_site")])) }
+            return settings.pages.confirmSignOut(logoutURL: Array((settings.prefix + "/logout").utf8))
         }
         var identity = RequestIdentity()
         identify(head, into: &identity)
@@ -27,7 +26,7 @@ extension Authenticator {
                 logger.error("logout not recorded", metadata: [
                     "reason": "store_failed", "error": "\(error)", "request_id": "\(request.requestId)",
                 ])
-                return AuthPages.storeUnavailable(json: request.isAPIClient)
+                return AuthPages.storeUnavailable(json: request.isAPIClient, loginPath: loginPath, pages: settings.pages)
             }
             if let refreshToken = session.appleRefreshToken {
                 revokeAtApple(refreshToken, clientID: session.appleClientID ?? settings.clientID)
@@ -41,7 +40,13 @@ extension Authenticator {
             answer = LocalResponse(status: 204, reason: "No Content", body: [])
         } else {
             let rd = head.query.flatMap { FormFields(head.bytes($0)) }?.single("rd")
-            answer = AuthPages.redirect(303, to: rd.flatMap { settings.redirects.safeTarget($0) } ?? "/")
+            if let target = rd.flatMap({ settings.redirects.safeTarget($0) }) {
+                answer = AuthPages.redirect(303, to: target)
+            } else {
+                // Redirecting to "/" would send a protected site straight back into the login.
+                answer = settings.pages.signedOut(
+                    loginURL: Array((loginPath + "?rd=%2F").utf8), userName: identity.session?.name ?? "")
+            }
         }
         answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings)))
         return answer
