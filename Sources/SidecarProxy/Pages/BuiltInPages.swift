@@ -47,7 +47,14 @@ enum BuiltInPages {
                 <div class="actions">\(appleButton)</div>
                 \(details)
                 """
-        case .forbidden, .errorWithSignIn:
+        case .forbidden:
+            return """
+                <h1>{{title}}</h1>
+                <p>{{message}}</p>
+                <div class="actions"><a class="button" href="{{login_url}}" id="sign-in-again">Use another Apple ID</a></div>
+                \(details)
+                """
+        case .errorWithSignIn:
             return """
                 <h1>{{title}}</h1>
                 <p>{{message}}</p>
