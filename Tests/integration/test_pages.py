@@ -78,7 +78,7 @@ def test_sign_in_required_page_for_a_browser_post(site, chromium):
     text = assert_designed_page(browser, status, headers, 401, title="Sign in required", reason="unauthenticated")
     assert "Sign in with your Apple ID, then try again." in text
     link = browser.execute_script("return document.getElementById('sign-in-with-apple').getAttribute('href')")
-    assert link == "/.auth/login?rd=%2Fprivate%2Fsave%3Fdraft%3D1"
+    assert link == "/.auth/login?rd=/private/save%3Fdraft%3D1"
     assert_dark_variant(browser)
     screenshot(browser, "401-sign-in-required", dark=True)
 
@@ -104,8 +104,12 @@ def test_cancelled_sign_in_says_so_and_nothing_else(site, chromium):
 def test_sign_in_failure_pages(site, chromium, fault, status, title, reason):
     sidecar, emulator, pin, origin = site()
     browser = chromium([pin])
+    # The emulator speaks TLS here: arm the fault the way a person would, in its console.
+    browser.get(emulator.issuer + "/emulator")
+    browser.find_element("id", "fault").send_keys(fault)
+    browser.find_element("id", "arm-fault").click()
+    wait_until(browser, lambda b: b.find_element("id", "armed-faults").text == fault, "fault not armed")
     to_apple(browser, origin)
-    emulator.arm(fault)
     click_and_land(browser, "approve", origin + "/.auth/callback")
     got, headers = document_response(browser, "/.auth/callback")
     text = assert_designed_page(browser, got, headers, status, title=title)
@@ -218,7 +222,7 @@ def test_sign_in_page_with_apples_button(site, chromium):
         return {href: a.getAttribute('href'), text: a.textContent.trim(), width: r.width, height: r.height,
                 background: s.backgroundColor, color: s.color, radius: parseFloat(s.borderTopLeftRadius),
                 logo: a.querySelector('svg path') !== null, buttons: document.querySelectorAll('a.apple').length};""")
-    assert button["href"] == "/.auth/login?rd=%2Freports%3Fyear%3D2026"
+    assert button["href"] == "/.auth/login?rd=/reports%3Fyear%3D2026"
     assert button["text"] == "Sign in with Apple" and button["logo"] and button["buttons"] == 1
     assert button["width"] >= 140 and button["height"] >= 30, button
     assert button["background"] == "rgb(0, 0, 0)" and button["color"] == "rgb(255, 255, 255)", button
@@ -267,7 +271,7 @@ def test_operator_templates_replace_pages_and_reload_on_sighup(site, chromium, t
     assert browser.title == "Sign in required - Example Corp v1"
     assert browser.execute_script("return getComputedStyle(document.body).backgroundColor") == "rgb(1, 2, 3)", \
         "the operator's own style is allowed by the page's CSP"
-    assert browser.find_element("id", "login").get_attribute("href") == origin + "/.auth/login?rd=%2Fprivate%3Fq%3Da%253Cb"
+    assert browser.find_element("id", "login").get_attribute("href") == origin + "/.auth/login?rd=/private%3Fq%3Da%253Cb"
     assert browser.find_element("id", "support").text == "401 unauthenticated %s []" % headers["x-request-id"]
     screenshot(browser, "operator-template-unauthorized")
     # Pages without a file stay built in.
@@ -302,6 +306,7 @@ def test_unknown_placeholder_is_refused_with_file_line_and_column(start_sidecar,
     (pages / "welcome.html").write_text("<p>hi</p>")
     sc = start_sidecar({"pages": {"templates": str(pages)}}, ready=False, args=[command, "--config", "{config}"])
     assert sc.proc.wait(10) == 1
+    sc.stopped = True  # the exit is the point
     out = sc.output()
     assert "%s/signed_out.html:3:12: unknown placeholder {{mesage}}" % pages in out, out
     assert "%s/welcome.html: not a page template name" % pages in out, out
@@ -315,4 +320,5 @@ def test_check_accepts_a_good_template_directory(start_sidecar, tmp_path):
     sc = start_sidecar({"pages": {"templates": str(pages), "sign_in": True}}, ready=False,
                        args=["check", "--config", "{config}"])
     assert sc.proc.wait(10) == 0, sc.output()
+    sc.stopped = True
     assert re.search(r"\n  pages +sign-in page, templates from %s\n" % re.escape(str(pages)), sc.output()), sc.output()
