@@ -64,8 +64,11 @@ def start_chromium(profile_dir, spki_pins=(), log_path=None):
 
 
 def wait_until(browser, condition, message):
+    """Polls condition; an element read while the page is being replaced counts as not yet."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(browser, WAIT_TIMEOUT).until(condition, message)
+    return WebDriverWait(browser, WAIT_TIMEOUT, ignored_exceptions=(
+        NoSuchElementException, StaleElementReferenceException)).until(condition, message)
 
 
 @pytest.fixture

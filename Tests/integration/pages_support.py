@@ -20,8 +20,11 @@ DARK_BACKGROUND = "rgb(0, 0, 0)"
 def screenshot(browser, name, dark=False):
     """Saves the current page as SCREENSHOT_DIR/<name>.png (and <name>-dark.png with dark)."""
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
-    height = browser.execute_script("return document.documentElement.scrollHeight")
-    browser.set_window_size(1024, max(600, min(int(height) + 40, 2400)))
+    for _ in range(3):  # the whole page: the window grows by what its frame takes
+        frame = browser.execute_script("return window.outerHeight - window.innerHeight")
+        height = browser.execute_script("return document.documentElement.scrollHeight")
+        browser.set_window_size(1024, max(600, min(int(height) + int(frame), 3000)))
+    browser.execute_script("window.scrollTo(0, 0)")
     path = SCREENSHOT_DIR / (name + ".png")
     browser.save_screenshot(str(path))
     if dark:
