@@ -58,6 +58,7 @@ final class ExampleConfigTests: XCTestCase {
         XCTAssertEqual(example.notifications, minimal.notifications)
         XCTAssertEqual(example.revocations, minimal.revocations)
         XCTAssertEqual(example.admin, minimal.admin)
+        XCTAssertEqual(example.pages, minimal.pages)
         XCTAssertEqual(example.log, minimal.log)
         XCTAssertEqual(example.limits, minimal.limits)
         XCTAssertEqual(example.warnings, [])
