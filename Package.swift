@@ -53,8 +53,11 @@ let package = Package(
                 "SidecarCrypto", "SidecarHTTP", "SidecarEvent", "SidecarConfig",
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        // What outlives a request: revocations, single-use keys, notification forwards (memory | file).
-        .target(name: "SidecarStore", dependencies: ["SidecarCrypto"], swiftSettings: hotPathSettings),
+        // What outlives a request: revocations, single-use keys, notification forwards (memory | file | redis).
+        // Redis (`redis://`, `rediss://`) on the project's own loop and TLS layer, RESP codec included.
+        .target(
+            name: "SidecarStore", dependencies: ["SidecarCrypto", "SidecarEvent", "CEvent", "COpenSSL"],
+            swiftSettings: hotPathSettings),
         // Reverse proxy: connections, upstream pool, header rewriting, auth endpoints, admin.
         .target(
             name: "SidecarProxy",
@@ -72,9 +75,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        // libFuzzer target for the request-head parser and chunked decoder.
+        // libFuzzer target for the request-head parser, the chunked decoder and the Redis reply parser.
         .executableTarget(
-            name: "HTTPFuzz", dependencies: ["SidecarHTTP"],
+            name: "HTTPFuzz", dependencies: ["SidecarHTTP", "SidecarStore"],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
 
         // Crypto micro-benchmarks: swift run -c release crypto-bench

@@ -11,6 +11,7 @@ enum FuzzChecks {
         responseHead(input)
         chunked(input)
         paths(input)
+        redisReply(input)
     }
 
     static func check(_ condition: Bool, _ message: StaticString) {

@@ -137,6 +137,18 @@ public struct Config: Sendable {
 
     public struct Revocations: Sendable, Equatable {
         public var store: RevocationStore
+        /// Redis AUTH password (`env:`/`file:`), nil for none.
+        public var password: Secret? = nil
+        /// Prepended to every Redis key and channel, so several deployments share one Redis.
+        public var keyPrefix: String = "sidecar:"
+        /// Extra trust anchors for `rediss://` (a private CA).
+        public var caFile: String? = nil
+
+        /// The password by where it comes from, not by value (`Secret` is not Equatable).
+        public static func == (a: Revocations, b: Revocations) -> Bool {
+            a.store == b.store && a.keyPrefix == b.keyPrefix && a.caFile == b.caFile
+                && a.password?.source == b.password?.source
+        }
     }
 
     public struct Admin: Sendable, Equatable {
@@ -178,14 +190,14 @@ public struct Config: Sendable {
 public enum RevocationStore: Sendable, Equatable, CustomStringConvertible {
     case memory
     case file(path: String)
-    case redis(host: String, port: UInt16, database: Int)
+    case redis(host: String, port: UInt16, database: Int, tls: Bool)
 
     public var description: String {
         switch self {
         case .memory: return "memory"
         case .file(let path): return "file:\(path)"
-        case .redis(let host, let port, let database):
-            return "redis://\(HostName.bracketed(host)):\(port)/\(database)"
+        case .redis(let host, let port, let database, let tls):
+            return "\(tls ? "rediss" : "redis")://\(HostName.bracketed(host)):\(port)/\(database)"
         }
     }
 }

@@ -42,8 +42,7 @@ struct ConfigSchema {
         let notifications = Config.Notifications(forwardTo: root.section("notifications").optional("forward_to") {
             HTTPURL.parse($0, allowPath: true, allowQuery: true)
         })
-        let revocations = Config.Revocations(store: root.section("revocations").value(
-            "store", default: .memory, Parse.revocationStore(baseDirectory: baseDirectory)))
+        let revocations = readRevocations(root.section("revocations"))
         let admin = Config.Admin(listen: root.section("admin").value("listen", default: .tcp(host: "127.0.0.1", port: 9090)) {
             ListenAddress.parse($0, baseDirectory: baseDirectory)
         })
@@ -289,6 +288,45 @@ struct ConfigSchema {
                                           message: "holds a secret inline; prefer env:NAME or file:/path"))
         }
         return secrets
+    }
+
+    /// `revocations.*`: the store, and for Redis its password, key prefix and CA file.
+    private mutating func readRevocations(_ section: Section) -> Config.Revocations {
+        // `env:NAME` too, so a Redis URL can come from a Kubernetes Secret (`file:` is the file store).
+        let store = section.value("store", default: .memory) { text in
+            guard text.hasPrefix("env:") else { return Parse.revocationStore(baseDirectory: baseDirectory)(text) }
+            return Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { resolved in
+                Parse.revocationStore(baseDirectory: baseDirectory)(resolved.string.trimmingCharacters(in: .whitespacesAndNewlines))
+                    .mapError { ValueError("\(text): \($0.message)") }
+            }
+        }
+        var revocations = Config.Revocations(store: store)
+        revocations.password = section.optional("password") { text in
+            Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { secret in
+                secret.bytes.isEmpty || secret.bytes.contains(where: { $0 == 0x0D || $0 == 0x0A })
+                    ? .failure(ValueError("password from \(secret.source) is empty or holds a line break"))
+                    : .success(secret)
+            }
+        }
+        revocations.keyPrefix = section.value("key_prefix", default: "sidecar:") { text in
+            text.utf8.count <= 64 && !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F })
+                ? .success(text) : .failure(ValueError("key_prefix must be at most 64 visible characters without spaces"))
+        }
+        revocations.caFile = section.optional("ca_file", Parse.readableFile(baseDirectory: baseDirectory))
+        let isRedis: Bool
+        if case .redis = store { isRedis = true } else { isRedis = false }
+        if !isRedis {
+            for key in ["password", "key_prefix", "ca_file"] where section.contains(key) {
+                warnings.append(ConfigWarning(path: "revocations.\(key)", message: "applies to a redis:// or rediss:// store only; ignored for \(store)"))
+            }
+        }
+        if case .redis(_, _, _, false) = store, section.contains("ca_file") {
+            warnings.append(ConfigWarning(path: "revocations.ca_file", message: "applies to rediss:// only; ignored for a plain redis:// store"))
+        }
+        if revocations.password?.source == "inline" {
+            warnings.append(ConfigWarning(path: "revocations.password", message: "holds a secret inline; prefer env:NAME or file:/path"))
+        }
+        return revocations
     }
 
     private func readAccess(_ access: Section) -> Config.Access {

@@ -111,15 +111,18 @@ enum Parse {
                 guard !path.isEmpty else { return .failure(ValueError("file: needs a path, e.g. file:/var/lib/sidecar/revocations")) }
                 return .success(.file(path: FilePath.resolve(path, against: baseDirectory)))
             }
-            if text.hasPrefix("redis://") { return redis(text) }
-            return .failure(ValueError("invalid store \(quoted(text)) (memory, file:/path or redis://host:port/db)"))
+            if text.hasPrefix("redis://") { return redis(text, scheme: "redis://") }
+            if text.hasPrefix("rediss://") { return redis(text, scheme: "rediss://") }
+            return .failure(ValueError("invalid store \(quoted(text)) (memory, file:/path, redis://host:port/db or rediss://host:port/db)"))
         }
     }
 
-    private static func redis(_ text: String) -> Result<RevocationStore, ValueError> {
-        let usage = ValueError("invalid redis address \(quoted(text)) (redis://host[:port][/db])")
-        var rest = text.dropFirst("redis://".count)
-        guard !rest.contains("@") else { return .failure(ValueError("redis address must not carry credentials")) }
+    private static func redis(_ text: String, scheme: String) -> Result<RevocationStore, ValueError> {
+        let usage = ValueError("invalid redis address \(quoted(text)) (\(scheme)host[:port][/db])")
+        var rest = text.dropFirst(scheme.count)
+        guard !rest.contains("@") else {
+            return .failure(ValueError("redis address must not carry credentials; set revocations.password (env:NAME or file:/path)"))
+        }
         var database = 0
         if let slash = rest.firstIndex(of: "/") {
             let dbText = rest[rest.index(after: slash)...]
@@ -136,6 +139,6 @@ enum Parse {
             guard let parsed = HostName.port(portText, allowZero: false) else { return .failure(usage) }
             port = parsed
         }
-        return .success(.redis(host: host, port: port, database: database))
+        return .success(.redis(host: host, port: port, database: database, tls: scheme == "rediss://"))
     }
 }

@@ -61,6 +61,8 @@ final class Worker {
         self.upstreamAddress = upstreamAddress
         loop = try EventLoop()
         self.options = options
+        // Before anything on this loop asks the store (the forwarder does at once).
+        options.auth?.shared.store.attach(to: loop)
         metrics = MetricsRecorder(loop: loop, board: board, readiness: readiness, worker: index)
         if let settings = options.auth {
             do {
@@ -139,6 +141,7 @@ final class Worker {
     /// Runs the loop until drained after a shutdown request.
     func run() {
         loop.run()
+        options.auth?.shared.store.detach()
         accessLog?.flush()
     }
 

@@ -49,6 +49,40 @@ public struct Key128: Hashable, Sendable, CustomStringConvertible {
         return out
     }
 
+    /// All 16 bytes in lowercase hex: how a shared store names the key.
+    public var hex: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(32)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The key whose `hex` is `text`; nil for anything else.
+    public init?(hex text: [UInt8]) {
+        guard text.count == 32 else { return nil }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(16)
+        var index = 0
+        while index < 32 {
+            guard let high = Self.nibble(text[index]), let low = Self.nibble(text[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        self.init(bytes)
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: return c - 0x30
+        case 0x61...0x66: return c - 0x61 + 10
+        default: return nil
+        }
+    }
+
     /// Hex of the first 4 bytes only: enough to tell keys apart in a log line without
     /// printing a session id (a bearer of nothing, but still not for logs).
     public var description: String {

@@ -113,6 +113,22 @@ public final class RevocationSet: Sendable {
         }
     }
 
+    /// Adds many at once, each merged as one revocation would be (a resync from a shared
+    /// store: what this process knows and what the store knows, together — never less).
+    public func merge(sessions: [Key128: Int64], subjects: [String: SubjectRevocation], now: Int64) {
+        let liveSessions = sessions.filter { $0.value > now }
+        let liveSubjects = subjects.filter { $0.value.keepUntil > now }
+        guard !liveSessions.isEmpty || !liveSubjects.isEmpty else { return }
+        update(now: now) { snapshot in
+            for (id, expiresAt) in liveSessions {
+                snapshot.sessions[id] = max(expiresAt, snapshot.sessions[id] ?? .min)
+            }
+            for (subject, revocation) in liveSubjects {
+                snapshot.subjects[subject] = snapshot.subjects[subject].map { $0.merged(with: revocation) } ?? revocation
+            }
+        }
+    }
+
     /// Forgets expired entries now (compaction calls it; changes call it once a minute).
     /// Not a new generation: nothing that was revoked becomes valid by it.
     public func prune(now: Int64) {

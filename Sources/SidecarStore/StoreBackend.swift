@@ -1,3 +1,5 @@
+import SidecarEvent
+
 /// The answer to a store change: the value, or why it did not happen.
 public typealias StoreCompletion<Value> = (Result<Value, StoreError>) -> Void
 
@@ -57,9 +59,17 @@ public protocol StoreBackend: AnyObject, Sendable {
 
     /// Releases the file or connection; later changes fail with `.closed`.
     func close()
+
+    /// Called on each worker's thread as its loop starts (and `detach` as it ends): a
+    /// networked store opens that loop's connection, so changes made on it complete there.
+    func attach(to loop: EventLoop)
+    func detach()
 }
 
 extension StoreBackend {
+    public func attach(to loop: EventLoop) {}
+    public func detach() {}
+
     /// A view for one worker's thread (see `RevocationView`).
     public func makeRevocationView() -> RevocationView { RevocationView(revocations) }
 

@@ -48,6 +48,13 @@ public struct StoreMetrics: Sendable, Equatable {
     public var singleUseKeys: UInt64 = 0
     public var pendingForwards: UInt64 = 0
     public var pendingForwardBytes: UInt64 = 0
+    /// A shared (Redis) store: commands answered, failed (error reply, timeout, no
+    /// connection), their total round-trip time, revocations received by pub/sub, resyncs.
+    public var remoteCommands: UInt64 = 0
+    public var remoteCommandFailures: UInt64 = 0
+    public var remoteCommandMillisecondsTotal: UInt64 = 0
+    public var remoteMessages: UInt64 = 0
+    public var remoteResyncs: UInt64 = 0
 
     public init() {}
 }

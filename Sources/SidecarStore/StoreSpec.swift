@@ -7,13 +7,18 @@ public enum StoreSpec: Sendable, Equatable, CustomStringConvertible {
     /// An append-only log at `path` (absolute or relative to the working directory) that
     /// survives restarts and crashes; its directory must exist.
     case file(path: String)
+    /// Shared by several replicas (Redis, or `rediss://` with TLS).
+    case redis(RedisEndpoint)
 
     public var description: String {
         switch self {
         case .memory: return "memory"
         case .file(let path): return "file:\(path)"
+        case .redis(let endpoint): return endpoint.description
         }
     }
+
+    public static func == (a: StoreSpec, b: StoreSpec) -> Bool { a.description == b.description }
 }
 
 /// Bounds on what a store keeps; the defaults suit one sidecar.

@@ -20,9 +20,6 @@ enum FeatureSupport {
         if config.assertion.enabled {
             errors.append(Finding(path: "assertion.enabled", message: "the signed identity assertion is not available in this build"))
         }
-        if case .redis = config.revocations.store {
-            errors.append(Finding(path: "revocations.store", message: "\(config.revocations.store) is not available in this build; use memory (lost on restart) or file:/path"))
-        }
         return (errors, warnings)
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import Logging
 import SidecarConfig
@@ -15,15 +16,15 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         var opened: AuthShared?
+        let storeLog = StoreReadinessLog()
         let prepared: ServingConfiguration
         do {
             prepared = try ServingConfiguration.load(file: config) { loaded throws(ServingConfiguration.Refusal) in
                 // The store is opened once, here: a reload keeps it and what it holds.
-                guard let spec = StoreSpec(loaded.revocations.store) else {
-                    throw .init(lines: ["\(config): revocations.store: \(loaded.revocations.store) is not available in this build"])
-                }
+                let spec = StoreSpec(loaded.revocations)
                 do {
-                    let shared = AuthShared(store: try openStore(spec))
+                    let store = try openStore(spec) { ready, reason in storeLog.report(ready: ready, reason: reason) }
+                    let shared = AuthShared(store: store)
                     opened = shared
                     return shared
                 } catch {
@@ -39,6 +40,7 @@ struct RunCommand: ParsableCommand {
         let level = Logger.Level(rawValue: loaded.log.level.rawValue) ?? .info
         LoggingSystem.bootstrap { SidecarLogHandler(label: $0, format: format, level: level) }
         let logger = Logger(label: "sidecar")
+        storeLog.start()
         for warning in prepared.warnings { logger.warning("\(warning)") }
         guard let shared = opened else { throw ExitCode(1) }
         let store = shared.store
@@ -46,15 +48,15 @@ struct RunCommand: ParsableCommand {
         logger.info("store opened", metadata: [
             "store": "\(store.health.location)", "durable": .stringConvertible(store.health.durable),
         ])
-        let startStore = prepared.config.revocations.store
+        let startStore = prepared.config.revocations
         do {
             let server = try ProxyServer(options: prepared.options, logger: logger)
             let file = config
             server.reload = {
                 // Exactly what `check` and the start above do; a refusal keeps the old config.
                 let reloaded = try ServingConfiguration.load(file: file, shared: shared)
-                if reloaded.config.revocations.store != startStore {
-                    logger.warning("revocations.store changes take effect on restart; keeping \(startStore)")
+                if reloaded.config.revocations != startStore {
+                    logger.warning("revocations.store changes take effect on restart; keeping \(startStore.store)")
                 }
                 return reloaded.options
             }
@@ -96,5 +98,43 @@ extension ProxyOptions {
         responseBufferBytes = config.limits.responseBuffer
         minBodyRate = config.limits.minBodyRate
         signInPage = config.pages.signIn
+    }
+}
+
+/// A shared store's readiness changes, reported from the store's own thread — possibly
+/// before the log is set up (the open waits for the first outcome): held until `start`.
+final class StoreReadinessLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var held: [(Bool, String)] = []
+    private var started = false
+
+    func report(ready: Bool, reason: String) {
+        lock.lock()
+        guard started else {
+            held.append((ready, reason))
+            lock.unlock()
+            return
+        }
+        lock.unlock()
+        write(ready, reason)
+    }
+
+    func start() {
+        lock.lock()
+        started = true
+        let earlier = held
+        held = []
+        lock.unlock()
+        for (ready, reason) in earlier { write(ready, reason) }
+    }
+
+    private func write(_ ready: Bool, _ reason: String) {
+        let logger = Logger(label: "sidecar.store")
+        if ready {
+            logger.info("store ready")
+        } else {
+            logger.error("store unavailable: steps needing a single-use check answer 503 until it is back",
+                         metadata: ["reason": "\(reason)"])
+        }
     }
 }

@@ -60,13 +60,15 @@ struct ServingConfiguration {
 }
 
 extension StoreSpec {
-    /// The store `revocations.store` names; nil for one this build cannot open (FeatureSupport
-    /// refuses those first).
-    init?(_ store: RevocationStore) {
-        switch store {
+    /// The store `revocations.*` names.
+    init(_ revocations: Config.Revocations) {
+        switch revocations.store {
         case .memory: self = .memory
         case .file(let path): self = .file(path: path)
-        case .redis: return nil
+        case .redis(let host, let port, let database, let tls):
+            self = .redis(RedisEndpoint(
+                host: host, port: port, database: database, tls: tls, caFile: revocations.caFile,
+                password: revocations.password?.bytes, keyPrefix: revocations.keyPrefix))
         }
     }
 }

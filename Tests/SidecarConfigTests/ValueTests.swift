@@ -284,15 +284,24 @@ final class ValueTests: XCTestCase {
 
     func testRevocationStores() throws {
         XCTAssertEqual(try config("revocations:\n  store: redis://cache:6380/2").revocations.store,
-                       .redis(host: "cache", port: 6380, database: 2))
+                       .redis(host: "cache", port: 6380, database: 2, tls: false))
         XCTAssertEqual(try config("revocations:\n  store: redis://cache").revocations.store,
-                       .redis(host: "cache", port: 6379, database: 0))
+                       .redis(host: "cache", port: 6379, database: 0, tls: false))
         XCTAssertEqual(try config("revocations:\n  store: file:/var/lib/sidecar/revoked").revocations.store,
                        .file(path: "/var/lib/sidecar/revoked"))
         XCTAssertEqual(try error("revocations:\n  store: sqlite")?.message,
-                       #"invalid store "sqlite" (memory, file:/path or redis://host:port/db)"#)
+                       #"invalid store "sqlite" (memory, file:/path, redis://host:port/db or rediss://host:port/db)"#)
         XCTAssertEqual(try error("revocations:\n  store: redis://user:pw@cache")?.message,
-                       "redis address must not carry credentials")
+                       "redis address must not carry credentials; set revocations.password (env:NAME or file:/path)")
+        XCTAssertEqual(try config("revocations:\n  store: rediss://cache.internal:6390/1").revocations.store,
+                       .redis(host: "cache.internal", port: 6390, database: 1, tls: true))
+        let withPassword = try parse(
+            minimal(plus: "revocations:\n  store: redis://cache\n  password: env:REDIS_PW\n  key_prefix: \"app1:\"\n"),
+            environment: Fixture.environment.merging(["REDIS_PW": "s3cret"]) { $1 })
+        XCTAssertEqual(withPassword.revocations.password?.string, "s3cret")
+        XCTAssertEqual(withPassword.revocations.keyPrefix, "app1:")
+        XCTAssertEqual(try error("revocations:\n  store: redis://cache\n  key_prefix: has space")?.message,
+                       "key_prefix must be at most 64 visible characters without spaces")
     }
 
     func testNotificationsAndRoutes() throws {

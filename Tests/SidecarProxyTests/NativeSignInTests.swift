@@ -89,10 +89,15 @@ final class NativeSignInTests: XCTestCase {
         let now = UnixTime.now()
         let nonce = try sealer.seal(NativeNonce.random(expiresAt: now + 600), context: NativeNonces.context)
         let claim = try NativeNonces.check(nonce, sealer: sealer, now: now).claim
-        XCTAssertTrue(shared.claimOnce(.nativeNonce, claim.key, until: claim.until, now: now))
-        XCTAssertFalse(shared.claimOnce(.nativeNonce, claim.key, until: claim.until, now: now + 1))
+        func spend(_ kind: AuthShared.SingleUse) -> ClaimResult {
+            var result = ClaimResult.unavailable("no answer")
+            shared.claimOnce(kind, claim.key, until: claim.until) { result = $0 }  // a memory store answers at once
+            return result
+        }
+        XCTAssertEqual(spend(.nativeNonce), .claimed)
+        XCTAssertEqual(spend(.nativeNonce), .alreadyUsed)
         // A login state with the same digest is another key space.
-        XCTAssertTrue(shared.claimOnce(.loginState, claim.key, until: claim.until, now: now + 1))
+        XCTAssertEqual(spend(.loginState), .claimed)
     }
 
     func testNativeFailuresHaveTheirOwnBoundedLabels() {

@@ -197,7 +197,6 @@ def test_plain_http_public_url_on_a_public_host_exits_1(base_config, tmp_path):
 @pytest.mark.parametrize("command", ["run", "check"])
 @pytest.mark.parametrize("lines, key", [
     (["assertion:", "  enabled: true"], "assertion.enabled"),
-    (["revocations:", "  store: redis://127.0.0.1:6379/0"], "revocations.store"),
 ])
 def test_a_feature_this_build_lacks_is_an_error_not_a_silent_no_op(base_config, tmp_path, command, lines, key):
     path = write_config(tmp_path, base_config, lambda ls: ls + lines)

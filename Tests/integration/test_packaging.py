@@ -91,3 +91,56 @@ def test_the_containerfile_builds_the_static_binary_and_runs_it_unprivileged():
     assert "--static-swift-stdlib" in text and "install -D -s" in text
     assert re.search(r"^USER 10001:10001$", text, re.M)
     assert re.search(r'^ENTRYPOINT \["/usr/local/bin/sidecar"\]$', text, re.M)
+
+
+K8S_REPLICAS = ROOT / "Examples" / "kubernetes" / "sidecar-replicas.yaml"
+REPLICAS = ROOT / "Examples" / "replicas"
+
+
+def test_the_kubernetes_replicas_share_secrets_and_a_redis_url_from_a_secret(tmp_path, keydir):
+    import os
+    yaml = pytest.importorskip("yaml")
+    docs = {doc["kind"]: doc for doc in yaml.safe_load_all(K8S_REPLICAS.read_text())}
+    deployment = docs["Deployment"]["spec"]
+    assert deployment["replicas"] == 3
+    sidecar = {c["name"]: c for c in deployment["template"]["spec"]["containers"]}["sidecar"]
+    from_secret = {e["name"]: e["valueFrom"]["secretKeyRef"]["key"] for e in sidecar["env"] if "valueFrom" in e}
+    assert from_secret == {"SIDECAR_COOKIE_SECRET": "cookie-secret", "SIDECAR_REDIS_URL": "redis-url",
+                           "SIDECAR_REDIS_PASSWORD": "redis-password"}
+    assert sidecar["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "admin"}
+    config = docs["ConfigMap"]["data"]["sidecar.yaml"]
+    assert "store: env:SIDECAR_REDIS_URL" in config
+    path = tmp_path / "sidecar.yaml"
+    path.write_text(config.replace("/var/run/secrets/siwa/AuthKey.p8", str(keydir / "AuthKey_KEY123ABCD.p8")))
+    env = dict(os.environ, SIDECAR_COOKIE_SECRET="A" * 43 + "=", SIDECAR_REDIS_URL="redis://redis.default.svc:6379/0",
+               SIDECAR_REDIS_PASSWORD="pw")
+    r = subprocess.run([str(sidecar_binary()), "check", "--config", str(path)], capture_output=True, text=True,
+                       timeout=30, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    env["SIDECAR_REDIS_URL"] = "redis://user:pw@redis:6379"
+    r = subprocess.run([str(sidecar_binary()), "check", "--config", str(path)], capture_output=True, text=True,
+                       timeout=30, env=env)
+    assert r.returncode != 0 and "revocations.store" in r.stdout + r.stderr and "pw@" not in r.stdout + r.stderr
+
+
+def test_the_replicas_example_is_a_config_check_accepts_and_a_valid_haproxy_config(tmp_path, keydir):
+    import os
+    import shutil
+    config = (REPLICAS / "sidecar.yaml").read_text()
+    path = tmp_path / "sidecar.yaml"
+    path.write_text(config.replace("/etc/sidecar/AuthKey_XYZ123ABCD.p8", str(keydir / "AuthKey_KEY123ABCD.p8")))
+    env = dict(os.environ, SIDECAR_COOKIE_SECRET="A" * 43 + "=", SIDECAR_REDIS_PASSWORD="pw")
+    r = subprocess.run([str(sidecar_binary()), "check", "--config", str(path)], capture_output=True, text=True,
+                       timeout=30, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert shutil.which("haproxy"), "haproxy is not installed (scripts/test installs it)"
+    cfg = (REPLICAS / "haproxy.cfg").read_text()
+    # The certificate path is the operator's; the syntax check needs a real one.
+    from tls_support import TestCA
+    leaf = TestCA(tmp_path).issue("app")
+    pem = tmp_path / "app.pem"
+    pem.write_bytes(leaf.cert_file.read_bytes() + leaf.key_file.read_bytes())
+    checked = tmp_path / "haproxy.cfg"
+    checked.write_text(cfg.replace("/etc/haproxy/app.example.com.pem", str(pem)))
+    r = subprocess.run(["haproxy", "-c", "-f", str(checked)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -1,4 +1,5 @@
 import CEvent
+import SidecarEvent
 import SidecarConfig
 
 /// HTTPS client to Apple's endpoints on one libevent loop (the caller's worker loop).
@@ -57,8 +58,18 @@ public final class AppleHTTPClient {
     public init(base: OpaquePointer, configuration: Configuration) throws(SetupError) {
         self.base = base
         self.configuration = configuration
-        tls = configuration.endpoint.scheme == .https
-            ? try TLSClientContext(caFile: configuration.caFile) : nil
+        if configuration.endpoint.scheme == .https {
+            do {
+                tls = try TLSClientContext(caFile: configuration.caFile)
+            } catch {
+                switch error {
+                case .tlsContextCreation: throw .tlsContextCreation
+                case .caFileUnreadable(let path): throw .caFileUnreadable(path)
+                }
+            }
+        } else {
+            tls = nil
+        }
     }
 
     deinit {

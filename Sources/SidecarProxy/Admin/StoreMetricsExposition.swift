@@ -27,7 +27,19 @@ enum StoreMetricsExposition {
                [("", "\(m.claimOverflows)")])
         family("sidecar_store_pending_forwards", "gauge", "Notification forwards not yet delivered.", [("", "\(m.pendingForwards)")])
         family("sidecar_store_write_failures_total", "counter", "Changes that failed to reach the disk.", [("", "\(m.writeFailures)")])
-        if health.durable {
+        if health.backend == "redis" {
+            family("sidecar_store_commands_total", "counter", "Redis commands answered.", [("", "\(m.remoteCommands)")])
+            family("sidecar_store_command_failures_total", "counter",
+                   "Redis commands that failed: error reply, timeout or no connection (the step answered 503).",
+                   [("", "\(m.remoteCommandFailures)")])
+            family("sidecar_store_command_seconds_total", "counter", "Round-trip time of the answered commands.",
+                   [("", "\(Double(m.remoteCommandMillisecondsTotal) / 1e3)")])
+            family("sidecar_store_messages_total", "counter", "Revocations received from other replicas (pub/sub).",
+                   [("", "\(m.remoteMessages)")])
+            family("sidecar_store_resyncs_total", "counter", "Full resyncs of the revocations from Redis.",
+                   [("", "\(m.remoteResyncs)")])
+        }
+        if health.backend == "file" {
             family("sidecar_store_syncs_total", "counter", "fdatasync/fsync calls of the file store.", [("", "\(m.syncs)")])
             family("sidecar_store_sync_seconds_total", "counter", "Time spent in those syncs.",
                    [("", "\(Double(m.syncMicrosecondsTotal) / 1e6)")])

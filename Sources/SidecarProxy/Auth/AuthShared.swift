@@ -45,16 +45,6 @@ public final class AuthShared: Sendable {
     func claimOnce(_ kind: SingleUse, _ key: [UInt8], until expiry: Int64, completion: @escaping (ClaimResult) -> Void) {
         store.claim(kind.namespace, key: key, expiresAt: expiry, completion: completion)
     }
-
-    /// The synchronous form for callers that have not moved to the completion yet: false
-    /// when the key was spent before or the store could not tell (never go ahead unchecked).
-    /// Memory and file stores answer before returning; a networked store must not be used
-    /// through this.
-    func claimOnce(_ kind: SingleUse, _ key: [UInt8], until expiry: Int64, now: Int64) -> Bool {
-        var result = ClaimResult.unavailable("no answer")
-        claimOnce(kind, key, until: expiry) { result = $0 }
-        return result == .claimed
-    }
 }
 
 /// Wall-clock Unix seconds (vDSO `time`, no syscall): what sealed expiries are compared to.

@@ -31,10 +31,21 @@ final class CallbackFlow {
         let login: LoginState
         do throws(LoginFailure) { login = try openLoginState(state) } catch { return fail(error) }
         self.login = login
-        let now = UnixTime.now()
-        guard settings.shared.claimOnce(.loginState, SHA256.hash(Array(state.utf8)), until: login.expiresAt, now: now) else {
-            return fail(.stateReplayed)
+        // Spent before Apple is asked: a replayed form_post (at this replica or another) is
+        // refused without a second code exchange.
+        settings.shared.claimOnce(.loginState, SHA256.hash(Array(state.utf8)), until: login.expiresAt) { [self] claim in
+            switch claim {
+            case .claimed: afterStateSpent(form)
+            case .alreadyUsed: fail(.stateReplayed)
+            case .unavailable(let why):
+                auth.logger.error("login state could not be spent", metadata: ["error": "\(why)", "request_id": "\(request.requestId)"])
+                fail(.storeUnavailable)
+            }
         }
+    }
+
+    private func afterStateSpent(_ form: FormFields) {
+        guard let login else { return fail(.stateInvalid) }
         if let error = form.single("error") {
             return fail(error == "user_cancelled_authorize" ? .appleCancelled : .appleRefused)
         }

@@ -30,6 +30,9 @@ struct LoginFailure: Error {
     static let subjectMismatch = LoginFailure("callback_token_sub_mismatch", 401)
     static let sessionTooLarge = LoginFailure("session_too_large", 500)
     static let internalError = LoginFailure("internal_error", 500)
+    /// The store could not tell whether a single-use value was spent (Redis unreachable, a
+    /// failed disk write): refused rather than risk a replay; the user may retry.
+    static let storeUnavailable = LoginFailure("store_unavailable", 503)
 
     static func policyDenied(_ denial: AccessRules.Denial) -> LoginFailure {
         LoginFailure("policy_denied_\(denial.rawValue)", 403)
@@ -80,6 +83,7 @@ struct LoginFailure: Error {
         case (504, _): "Apple did not answer in time"
         case (502, _): "Sign in with Apple is not available right now"
         case (500, _): "Sign-in failed on our side"
+        case (503, _): "Please try again"
         case (_, "apple_cancelled"): "Sign-in cancelled"
         case (401, _): "Sign-in could not be verified"
         case (_, "state_missing"): "This sign-in could not be matched to your browser"
@@ -94,6 +98,7 @@ struct LoginFailure: Error {
         case (403, _): "Your Apple ID is not on this site's list of allowed accounts. Sign in with another Apple ID, or ask the site's owner for access."
         case (502, _), (504, _): "Apple did not answer as expected, so you are not signed in. Try again in a moment."
         case (500, _): "Something went wrong on this site, so you are not signed in. Start a new sign-in; if it happens again, contact support with the details below."
+        case (503, _): "The sign-in service could not record this step, so you are not signed in. Start a new sign-in in a moment."
         case (_, "apple_cancelled"): "You cancelled signing in with Apple."
         case (401, _): "Apple's confirmation of who you are did not check out, so you are not signed in. Start a new sign-in."
         case (_, "state_missing"): "Your browser did not send back this sign-in's cookie. Allow cookies for this site, then start a new sign-in."

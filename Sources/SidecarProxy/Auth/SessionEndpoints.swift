@@ -7,9 +7,9 @@ import SidecarHTTP
 /// session (cookie or bearer token), answered at once.
 extension Authenticator {
     /// Clears the cookie, revokes the session id, revokes Apple's refresh token in the
-    /// background, then 303 to a safe `rd` (204 for API clients). A GET counts only from
-    /// our own site (SPEC §4.4), so a cross-site link cannot sign anyone out.
-    func logout(_ request: EndpointRequest) -> LocalResponse {
+    /// background, then 303 to a safe `rd` or the signed-out page (204 for API clients). A GET
+    /// counts only from our own site (SPEC §4.4), so a cross-site link cannot sign anyone out.
+    func logout(_ request: EndpointRequest, completion: @escaping (LocalResponse) -> Void) -> LocalResponse? {
         let head = request.head
         if head.method == .get && !isSameSite(head) {
             logger.warning("logout refused", metadata: ["reason": "logout_cross_site", "status": .stringConvertible(403)])
@@ -18,34 +18,43 @@ extension Authenticator {
         }
         var identity = RequestIdentity()
         identify(head, into: &identity)
-        if let session = identity.session {
-            var recorded: Result<Void, StoreError> = .failure(.unavailable("no answer"))
-            settings.shared.store.revokeSession(id: session.id, expiresAt: session.expiresAt) { recorded = $0 }
+        guard let session = identity.session else {
+            logger.info("logout", metadata: ["reason": "no_session"])
+            return signedOut(request)
+        }
+        // The answer waits for the store (an fsync, a Redis round trip): "signed out" must
+        // be true everywhere a copy of the cookie could be presented.
+        settings.shared.store.revokeSession(id: session.id, expiresAt: session.expiresAt) { [self] recorded in
             if case .failure(let error) = recorded {
-                // Answering "signed out" would be untrue: a copy of the cookie would still work.
                 logger.error("logout not recorded", metadata: [
                     "reason": "store_failed", "error": "\(error)", "request_id": "\(request.requestId)",
                 ])
-                return AuthPages.storeUnavailable(json: request.isAPIClient, loginPath: loginPath, pages: settings.pages)
+                return completion(AuthPages.storeUnavailable(
+                    json: request.isAPIClient, loginPath: loginPath, pages: settings.pages))
             }
             if let refreshToken = session.appleRefreshToken {
                 revokeAtApple(refreshToken, clientID: session.appleClientID ?? settings.clientID)
             }
             logger.info("logout", metadata: ["reason": "ok", "sub": "\(session.subject)", "request_id": "\(request.requestId)"])
-        } else {
-            logger.info("logout", metadata: ["reason": "no_session"])
+            completion(signedOut(request, userName: session.name))
         }
+        return nil
+    }
+
+    /// Clears the cookie; 303 to a safe `rd`, else the signed-out page (204 for API clients).
+    private func signedOut(_ request: EndpointRequest, userName: String? = nil) -> LocalResponse {
         var answer: LocalResponse
         if request.isAPIClient {
             answer = LocalResponse(status: 204, reason: "No Content", body: [])
         } else {
+            let head = request.head
             let rd = head.query.flatMap { FormFields(head.bytes($0)) }?.single("rd")
             if let target = rd.flatMap({ settings.redirects.safeTarget($0) }) {
                 answer = AuthPages.redirect(303, to: target)
             } else {
                 // Redirecting to "/" would send a protected site straight back into the login.
                 answer = settings.pages.signedOut(
-                    loginURL: Array((loginPath + "?rd=%2F").utf8), userName: identity.session?.name ?? "")
+                    loginURL: Array((loginPath + "?rd=%2F").utf8), userName: userName ?? "")
             }
         }
         answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings)))
@@ -136,7 +145,7 @@ extension Authenticator {
     ) -> LocalResponse? {
         switch endpoint {
         case .login: return login(request)
-        case .logout: return logout(request)
+        case .logout: return logout(request, completion: completion)
         case .me: return me(request)
         case .check: return check(request)
         case .callback:

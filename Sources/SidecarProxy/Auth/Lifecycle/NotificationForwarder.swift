@@ -66,7 +66,18 @@ final class NotificationForwarder {
     private func deliverNext() {
         guard !sending, let client, let target = settings.lifecycle.forwardTo else { return }
         settings.shared.store.pendingForwards { [self] result in
-            guard case .success(let pending) = result, let next = pending.first else { return }
+            guard case .success(let pending) = result else {
+                // The store cannot list them now (Redis still connecting or down): look again
+                // shortly, so forwards queued before a restart are not left until the next event.
+                timer?.schedule(afterMilliseconds: 1_000)
+                return
+            }
+            guard let next = pending.first else {
+                // A shared store's queue also fills at other replicas (and keeps what a
+                // replica that went away had queued): look again now and then.
+                if settings.shared.store.health.backend == "redis" { timer?.schedule(afterMilliseconds: Self.pollMs) }
+                return
+            }
             let wait = backoffRemainingMs(next)
             if wait > 0 {
                 timer?.schedule(afterMilliseconds: wait)

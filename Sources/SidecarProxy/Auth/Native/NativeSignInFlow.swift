@@ -106,9 +106,19 @@ final class NativeSignInFlow {
         }
         // Spent before Apple is asked, so two concurrent replays cannot both get through; a
         // failed exchange then costs the app a new nonce, which a retry needs anyway (new code).
-        if let claim, !settings.shared.claimOnce(.nativeNonce, claim.key, until: claim.until, now: now) {
-            return fail(.nonceReplayed, subject: identity.subject)
+        guard let claim else { return afterNonceSpent(identity, body: body, redirectURI: redirectURI) }
+        settings.shared.claimOnce(.nativeNonce, claim.key, until: claim.until) { [self] result in
+            switch result {
+            case .claimed: afterNonceSpent(identity, body: body, redirectURI: redirectURI)
+            case .alreadyUsed: fail(.nonceReplayed, subject: identity.subject)
+            case .unavailable(let why):
+                auth.logger.error("native nonce could not be spent", metadata: ["error": "\(why)"])
+                fail(.storeUnavailable, subject: identity.subject)
+            }
         }
+    }
+
+    private func afterNonceSpent(_ identity: AppleIdentity, body: NativeSignInBody, redirectURI: String?) {
         // Before the exchange: a denied user costs no call to Apple.
         if let denial = settings.access.check(
             subject: identity.subject, email: identity.email, privateEmail: identity.isPrivateEmail) {

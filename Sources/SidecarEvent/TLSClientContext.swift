@@ -1,11 +1,18 @@
 import COpenSSL
 
 /// The verifying TLS client configuration shared by one client's connections: TLS 1.2+,
-/// peer verification against the system store plus an optional extra CA file.
-final class TLSClientContext {
-    let ctx: OpaquePointer
+/// peer verification against the system store plus an optional extra CA file. Used by the
+/// Apple client and the Redis store (`rediss://`), so both verify alike.
+public final class TLSClientContext: @unchecked Sendable {
+    public enum SetupError: Error, Equatable, Sendable {
+        case tlsContextCreation
+        case caFileUnreadable(String)
+    }
 
-    init(caFile: String?) throws(AppleHTTPClient.SetupError) {
+    /// Immutable after init; OpenSSL's SSL_CTX is safe to share for SSL_new across threads.
+    public let ctx: OpaquePointer
+
+    public init(caFile: String?) throws(SetupError) {
         guard let ctx = SSL_CTX_new(TLS_client_method()) else { throw .tlsContextCreation }
         self.ctx = ctx
         guard sidecar_SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) == 1 else {
@@ -28,7 +35,7 @@ final class TLSClientContext {
     deinit { SSL_CTX_free(ctx) }
 
     /// A new SSL for one connection to `host`: SNI (names only) and host or IP verification.
-    func makeSSL(host: String, isIPLiteral: Bool) -> OpaquePointer? {
+    public func makeSSL(host: String, isIPLiteral: Bool) -> OpaquePointer? {
         guard let ssl = SSL_new(ctx) else { return nil }
         let ok: Bool
         if isIPLiteral {

@@ -1,0 +1,265 @@
+import CEvent
+import COpenSSL
+import Glibc
+import SidecarEvent
+
+/// Where and how to reach Redis (`revocations.store`, `.password`, `.ca_file`).
+public struct RedisEndpoint: Sendable {
+    public var host: String
+    public var port: UInt16
+    public var database: Int
+    /// `rediss://`: TLS, verified like the Apple client (system roots plus `caFile`).
+    public var tls: Bool
+    public var caFile: String?
+    public var password: [UInt8]?
+    public var keyPrefix: String
+
+    public init(host: String, port: UInt16, database: Int, tls: Bool, caFile: String? = nil,
+                password: [UInt8]? = nil, keyPrefix: String = "sidecar:") {
+        self.host = host
+        self.port = port
+        self.database = database
+        self.tls = tls
+        self.caFile = caFile
+        self.password = password
+        self.keyPrefix = keyPrefix
+    }
+
+    public var description: String { "\(tls ? "rediss" : "redis")://\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)" }
+
+    var isIPLiteral: Bool { (try? SocketAddress(host: host, port: port)) != nil }
+}
+
+/// One connection to Redis on one event loop: commands are pipelined and answered in
+/// order (RESP is strictly FIFO), a lost or slow connection fails what is pending at once
+/// (the callers answer 503) and reconnects with back-off. Used on its loop's thread only.
+final class RedisConnection {
+    enum State: Equatable {
+        case connecting
+        case ready
+        case down(String)
+    }
+
+    /// What the connection is for: commands, or the pub/sub subscription of `channel`.
+    enum Role {
+        case commands
+        case subscriber(channel: String)
+    }
+
+    private let loop: EventLoop
+    private let endpoint: RedisEndpoint
+    private let tls: TLSClientContext?
+    private let role: Role
+    /// The address to dial (resolved on the store's thread; names are not resolved here
+    /// because a worker loop must never block on DNS).
+    private let address: () -> SocketAddress?
+    private var bev: OpaquePointer?
+    private var pending: [(sentMs: Int64, reply: (RESPValue?) -> Void)] = []
+    private var pendingHead = 0
+    private var handshakeReplies = 0
+    private let parser = RESPParser()
+    private var backoffMs: Int64 = 100
+    private var reconnect: Timer?
+    private var watchdog: Timer?
+    private(set) var state: State = .connecting
+    /// A reply to a handshake command that was an error (a wrong password): said once.
+    private(set) var lastHandshakeError: String?
+
+    /// How long the oldest command may wait for its answer before the connection is
+    /// treated as failed (a Redis that is stopped or swapping must not hold sign-ins).
+    var commandTimeoutMs: Int64 = 2_000
+    static let maximumBackoffMs: Int64 = 5_000
+
+    /// State changes (for health and the log), pub/sub messages, and command latencies.
+    var onStateChange: ((State) -> Void)?
+    var onMessage: (([UInt8]) -> Void)?
+    var onLatency: ((Int64, Bool) -> Void)?
+
+    init(loop: EventLoop, endpoint: RedisEndpoint, tls: TLSClientContext?, role: Role, address: @escaping () -> SocketAddress?) {
+        self.loop = loop
+        self.endpoint = endpoint
+        self.tls = tls
+        self.role = role
+        self.address = address
+        reconnect = Timer(loop: loop) { [unowned self] in self.connect() }
+        watchdog = Timer(loop: loop) { [unowned self] in self.checkDeadline() }
+    }
+
+    deinit { closeSocket() }
+
+    var isReady: Bool { state == .ready }
+
+    /// Sends `command`; `reply` gets the answer, or nil when the connection is not ready
+    /// or fails before answering (then at once or on a later turn of the loop).
+    func send(_ command: [UInt8], reply: @escaping (RESPValue?) -> Void) {
+        guard state == .ready, let bev, bufferevent_write(bev, command, command.count) == 0 else {
+            onLatency?(0, false)
+            return reply(nil)
+        }
+        pending.append((loop.nowMilliseconds, reply))
+        if watchdog?.isScheduled == false { watchdog?.schedule(afterMilliseconds: 250) }
+    }
+
+    func start() { connect() }
+
+    func stop() {
+        reconnect?.cancel()
+        watchdog?.cancel()
+        fail("stopped", retry: false)
+    }
+
+    // MARK: connecting
+
+    private func connect() {
+        closeSocket()
+        guard let target = address() else { return failed("cannot resolve \(endpoint.host)") }
+        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
+        if let tls {
+            guard let ssl = tls.makeSSL(host: endpoint.host, isIPLiteral: endpoint.isIPLiteral) else {
+                return failed("TLS set-up failed")
+            }
+            bev = bufferevent_openssl_socket_new(loop.base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, options)
+            if bev == nil { SSL_free(ssl) }
+        } else {
+            bev = bufferevent_socket_new(loop.base, -1, options)
+        }
+        guard let bev else { return failed("cannot create a socket") }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        bufferevent_setcb(bev, { _, arg in
+            Unmanaged<RedisConnection>.fromOpaque(arg!).takeUnretainedValue().readable()
+        }, nil, { _, events, arg in
+            Unmanaged<RedisConnection>.fromOpaque(arg!).takeUnretainedValue().event(events)
+        }, context)
+        setState(.connecting)
+        let started = target.withSockaddr { bufferevent_socket_connect(bev, $0, Int32($1)) }
+        if started != 0 { return failed("connect to \(target) failed") }
+        // The handshake has the command deadline too: a port that accepts and never answers.
+        pending.append((loop.nowMilliseconds, { _ in }))
+        handshakeReplies = -1  // the placeholder above, removed on connect
+        watchdog?.schedule(afterMilliseconds: 250)
+    }
+
+    private func event(_ events: Int16) {
+        guard let bev else { return }
+        if events & Int16(BEV_EVENT_CONNECTED) != 0 {
+            pending.removeAll()
+            pendingHead = 0
+            var handshake: [[UInt8]] = []
+            if let password = endpoint.password { handshake.append(RESP.command([Array("AUTH".utf8), password])) }
+            if endpoint.database != 0 { handshake.append(RESP.command("SELECT", String(endpoint.database))) }
+            if case .subscriber(let channel) = role { handshake.append(RESP.command("SUBSCRIBE", channel)) }
+            handshake.append(RESP.command("PING"))
+            handshakeReplies = handshake.count
+            for command in handshake {
+                _ = bufferevent_write(bev, command, command.count)
+                pending.append((loop.nowMilliseconds, { _ in }))
+            }
+            _ = bufferevent_enable(bev, Int16(EV_READ))
+            return
+        }
+        guard events & Int16(BEV_EVENT_EOF | BEV_EVENT_ERROR) != 0 else { return }
+        var reason = events & Int16(BEV_EVENT_EOF) != 0 ? "connection closed by Redis" : "connection failed (\(String(cString: strerror(errno))))"
+        if tls != nil, let ssl = bufferevent_openssl_get_ssl(bev), SSL_get_verify_result(ssl) != X509_V_OK {
+            reason = "TLS certificate not trusted (verify error \(SSL_get_verify_result(ssl)))"
+        }
+        failed(reason)
+    }
+
+    private func readable() {
+        guard let bev, let input = bufferevent_get_input(bev) else { return }
+        while true {
+            let length = evbuffer_get_length(input)
+            guard length > 0, let bytes = evbuffer_pullup(input, -1) else { return }
+            switch parser.parse(UnsafeRawBufferPointer(start: bytes, count: length)) {
+            case .incomplete:
+                return
+            case .invalid(let why):
+                return failed("invalid reply from Redis: \(why)")
+            case .value(let value, let consumed):
+                _ = evbuffer_drain(input, consumed)
+                deliver(value)
+                if self.bev == nil { return }
+            }
+        }
+    }
+
+    private func deliver(_ value: RESPValue) {
+        if case .subscriber = role, handshakeReplies == 0, case .array(let parts?) = value, parts.count == 3,
+           parts[0].bytes == Array("message".utf8), let payload = parts[2].bytes {
+            onMessage?(payload)
+            return
+        }
+        guard pendingHead < pending.count else { return failed("a reply nobody asked for") }
+        let entry = pending[pendingHead]
+        pendingHead += 1
+        if pendingHead == pending.count {
+            pending.removeAll(keepingCapacity: true)
+            pendingHead = 0
+        }
+        if handshakeReplies > 0 {
+            handshakeReplies -= 1
+            if case .error(let message) = value {
+                lastHandshakeError = message
+                return failed(Self.handshakeFailure(message))
+            }
+            if handshakeReplies == 0 {
+                backoffMs = 100
+                lastHandshakeError = nil
+                setState(.ready)
+            }
+            return
+        }
+        onLatency?(loop.nowMilliseconds - entry.sentMs, !value.isError)
+        entry.reply(value)
+    }
+
+    static func handshakeFailure(_ message: String) -> String {
+        if message.hasPrefix("WRONGPASS") || message.hasPrefix("NOAUTH") || message.contains("AUTH") {
+            return "authentication failed: \(message) (check revocations.password)"
+        }
+        return "Redis refused the connection set-up: \(message)"
+    }
+
+    // MARK: failing
+
+    private func checkDeadline() {
+        guard pendingHead < pending.count else { return }
+        let age = loop.nowMilliseconds - pending[pendingHead].sentMs
+        if age >= commandTimeoutMs {
+            return failed(state == .ready ? "no answer within \(commandTimeoutMs) ms" : "connection set-up timed out")
+        }
+        watchdog?.schedule(afterMilliseconds: 250)
+    }
+
+    private func failed(_ reason: String) { fail(reason, retry: true) }
+
+    private func fail(_ reason: String, retry: Bool) {
+        closeSocket()
+        let waiting = pending[pendingHead...].map(\.reply)
+        pending.removeAll()
+        pendingHead = 0
+        handshakeReplies = 0
+        setState(.down(reason))
+        for reply in waiting {
+            onLatency?(0, false)
+            reply(nil)
+        }
+        if retry {
+            reconnect?.schedule(afterMilliseconds: backoffMs)
+            backoffMs = min(backoffMs * 2, Self.maximumBackoffMs)
+        }
+    }
+
+    private func setState(_ new: State) {
+        guard new != state else { return }
+        state = new
+        onStateChange?(new)
+    }
+
+    private func closeSocket() {
+        if let bev {
+            bufferevent_free(bev)
+            self.bev = nil
+        }
+    }
+}
