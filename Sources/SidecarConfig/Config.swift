@@ -32,6 +32,7 @@ public struct Config: Sendable {
     public var admin: Admin
     public var log: Log
     public var limits: Limits
+    public var pages: Pages = Pages()
 
     /// Things that load but look wrong (e.g. a public_url Apple would never accept).
     public var warnings: [ConfigWarning]
@@ -170,6 +171,15 @@ public struct Config: Sendable {
         public var access: Bool
         /// Log emails only when true.
         public var pii: Bool
+    }
+
+    /// SPEC §4.12. The templates are read and checked by the proxy's page renderer (at start
+    /// and on SIGHUP); here only the directory is.
+    public struct Pages: Sendable, Equatable {
+        /// Browser navigations without a session get the sign-in page instead of the redirect.
+        public var signIn = false
+        /// The operator's page templates; nil: the built-in pages.
+        public var templates: String?
     }
 
     public struct Limits: Sendable, Equatable {

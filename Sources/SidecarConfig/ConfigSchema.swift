@@ -48,6 +48,10 @@ struct ConfigSchema {
         })
         let log = readLog(root.section("log"))
         let limits = readLimits(root.section("limits"))
+        let pagesSection = root.section("pages")
+        let pages = Config.Pages(
+            signIn: pagesSection.bool("sign_in", default: false),
+            templates: pagesSection.optional("templates", Parse.directory(baseDirectory: baseDirectory)))
 
         guard let publicURL, let upstream, let apple, let session else { return nil }
         return Config(
@@ -56,7 +60,7 @@ struct ConfigSchema {
             upstreamConnectTimeout: upstreamConnectTimeout, preserveHost: preserveHost, routes: routes,
             apple: apple, session: session, access: access, headers: headers, assertion: assertion,
             notifications: notifications, revocations: revocations, admin: admin, log: log, limits: limits,
-            warnings: warnings)
+            pages: pages, warnings: warnings)
     }
 
     // MARK: Sections

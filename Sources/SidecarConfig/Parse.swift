@@ -94,6 +94,15 @@ enum Parse {
         }
     }
 
+    /// A directory other modules read later (`pages.templates`), checked now.
+    static func directory(baseDirectory: String) -> (String) -> Result<String, ValueError> {
+        { text in
+            path(baseDirectory: baseDirectory)(text).flatMap { path in
+                FilePath.checkDirectory(path).map { .failure($0) } ?? .success(path)
+            }
+        }
+    }
+
     static func revocationStore(baseDirectory: String) -> (String) -> Result<RevocationStore, ValueError> {
         { text in
             if text == "memory" { return .success(.memory) }

@@ -73,6 +73,17 @@ enum FilePath {
         return .success(bytes)
     }
 
+    /// Whether `path` is a directory this process may list (for `pages.templates`).
+    static func checkDirectory(_ path: String) -> ValueError? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return unreadable(path, errno) }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            return ValueError("\(quoted(path)) is not a directory", kind: .unresolvable)
+        }
+        guard access(path, R_OK | X_OK) == 0 else { return unreadable(path, errno) }
+        return nil
+    }
+
     static func exists(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0

@@ -16,9 +16,13 @@ final class AccessPolicy {
     private let publicPaths: PathGlobSet
     private let apiPaths: PathGlobSet
     private let auth: Authenticator?
+    let pages: PageRenderer
+    private let signInPage: Bool
 
     init(options: ProxyOptions, auth: Authenticator?) {
         self.auth = auth
+        pages = options.pages
+        signInPage = options.signInPage
         var prefix = Array(options.routePrefix.utf8)
         while prefix.last == UInt8(ascii: "/") { prefix.removeLast() }
         self.prefix = prefix
@@ -30,10 +34,14 @@ final class AccessPolicy {
     /// `head`'s borrowed bytes.
     func decide(_ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], identity: inout RequestIdentity) -> Decision {
         if isUnderPrefix(path) {
-            guard auth != nil else { return .respond(.plain(404)) }
+            guard auth != nil else { return .respond(localError(404, head, path: path)) }
             switch AuthEndpoint.route(path[prefix.count...], method: head.method) {
             case .success(let endpoint): return .endpoint(endpoint)
-            case .failure(let refusal): return .respond(refusal.response)
+            case .failure(.notFound): return .respond(localError(404, head, path: path))
+            case .failure(.methodNotAllowed(let allow)):
+                var answer = localError(405, head, path: path)
+                answer.extraFields.append(("Allow", allow))
+                return .respond(answer)
             }
         }
         if path.withUnsafeBytes({ publicPaths.matches($0) }) {
@@ -52,8 +60,15 @@ final class AccessPolicy {
         return path.count == prefix.count || path[prefix.count] == UInt8(ascii: "/")
     }
 
-    /// SPEC §4.3: browsers are redirected (GET/HEAD) or get a short HTML 401; API clients
-    /// get 401 JSON with a Bearer challenge.
+    /// A status the proxy answers itself: the error page for browsers, one plain line for
+    /// API clients (SPEC §4.12 covers pages, not API answers).
+    func localError(_ status: Int, _ head: HTTPRequestHead, path: [UInt8]) -> LocalResponse {
+        isAPIClient(head, path: path) ? .plain(status) : pages.proxyError(status)
+    }
+
+    /// SPEC §4.3: browsers are redirected (GET/HEAD), or with `pages.sign_in` get the sign-in
+    /// page, or (other methods) the sign-in-required page; API clients get 401 JSON with a
+    /// Bearer challenge.
     private func unauthenticated(_ head: HTTPRequestHead, path: [UInt8]) -> LocalResponse {
         let login = prefix + Array("/login".utf8)
         if isAPIClient(head, path: path) {
@@ -70,16 +85,12 @@ final class AccessPolicy {
             location += Array("%3F".utf8)
             percentEncode(head.bytes(query), into: &location)
         }
-        if head.method == .get || head.method == .head {
-            return LocalResponse(
-                status: 302, reason: "Found", contentType: "text/html; charset=utf-8",
-                body: Array("<!doctype html><a href=\"".utf8) + location + Array("\">Sign in</a>\n".utf8),
-                extraFields: [("Location", location)])
-        }
+        guard head.method == .get || head.method == .head else { return pages.unauthorized(loginURL: location) }
+        if signInPage { return pages.signIn(loginURL: location) }
         return LocalResponse(
-            status: 401, reason: "Unauthorized", contentType: "text/html; charset=utf-8",
-            body: Array("<!doctype html><title>Sign in required</title><p>Please <a href=\"".utf8)
-                + location + Array("\">sign in</a>.</p>\n".utf8))
+            status: 302, reason: "Found", contentType: "text/html; charset=utf-8",
+            body: Array("<!doctype html><a href=\"".utf8) + location + Array("\">Sign in</a>\n".utf8),
+            extraFields: [("Location", location), ("Content-Security-Policy", AuthPages.redirectPolicy)])
     }
 
     /// API client: matches api_paths, sends Authorization or X-Requested-With: XMLHttpRequest,

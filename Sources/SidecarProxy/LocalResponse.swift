@@ -13,6 +13,10 @@ struct LocalResponse {
     /// `no-store` unless the answer is public by nature (`jwks.json`): everything else the
     /// sidecar answers may depend on the session.
     var cacheControl: StaticString = "no-store"
+    /// Where a page shows the request id (`{{request_id}}`): offsets into `body`, spliced as
+    /// the response is written. Request ids are `[A-Za-z0-9._-]` by construction (a client's
+    /// is kept only when it matches), so they need no HTML escaping.
+    var requestIdOffsets: [Int] = []
 
     /// Status codes the proxy produces, with a one-line plain-text body.
     static func plain(_ status: Int) -> LocalResponse {
@@ -45,10 +49,10 @@ struct LocalResponse {
         out.append("\r\nContent-Type: ")
         out.append(contentType)
         out.append("\r\nContent-Length: ")
-        out.append(decimal: UInt64(body.count))
+        out.append(decimal: UInt64(bodyCount(requestId: requestId)))
         out.append("\r\nCache-Control: ")
         out.append(cacheControl)
-        out.append("\r\n")
+        out.append("\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n")
         for field in extraFields {
             out.append(field.name)
             out.append(": ")
@@ -67,6 +71,16 @@ struct LocalResponse {
             out.append("\r\n")
         }
         out.append(keepAlive ? "\r\n" : "Connection: close\r\n\r\n")
-        if !headOnly { out.append(body) }
+        guard !headOnly else { return }
+        var from = 0
+        for offset in requestIdOffsets {
+            out.append(body[from..<offset])
+            out.append(requestId)
+            from = offset
+        }
+        out.append(body[from...])
     }
+
+    /// The body's length on the wire, the request id spliced in.
+    func bodyCount(requestId: [UInt8]) -> Int { body.count + requestIdOffsets.count * requestId.count }
 }

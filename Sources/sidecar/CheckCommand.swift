@@ -63,6 +63,8 @@ struct CheckCommand: ParsableCommand {
             rows.insert(("android", config.publicURL.origin + config.routes.prefix + "/android/callback for "
                             + config.apple.androidPackages.joined(separator: ", ")), at: rows.count - 2)
         }
+        rows.append(("pages", (config.pages.signIn ? "sign-in page" : "redirect to sign in")
+                        + ", " + (config.pages.templates.map { "templates from \($0)" } ?? "built-in templates")))
         rows += extra
         let width = rows.map(\.0.count).max() ?? 0
         return "\(config.file): OK\n" + rows.map { name, value in

@@ -66,7 +66,8 @@ struct DemoCommand: ParsableCommand {
                 options: emulatorOptions, listen: try SocketAddress(host: "127.0.0.1", port: emulatorPort))
         }
         defer { emulator.stop() }
-        let upstream = try DemoDirectory.withStopSignalsBlocked { try DemoUpstream.start(port: upstreamPort) }
+        let upstream = try DemoDirectory.withStopSignalsBlocked { try DemoUpstream.start(port: upstreamPort, console: emulator.issuer + "/emulator")
+        }
         defer { upstream.stop() }
 
         let configFile = try files.write("""
@@ -100,7 +101,7 @@ struct DemoCommand: ParsableCommand {
 
             Sign in with Apple demo
               open            \(publicURL)/
-              Apple emulator  \(emulator.issuer)/emulator   (pick any test user, or type an email)
+              Apple emulator  \(emulator.issuer)/emulator   (console: test users, faults, consent, notifications)
               demo app        http://\(upstream.address)/   (behind the sidecar; it trusts its headers)
               files           \(directory)   (sidecar.yaml, client key, cookie secret)
             Press Ctrl-C to stop.
@@ -141,10 +142,10 @@ private final class DemoUpstream: @unchecked Sendable {
         self.server = server
     }
 
-    static func start(port: UInt16) throws -> DemoUpstream {
+    static func start(port: UInt16, console: String) throws -> DemoUpstream {
         let loop = try EventLoop()
         let server = try ServiceServer(loop: loop, address: try SocketAddress(host: "127.0.0.1", port: port)) {
-            request, respond in respond(page(request))
+            request, respond in respond(page(request, console: console))
         }
         guard let address = server.localAddress else { throw RuntimeFailure("demo upstream: no address") }
         let upstream = DemoUpstream(address: address, channel: try WakeupChannel(), loop: loop, server: server)
@@ -172,29 +173,41 @@ private final class DemoUpstream: @unchecked Sendable {
         "X-Auth-User-Id", "X-Auth-Email", "X-Auth-Email-Verified", "X-Auth-Private-Email", "X-Auth-Name",
     ]
 
-    static func page(_ request: ServiceRequest) -> ServiceResponse {
+    /// The app page in the sidecar's design: who you are, and the whole lifecycle — sign
+    /// out, delete the account, and the emulator's console to revoke consent from "Apple".
+    static func page(_ request: ServiceRequest, console: String) -> ServiceResponse {
         var rows = ""
         for name in identityHeaders {
             let value = request.header(name)
-            rows += "<tr><th>\(HTML.escape(name))</th><td>\(value.map(HTML.escape) ?? "<em>absent</em>")</td></tr>\n"
+            rows += "<tr><th scope=\"row\">\(HTML.escape(name))</th><td>\(value.map { "<code>\(HTML.escape($0))</code>" } ?? "<em>absent</em>")</td></tr>\n"
         }
         let name = request.header("X-Auth-Name").flatMap(percentDecoded) ?? "there"
-        let body = """
-            <!doctype html>
-            <html lang="en"><head><meta charset="utf-8"><title>Sidecar demo app</title>
-            <style>body{font:16px system-ui,sans-serif;margin:3em auto;max-width:40em}th{text-align:left;padding-right:1em}</style>
-            </head><body>
+        let body = PageDesign.head(title: "Sidecar demo app") + """
+            <main class="wide">
+            <p class="notice" id="demo-banner">Demo: "Apple" here is the local emulator. In its
+            <a href="\(HTML.escape(console))" id="console-link">console</a> you can add test users, arm faults, revoke a
+            user's consent or send Apple's notifications, and watch this session end.</p>
             <h1>Hello, \(HTML.escape(name))</h1>
-            <p>This page is the upstream app. It never saw Apple: the sidecar signed you in and
-            told it who you are in these request headers (any client-sent copy was removed).</p>
+            <p>This page is the upstream app. It never saw Apple: the sidecar signed you in and told it who you are in
+            these request headers (any client-sent copy was removed).</p>
             <table>\(rows)</table>
             <p>Path: <code>\(HTML.escape(request.path))</code></p>
-            <form method="post" action="/.auth/logout"><button type="submit">Sign out</button></form>
+            <div class="actions">
+            <form method="post" action="/.auth/logout"><button type="submit" id="sign-out">Sign out</button></form>
+            <form method="post" action="/.auth/revoke"><button type="submit" class="danger" id="delete-account">Delete my account</button></form>
+            </div>
+            </main>
             </body></html>
+
             """
-        return .html(200, body)
+        var response = ServiceResponse.html(200, body)
+        response.headers.append(("Content-Security-Policy", demoPolicy))
+        response.headers.append(("Referrer-Policy", "no-referrer"))
+        return response
     }
 
+    private static let demoPolicy = PageDesign.contentSecurityPolicy(
+        styleHashes: [Base64.encode(SHA256.hash(Array(PageDesign.styleSheet.utf8)))])
 
     /// `%XX` decoded as UTF-8 (the name header); nil if malformed.
     private static func percentDecoded(_ text: String) -> String? {

@@ -99,6 +99,7 @@ extension ProxyOptions {
         maxConnections = config.limits.maxConnections
         responseBufferBytes = config.limits.responseBuffer
         minBodyRate = config.limits.minBodyRate
+        signInPage = config.pages.signIn
     }
 }
 

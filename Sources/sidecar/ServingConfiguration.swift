@@ -35,6 +35,11 @@ struct ServingConfiguration {
             throw Refusal(lines: error.errors.map(\.description))
         }
         var options = ProxyOptions(config)
+        do {
+            options.pages = try PageRenderer.load(templates: config.pages.templates)
+        } catch {
+            throw Refusal(lines: error.lines.map { "\($0) (pages.templates in \(file))" })
+        }
         var tlsWarnings: [String] = []
         if let tls = config.tls {
             // The pair is read and checked here, so `check` refuses what `run` could not serve
@@ -57,7 +62,7 @@ struct ServingConfiguration {
         }
         let shared = try makeShared(config)
         do {
-            options.auth = try AuthSettings(config: config, shared: shared)
+            options.auth = try AuthSettings(config: config, shared: shared, pages: options.pages)
         } catch {
             throw Refusal(lines: ["\(file): \(error)"])
         }

@@ -58,6 +58,7 @@ final class ExampleConfigTests: XCTestCase {
         XCTAssertEqual(example.notifications, minimal.notifications)
         XCTAssertEqual(example.revocations, minimal.revocations)
         XCTAssertEqual(example.admin, minimal.admin)
+        XCTAssertEqual(example.pages, minimal.pages)
         XCTAssertEqual(example.log, minimal.log)
         XCTAssertEqual(example.limits, minimal.limits)
         XCTAssertEqual(example.warnings, [])
@@ -68,6 +69,7 @@ final class ExampleConfigTests: XCTestCase {
     func testExampleWithEveryOptionalKeyUncommentedLoads() throws {
         let directory = try Fixture.directory(self)
         try FileManager.default.createDirectory(atPath: directory + "/tls", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory + "/pages", withIntermediateDirectories: true)
         for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem"] {
             try "PEM".write(toFile: directory + "/" + file, atomically: true, encoding: .utf8)
         }
@@ -83,7 +85,7 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 10)
+        XCTAssertEqual(uncommented, 11)
 
         let config = try load(text, preparing: directory)
         XCTAssertEqual(config.tls?.certFile, directory + "/tls/cert.pem")
@@ -93,5 +95,6 @@ final class ExampleConfigTests: XCTestCase {
         XCTAssertEqual(config.session.refreshAfter, .hours(1), "the sample value is the default for the sample idle_timeout")
         XCTAssertEqual(config.assertion.privateKeyFile, directory + "/assertion.pem")
         XCTAssertEqual(config.notifications.forwardTo?.description, "http://127.0.0.1:3000/hooks/apple")
+        XCTAssertEqual(config.pages.templates, directory + "/pages/")
     }
 }

@@ -38,7 +38,8 @@ def find_browser():
 
 def start_chromium(profile_dir, spki_pins=(), log_path=None):
     """A headless Chromium with its own profile that trusts exactly the given leaf SPKI pins
-    (base64 SHA-256) beyond the system store. Returns a selenium WebDriver."""
+    (base64 SHA-256) beyond the system store. Returns a selenium WebDriver whose performance
+    log holds the network events (for the status and headers of the pages it loads)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -50,6 +51,7 @@ def start_chromium(profile_dir, spki_pins=(), log_path=None):
                 "--disable-background-networking", "--disable-extensions",
                 "--disable-component-update", "--disable-sync", "--window-size=1024,768"):
         options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     if spki_pins:
         options.add_argument("--ignore-certificate-errors-spki-list=" + ",".join(spki_pins))
     if os.geteuid() == 0:
@@ -62,8 +64,11 @@ def start_chromium(profile_dir, spki_pins=(), log_path=None):
 
 
 def wait_until(browser, condition, message):
+    """Polls condition; an element read while the page is being replaced counts as not yet."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(browser, WAIT_TIMEOUT).until(condition, message)
+    return WebDriverWait(browser, WAIT_TIMEOUT, ignored_exceptions=(
+        NoSuchElementException, StaleElementReferenceException)).until(condition, message)
 
 
 @pytest.fixture

@@ -114,7 +114,7 @@ def test_callback_without_state_cookie_is_400(site, browser):
     _, loc = b.start_login()
     fields, _ = b.authorize(loc)
     r = b.callback(fields, jar=False)
-    assert r.status == 400 and b"Try again" in r.body
+    assert r.status == 400 and b'<a class="button primary" href="/.auth/login" id="sign-in-again">Start a new sign-in</a>' in r.body
     assert "state_missing" in failed_reason(sc)
     assert not b.session_cookie
 

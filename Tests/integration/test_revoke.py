@@ -103,7 +103,8 @@ def test_apple_down_is_502_and_nothing_is_revoked(start_native, browser):
     r = sc.request("POST", "/.auth/revoke", bearer(app_session["token"]))
     assert r.status == 502 and r.json()["error"] == "apple_unavailable"
     page = b.request("POST", "/.auth/revoke", [HTML, ("Sec-Fetch-Site", "same-origin")])
-    assert page.status == 502 and b"try again" in page.body
+    assert page.status == 502 and b"nothing was changed. Try again in a moment." in page.body
+    assert b"Reason <code>apple_unreachable</code>" in page.body
     # The user can retry: every session still works.
     assert signed_in_ok(b) and signed_in_ok(other) and bearer_ok(sc, app_session["token"])
     assert metric(sc, 'sidecar_account_deletions_total{outcome="apple_failed"} 3')

@@ -43,20 +43,34 @@ extension AppleEmulator {
     /// Answers a control request; only `POST /emulator/notify` with a `url` answers later
     /// (after its own delivery).
     func control(_ request: ServiceRequest, respond: @escaping (ServiceResponse) -> Void) {
-        guard request.method == "POST", request.path == "/emulator/notify" else { return respond(control(request)) }
+        switch (request.method, request.path) {
+        case ("GET", "/emulator"), ("GET", "/emulator/"), ("HEAD", "/emulator"), ("HEAD", "/emulator/"):
+            // A browser gets the console (SPEC §9); scripts and tests keep the endpoint list.
+            let wantsPage = request.headers("accept").contains { $0.lowercased().contains("text/html") }
+            respond(wantsPage ? console() : .text(200, Self.controlHelp))
+        case ("POST", EmulatorConsole.actionPath):
+            consoleAction(request, respond: respond)
+        default:
+            control(method: request.method, path: request.path, body: request.body, respond: respond)
+        }
+    }
+
+    /// The JSON control API, shared by its HTTP endpoints and the console's forms.
+    func control(method: String, path: String, body: [UInt8], respond: @escaping (ServiceResponse) -> Void) {
+        guard method == "POST", path == "/emulator/notify" else {
+            return respond(control(method: method, path: path, body: body))
+        }
         do throws(ControlError) {
-            notify(try jsonBody(request), respond: respond)
+            notify(try jsonBody(body), respond: respond)
         } catch {
             respond(.json(400, Self.message(error.message)))
         }
     }
 
-    private func control(_ request: ServiceRequest) -> ServiceResponse {
-        let route = (request.method, request.path)
+    private func control(method: String, path: String, body request: [UInt8]) -> ServiceResponse {
+        let route = (method, path)
         do throws(ControlError) {
             switch route {
-            case ("GET", "/emulator"), ("GET", "/emulator/"):
-                return .text(200, Self.controlHelp)
             case ("GET", "/emulator/users"):
                 return .json(200, JSONValue.array(users.map(Self.json)).jsonText)
             case ("POST", "/emulator/users"):
@@ -116,8 +130,8 @@ extension AppleEmulator {
         .json(200, JSONValue.object(["armed": .array(faults.map { .string($0.name) })]).jsonText)
     }
 
-    private func jsonBody(_ request: ServiceRequest) throws(ControlError) -> JSONValue {
-        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(request.body)) else {
+    private func jsonBody(_ body: [UInt8]) throws(ControlError) -> JSONValue {
+        guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(body)) else {
             throw ControlError("body must be JSON")
         }
         return value
@@ -131,7 +145,7 @@ extension AppleEmulator {
                         hideMyEmail: object["hideMyEmail"]?.lenientBoolValue ?? false)
     }
 
-    private static func json(_ user: TestUser) -> JSONValue {
+    static func json(_ user: TestUser) -> JSONValue {
         var object: [String: JSONValue] = ["email": .string(user.email), "hideMyEmail": .bool(user.hideMyEmail)]
         if let first = user.firstName { object["firstName"] = .string(first) }
         if let last = user.lastName { object["lastName"] = .string(last) }

@@ -27,6 +27,8 @@ public final class AppleEmulator {
     /// The last `/auth/revoke` requests (`GET /emulator/revocations`), without tokens.
     var revocations: [JSONValue] = []
     private var delayed: [ObjectIdentifier: Timer] = [:]
+    /// What the console's last actions did, newest first (shown on the console).
+    var consoleLog: [EmulatorConsole.Entry] = []
 
     public init(loop: EventLoop, options: EmulatorOptions) throws(EmulatorConfigurationError) {
         try options.validate()

@@ -60,17 +60,6 @@ enum AuthEndpoint {
 enum RouteRefusal: Error {
     case notFound
     case methodNotAllowed([UInt8])
-
-    var response: LocalResponse {
-        switch self {
-        case .notFound:
-            return .plain(404)
-        case .methodNotAllowed(let allow):
-            var answer = LocalResponse.plain(405)
-            answer.extraFields.append(("Allow", allow))
-            return answer
-        }
-    }
 }
 
 /// A complete request to one of the endpoints.

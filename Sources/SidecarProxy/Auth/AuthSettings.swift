@@ -82,12 +82,17 @@ public final class AuthSettings: Sendable {
     /// Apple's server-to-server events and where they are forwarded (SPEC §4.7).
     let lifecycle: LifecycleSettings
 
+    /// The sign-in failure, signed-out and account pages (SPEC §4.12); the same renderer as
+    /// `ProxyOptions.pages`.
+    let pages: PageRenderer
+
     /// Login cookies in flight from one browser; more start a fresh set.
     static let maximumLoginCookies = 8
     static let loginStateSeconds: Int64 = 600
 
-    public init(config: Config, shared: AuthShared) throws(AuthSetupError) {
+    public init(config: Config, shared: AuthShared, pages: PageRenderer = .builtIn) throws(AuthSetupError) {
         self.shared = shared
+        self.pages = pages
         prefix = config.routes.prefix
         publicOrigin = config.publicURL.origin
         redirectURI = config.redirectURI

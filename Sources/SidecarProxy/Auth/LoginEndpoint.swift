@@ -24,7 +24,7 @@ extension Authenticator {
         } catch {
             logger.error("login failed", metadata: ["reason": "random_failed"])
             metrics.recordLogin("random_failed")
-            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath)
+            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages)
         }
         let login = LoginState(
             state: state, nonce: nonce, codeVerifier: verifier, redirectTarget: target, createdAt: now,
@@ -33,7 +33,7 @@ extension Authenticator {
         guard login.isEncodable, let sealed = try? settings.loginStates.seal(login, context: cookieName) else {
             logger.error("login failed", metadata: ["reason": "state_seal_failed"])
             metrics.recordLogin("state_seal_failed")
-            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath)
+            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages)
         }
 
         var query: [(String, String)] = [

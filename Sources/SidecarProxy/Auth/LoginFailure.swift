@@ -76,20 +76,34 @@ struct LoginFailure: Error {
         }
     }
 
+    /// The page's title: what happened.
     var headline: String {
-        switch status {
-        case 403: "You are not allowed to sign in here"
-        case 502, 504: "Sign in with Apple is not available right now"
-        case 401: reason == "apple_cancelled" ? "Sign-in was cancelled" : "Sign-in could not be verified"
+        switch (status, reason) {
+        case (403, _): "You are not allowed to sign in here"
+        case (504, _): "Apple did not answer in time"
+        case (502, _): "Sign in with Apple is not available right now"
+        case (500, _): "Sign-in failed on our side"
+        case (503, _): "Please try again"
+        case (_, "apple_cancelled"): "Sign-in cancelled"
+        case (401, _): "Sign-in could not be verified"
+        case (_, "state_missing"): "This sign-in could not be matched to your browser"
+        case (_, let r) where r.hasPrefix("state_"): "This sign-in has expired"
         default: "Sign-in did not complete"
         }
     }
 
+    /// One sentence: what it means and what to do. A cancel says only that (SPEC §4.12).
     var advice: String {
-        switch status {
-        case 403: "Your Apple ID is not on this site's list of allowed accounts."
-        case 502, 504: "Apple did not answer as expected. Please try again in a moment."
-        default: "Your sign-in link may have expired or been used already. Please start again."
+        switch (status, reason) {
+        case (403, _): "Your Apple ID is not on this site's list of allowed accounts. Sign in with another Apple ID, or ask the site's owner for access."
+        case (502, _), (504, _): "Apple did not answer as expected, so you are not signed in. Try again in a moment."
+        case (500, _): "Something went wrong on this site, so you are not signed in. Start a new sign-in; if it happens again, contact support with the details below."
+        case (503, _): "The sign-in service could not record this step, so you are not signed in. Start a new sign-in in a moment."
+        case (_, "apple_cancelled"): "You cancelled signing in with Apple."
+        case (401, _): "Apple's confirmation of who you are did not check out, so you are not signed in. Start a new sign-in."
+        case (_, "state_missing"): "Your browser did not send back this sign-in's cookie. Allow cookies for this site, then start a new sign-in."
+        case (_, let r) where r.hasPrefix("state_"): "A sign-in works once and for 10 minutes; this one expired or was already used. Start a new sign-in."
+        default: "Apple's answer was incomplete, so you are not signed in. Start a new sign-in."
         }
     }
 }

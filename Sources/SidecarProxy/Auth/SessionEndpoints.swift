@@ -7,15 +7,14 @@ import SidecarHTTP
 /// session (cookie or bearer token), answered at once.
 extension Authenticator {
     /// Clears the cookie, revokes the session id, revokes Apple's refresh token in the
-    /// background, then 303 to a safe `rd` (204 for API clients). A GET counts only from
-    /// our own site (SPEC §4.4), so a cross-site link cannot sign anyone out.
+    /// background, then 303 to a safe `rd` or the signed-out page (204 for API clients). A GET
+    /// counts only from our own site (SPEC §4.4), so a cross-site link cannot sign anyone out.
     func logout(_ request: EndpointRequest, completion: @escaping (LocalResponse) -> Void) -> LocalResponse? {
         let head = request.head
         if head.method == .get && !isSameSite(head) {
             logger.warning("logout refused", metadata: ["reason": "logout_cross_site", "status": .stringConvertible(403)])
-            return LocalResponse(
-                status: 403, reason: "Forbidden", contentType: "text/html; charset=utf-8",
-                body: Array("<!doctype html><title>Sign out</title><form method=\"post\"><button>Sign out</button></form>\n".utf8))
+            if request.isAPIClient { return AuthPages.json(403, .object(["error": .string("cross_site")])) }
+            return settings.pages.confirmSignOut(logoutURL: Array((settings.prefix + "/logout").utf8))
         }
         var identity = RequestIdentity()
         identify(head, into: &identity)
@@ -30,26 +29,33 @@ extension Authenticator {
                 logger.error("logout not recorded", metadata: [
                     "reason": "store_failed", "error": "\(error)", "request_id": "\(request.requestId)",
                 ])
-                return completion(AuthPages.storeUnavailable(json: request.isAPIClient))
+                return completion(AuthPages.storeUnavailable(
+                    json: request.isAPIClient, loginPath: loginPath, pages: settings.pages))
             }
             if let refreshToken = session.appleRefreshToken {
                 revokeAtApple(refreshToken, clientID: session.appleClientID ?? settings.clientID)
             }
             logger.info("logout", metadata: ["reason": "ok", "sub": "\(session.subject)", "request_id": "\(request.requestId)"])
-            completion(signedOut(request))
+            completion(signedOut(request, userName: session.name))
         }
         return nil
     }
 
-    /// Clears the cookie; 303 to a safe `rd` (204 for API clients).
-    private func signedOut(_ request: EndpointRequest) -> LocalResponse {
+    /// Clears the cookie; 303 to a safe `rd`, else the signed-out page (204 for API clients).
+    private func signedOut(_ request: EndpointRequest, userName: String? = nil) -> LocalResponse {
         var answer: LocalResponse
         if request.isAPIClient {
             answer = LocalResponse(status: 204, reason: "No Content", body: [])
         } else {
             let head = request.head
             let rd = head.query.flatMap { FormFields(head.bytes($0)) }?.single("rd")
-            answer = AuthPages.redirect(303, to: rd.flatMap { settings.redirects.safeTarget($0) } ?? "/")
+            if let target = rd.flatMap({ settings.redirects.safeTarget($0) }) {
+                answer = AuthPages.redirect(303, to: target)
+            } else {
+                // Redirecting to "/" would send a protected site straight back into the login.
+                answer = settings.pages.signedOut(
+                    loginURL: Array((loginPath + "?rd=%2F").utf8), userName: userName ?? "")
+            }
         }
         answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings)))
         return answer

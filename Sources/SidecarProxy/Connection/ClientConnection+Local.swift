@@ -121,7 +121,7 @@ extension ClientConnection {
             into: &worker.lineScratch)
         promisedKeepAlive = keepAlive
         worker.lineScratch.write(to: stream.output)
-        bytesSent = UInt64(answer.body.count)
+        bytesSent = UInt64(answer.bodyCount(requestId: requestId))
         if stream.flush() != 0 {
             close()
             return

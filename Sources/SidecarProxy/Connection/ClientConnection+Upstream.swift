@@ -290,7 +290,8 @@ extension ClientConnection {
         upstreamFailure = upstreamFault
         dropUpstream()
         if !requestBodyDone { keepAlive = false }
-        respond(.plain(code))
+        guard let request else { return respond(.plain(code)) }
+        respond(worker.policy.localError(code, request, path: path))
     }
 
     func finishResponse() {

@@ -63,7 +63,8 @@ final class AccountRevocationFlow {
                 auth.logger.error("account deletion not recorded", metadata: [
                     "reason": "store_failed", "error": "\(error)", "request_id": "\(request.requestId)",
                 ])
-                return finish(.storeFailed, session: session, answer: AuthPages.storeUnavailable(json: request.isAPIClient))
+                return finish(.storeFailed, session: session, answer: AuthPages.storeUnavailable(
+                    json: request.isAPIClient, loginPath: auth.loginPath, pages: settings.pages))
             }
             tellUpstream(session, atMs: nowMs) { [self] in
                 finish(apple, session: session, answer: revoked(apple))
@@ -131,7 +132,7 @@ final class AccountRevocationFlow {
         } else if let target {
             answer = AuthPages.redirect(303, to: target)
         } else {
-            answer = Self.page(200, "Account deleted", "Your account was deleted and you are signed out on every device.")
+            answer = settings.pages.accountDeleted(loginURL: Array(auth.loginPath.utf8))
         }
         answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings)))
         return answer
@@ -149,15 +150,16 @@ final class AccountRevocationFlow {
         if request.isAPIClient {
             return AuthPages.json(502, .object(["error": .string("apple_unavailable"), "reason": .string(reason)]))
         }
-        return Self.page(502, "Account not deleted",
-                         "Apple did not confirm the revocation, so nothing was changed. Please try again in a moment.",
-                         reason: reason)
+        return settings.pages.error(
+            502, reason: reason, title: "Account not deleted",
+            message: "Apple did not confirm the revocation, so nothing was changed. Try again in a moment.")
     }
 
     private func crossSite() -> LocalResponse {
         if request.isAPIClient { return AuthPages.json(403, .object(["error": .string("cross_site")])) }
-        return Self.page(403, "Account not deleted",
-                         "Account deletion must be requested from this site itself.", reason: "cross_site")
+        return settings.pages.error(
+            403, reason: "cross_site", title: "Account not deleted",
+            message: "The request came from another site, so nothing was changed. Delete your account from this site's own page.")
     }
 
     private func unauthenticated() -> LocalResponse {
@@ -166,20 +168,8 @@ final class AccountRevocationFlow {
             answer.extraFields.append(("WWW-Authenticate", Array("Bearer realm=\"sidecar\"".utf8)))
             return answer
         }
-        return Self.page(401, "Sign in required", "Sign in first to delete your account.", reason: "unauthenticated")
-    }
-
-    private static func page(_ status: Int, _ title: String, _ message: String, reason: String? = nil) -> LocalResponse {
-        let html = """
-            <!doctype html><html lang="en"><head><meta charset="utf-8"><title>\(HTML.escape(title))</title></head>
-            <body><h1>\(HTML.escape(title))</h1><p>\(HTML.escape(message))</p>\
-            \(reason.map { "<p><small>Reason: \(HTML.escape($0))</small></p>" } ?? "")
-            </body></html>
-
-            """
-        return LocalResponse(
-            status: status, reason: AuthPages.reasonPhrase(status), contentType: "text/html; charset=utf-8",
-            body: Array(html.utf8))
+        return settings.pages.unauthorized(
+            loginURL: Array(auth.loginPath.utf8), message: "You are not signed in, so there is no account to delete. Sign in first, then delete your account.")
     }
 }
 
