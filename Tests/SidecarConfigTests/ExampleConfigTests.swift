@@ -13,9 +13,9 @@ final class ExampleConfigTests: XCTestCase {
         }
     }
 
-    private func load(_ text: String, preparing directory: String) throws -> Config {
+    private func load(_ text: String, preparing directory: String, environment: [String: String] = Fixture.environment) throws -> Config {
         try FileManager.default.copyItem(atPath: directory + "/AuthKey.p8", toPath: directory + "/AuthKey_XYZ123ABCD.p8")
-        return try Config.parse(yaml: text, file: "sidecar.yaml", environment: Fixture.environment, baseDirectory: directory)
+        return try Config.parse(yaml: text, file: "sidecar.yaml", environment: environment, baseDirectory: directory)
     }
 
     func testExampleLoadsAndMatchesTheDefaults() throws {
@@ -70,7 +70,7 @@ final class ExampleConfigTests: XCTestCase {
         let directory = try Fixture.directory(self)
         try FileManager.default.createDirectory(atPath: directory + "/tls", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory + "/pages", withIntermediateDirectories: true)
-        for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem"] {
+        for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem", "redis-ca.pem"] {
             try "PEM".write(toFile: directory + "/" + file, atomically: true, encoding: .utf8)
         }
         let setting = try NSRegularExpression(pattern: #"^(\s*)# (\s*[a-z_]+:( .*)?)$"#)
@@ -85,9 +85,10 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 11)
+        XCTAssertEqual(uncommented, 14)
 
-        let config = try load(text, preparing: directory)
+        let config = try load(text, preparing: directory,
+                              environment: Fixture.environment.merging(["SIDECAR_REDIS_PASSWORD": "pw"]) { $1 })
         XCTAssertEqual(config.tls?.certFile, directory + "/tls/cert.pem")
         XCTAssertEqual(config.apple.caFile, directory + "/emulator-ca.pem")
         XCTAssertEqual(config.session.domain, "example.com")
@@ -96,5 +97,8 @@ final class ExampleConfigTests: XCTestCase {
         XCTAssertEqual(config.assertion.privateKeyFile, directory + "/assertion.pem")
         XCTAssertEqual(config.notifications.forwardTo?.description, "http://127.0.0.1:3000/hooks/apple")
         XCTAssertEqual(config.pages.templates, directory + "/pages/")
+        XCTAssertEqual(config.revocations.password?.source, "env:SIDECAR_REDIS_PASSWORD")
+        XCTAssertEqual(config.revocations.keyPrefix, "sidecar:")
+        XCTAssertEqual(config.revocations.caFile, directory + "/redis-ca.pem")
     }
 }
