@@ -10,6 +10,7 @@ struct SidecarCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sidecar",
         abstract: "Sign in with Apple in front of any web app.",
+        discussion: SidecarCommand.manual,
         version: SidecarVersion.description,
         subcommands: [
             RunCommand.self,
@@ -21,6 +22,39 @@ struct SidecarCommand: ParsableCommand {
         ],
         defaultSubcommand: RunCommand.self
     )
+
+    /// What `sidecar --help` prints below the usage: the sections of a man page, since an
+    /// installed binary may be all an operator has (`scripts/install` also installs sidecar.1).
+    static let manual = """
+        A reverse proxy that runs the Sign in with Apple web flow and the code-for-token
+        exchange itself, keeps sessions in sealed cookies (or bearer tokens for native
+        apps) and forwards authenticated requests to the upstream with identity headers
+        that clients can never forge (every client copy is removed).
+
+        FILES
+          sidecar.yaml      the configuration (`--config`; default ./sidecar.yaml); every
+                            key, its default and its errors: the README and SPEC §3
+          AuthKey_*.p8      Apple's ES256 key that signs client secrets (apple.private_key_file)
+
+        SIGNALS
+          SIGHUP            reload the configuration, TLS certificate, assertion key and page
+                            templates; a configuration that fails keeps the running one
+          SIGTERM, SIGINT   stop accepting, answer what is in flight, exit 0
+
+        EXIT STATUS
+          0 success; 1 invalid configuration or usage (file, key, line and column are
+          named); 2 a runtime failure (a port in use, a worker that cannot start)
+
+        ENVIRONMENT
+          Any secret value may be env:NAME or file:/path (session.secrets,
+          apple.private_key, revocations.password, revocations.store).
+
+        EXAMPLES
+          sidecar secret > cookie.secret        a fresh session secret
+          sidecar check --config sidecar.yaml   validate, print a summary
+          sidecar run --config sidecar.yaml     serve
+          sidecar demo                          try it with the built-in Apple emulator
+        """
 
     static func main() {
         do {

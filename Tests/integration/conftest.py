@@ -160,11 +160,15 @@ def upstream(tmp_path_factory, keydir):
 
 @pytest.fixture(autouse=True)
 def _per_test(request):
-    """Per-test deadline (SIGALRM) and fresh upstream counters."""
+    """Per-test deadline (SIGALRM) and fresh upstream counters. A test that builds something
+    (`@pytest.mark.deadline(seconds)`) gets a longer one."""
+    marker = request.node.get_closest_marker("deadline")
+    limit = marker.args[0] if marker else TEST_TIMEOUT
+
     def on_alarm(signum, frame):
-        raise TimeoutError("test exceeded %d s" % TEST_TIMEOUT)
+        raise TimeoutError("test exceeded %d s" % limit)
     old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, TEST_TIMEOUT)
+    signal.setitimer(signal.ITIMER_REAL, limit)
     if "upstream" in request.fixturenames:
         request.getfixturevalue("upstream").reset()
     yield
@@ -514,3 +518,7 @@ def pytest_sessionstart(session):
     if not sidecar_binary().exists():
         raise pytest.UsageError("no sidecar binary at %s: run `swift build --product sidecar`"
                                 " first (or set SIDECAR_BIN)" % sidecar_binary())
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "deadline(seconds): a longer per-test deadline than TEST_TIMEOUT")

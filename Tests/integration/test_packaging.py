@@ -144,3 +144,25 @@ def test_the_replicas_example_is_a_config_check_accepts_and_a_valid_haproxy_conf
     checked.write_text(cfg.replace("/etc/haproxy/app.example.com.pem", str(pem)))
     r = subprocess.run(["haproxy", "-c", "-f", str(checked)], capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.deadline(1500)  # a static release build
+def test_scripts_install_puts_a_static_stripped_binary_and_its_manual_page_in_place(tmp_path):
+    # The real script, into a DESTDIR (a package build's staging root), as an operator runs it.
+    r = subprocess.run([str(ROOT / "scripts" / "install"), "/usr/local"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=1500, env=dict(__import__("os").environ, DESTDIR=str(tmp_path / "stage")))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    binary = tmp_path / "stage" / "usr" / "local" / "bin" / "sidecar"
+    manual = tmp_path / "stage" / "usr" / "local" / "share" / "man" / "man1" / "sidecar.1"
+    described = subprocess.run(["file", "-b", str(binary)], capture_output=True, text=True).stdout \
+        if shutil.which("file") else ""
+    if described:
+        assert "stripped" in described and "not stripped" not in described, described
+    linked = subprocess.run(["ldd", str(binary)], capture_output=True, text=True).stdout
+    assert "libswiftCore" not in linked and "libFoundation" not in linked, linked  # the Swift runtime is inside
+    assert subprocess.run([str(binary), "version"], capture_output=True, text=True).returncode == 0
+    help_text = subprocess.run([str(binary), "--help"], capture_output=True, text=True).stdout
+    for section in ("FILES", "SIGNALS", "EXIT STATUS", "ENVIRONMENT", "EXAMPLES"):
+        assert section in help_text, help_text
+    page = manual.read_text()
+    assert page.startswith(".") and "SIGHUP" in page and (".Sh" in page or ".SH" in page), page[:500]
