@@ -68,7 +68,8 @@ final class RedisConnection {
     /// How long the oldest command may wait for its answer before the connection is
     /// treated as failed (a Redis that is stopped or swapping must not hold sign-ins).
     var commandTimeoutMs: Int64 = 2_000
-    static let maximumBackoffMs: Int64 = 5_000
+    /// Reconnect attempts back off from 100 ms, doubling up to this.
+    var maximumBackoffMs: Int64 = 5_000
 
     /// State changes (for health and the log), pub/sub messages, and command latencies.
     var onStateChange: ((State) -> Void)?
@@ -246,7 +247,7 @@ final class RedisConnection {
         }
         if retry {
             reconnect?.schedule(afterMilliseconds: backoffMs)
-            backoffMs = min(backoffMs * 2, Self.maximumBackoffMs)
+            backoffMs = min(backoffMs * 2, maximumBackoffMs)
         }
     }
 

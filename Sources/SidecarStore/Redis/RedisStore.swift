@@ -69,6 +69,9 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
             resolved.withLock { $0 }
         }
         connection.onLatency = { [counters] ms, ok in counters.record(ms: ms, ok: ok) }
+        // Readiness follows the store thread's link (back-off up to 5 s); a worker's own link
+        // retries at least every second, so sign-ins work again soon after /readyz says so.
+        connection.maximumBackoffMs = 1_000
         links.withLock { $0[Self.threadKey] = LinkBox(connection) }
         connection.start()
     }
