@@ -64,11 +64,13 @@ def start_chromium(profile_dir, spki_pins=(), log_path=None):
 
 
 def wait_until(browser, condition, message):
-    """Polls condition; an element read while the page is being replaced counts as not yet."""
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    """Polls condition; an element read while the page is being replaced counts as not yet.
+    Chromium reports that race in several ways (no such element, a stale reference, or an
+    "unknown error: Node with given id does not belong to the document"), so every WebDriver
+    error is a "not yet"; one that persists ends in the timeout with `message`."""
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
-    return WebDriverWait(browser, WAIT_TIMEOUT, ignored_exceptions=(
-        NoSuchElementException, StaleElementReferenceException)).until(condition, message)
+    return WebDriverWait(browser, WAIT_TIMEOUT, ignored_exceptions=(WebDriverException,)).until(condition, message)
 
 
 @pytest.fixture
