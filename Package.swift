@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "sidecar", targets: ["sidecar"]),
         .executable(name: "http-fuzz", targets: ["HTTPFuzz"]),
         .executable(name: "crypto-bench", targets: ["CryptoBench"]),
+        .executable(name: "session-mint", targets: ["SessionMint"]),
     ],
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
@@ -82,6 +83,8 @@ let package = Package(
 
         // Crypto micro-benchmarks: swift run -c release crypto-bench
         .executableTarget(name: "CryptoBench", dependencies: ["SidecarCrypto"], path: "Benchmarks/CryptoBench"),
+        .executableTarget(
+            name: "SessionMint", dependencies: ["SidecarConfig", "SidecarCrypto"], path: "Benchmarks/SessionMint"),
 
         .testTarget(name: "SidecarCryptoTests", dependencies: ["SidecarCrypto"]),
         .testTarget(name: "SidecarHTTPTests", dependencies: ["SidecarHTTP"]),

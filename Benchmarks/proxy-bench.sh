@@ -7,6 +7,10 @@
 #             from a login through `sidecar emulator`
 #   nginxcookie : (cases.d/auth.sh) nginx proxy_pass sent the auth case's very requests
 #   authassert : (cases.d/authassert.sh) the auth case with assertion.enabled (assertion on vs off)
+#   sessions_<N>, nginxs_<N>, haproxy_<N> [_log] : (cases.d/sessions.sh) N distinct real sessions
+#             (1, 2k, 100k) one per request in turn, to the sidecar and to nginx and haproxy sent
+#             the very same requests, access logs off and on (BENCH_CASES="direct sessions";
+#             SESSION_COUNTS, SESSION_LOGS, SESSION_WORKERS2 narrow or widen it)
 #   tls, nginxtls : (cases.d/tls.sh) the auth case's requests over HTTPS to a sidecar serving TLS
 #             itself and to nginx terminating TLS in front of the upstream (keep-alive)
 # in ROUNDS alternating rounds; prints req/s, p99 and the server's CPU time per request per
@@ -157,7 +161,8 @@ log:
 EOF
 }
 start_sidecar_with() {  # start_sidecar_with CONFIG → sets SIDECAR_PID
-  "${PROXY_PREFIX[@]}" "$SIDECAR_BIN" run --config "$1" >"$1.log" 2>&1 &
+  # Appended (O_APPEND), so an access log emptied between runs starts again at its beginning.
+  "${PROXY_PREFIX[@]}" "$SIDECAR_BIN" run --config "$1" >>"$1.log" 2>&1 &
   SIDECAR_PID=$!; PIDS+=("$SIDECAR_PID")
 }
 
@@ -196,6 +201,11 @@ for f in Benchmarks/cases.d/*.sh; do  # all of them, or those BENCH_CASES names
   [ -e "$f" ] || continue
   if [ -z "${BENCH_CASES:-}" ] || has_case "$(basename "$f" .sh)"; then . "$f"; fi
 done
+# A file's name that is no case of its own (sessions.sh defines sessions_1, nginxs_1, …).
+kept=()
+for c in "${CASES[@]}"; do declare -F "case_$c" >/dev/null && kept+=("$c"); done
+CASES=("${kept[@]}")
+after_run() { if declare -F truncate_access_logs >/dev/null; then truncate_access_logs; fi; }
 
 # -- runs ------------------------------------------------------------------------------------
 to_ms() {  # wrk latency "812.00us" / "1.23ms" / "1.01s" → milliseconds
@@ -222,6 +232,7 @@ if [ "$INSTRUCTIONS" = 1 ]; then
       callgrind_control -z "$pid" >/dev/null 2>&1
       out=$("${CLIENT_CPU[@]}" wrk -t1 -c10 -d"$DURATION" "${extra[@]}" "$CASE_SCHEME://127.0.0.1:$CASE_PORT/")
       callgrind_control -d "$pid" >/dev/null 2>&1
+      after_run
       dump=$(ls -t "$WORK/callgrind.$pid".* | head -1)
       requests=$(awk '/ requests in / {print $1}' <<<"$out")
       if grep -q Non-2xx <<<"$out" || [ -z "$requests" ]; then FAILED+=("$c round $round: non-2xx or no result"); fi
@@ -235,7 +246,13 @@ if [ "$INSTRUCTIONS" = 1 ]; then
     [ "$c" = direct ] && continue
     IR[$c]=$(tr ' ' '\n' <<<"${IR[$c]}" | grep . | median)
     printf '%-10s %8.0f instructions/request (median)' "$c" "${IR[$c]}"
-    if [ "$c" != nginx ] && [ -n "${IR[nginx]:-}" ]; then
+    if [[ "$c" == sessions*_* ]]; then  # many users: against the peers sent the same requests
+      for peer in "nginxs_${c#*_}" "haproxy_${c#*_}"; do
+        if [ -n "${IR[$peer]:-}" ]; then
+          awk -v s="${IR[$c]}" -v n="${IR[$peer]}" -v p="$peer" 'BEGIN {printf "   (%s / this: %.2f)", p, n / s}'
+        fi
+      done
+    elif [ "$c" != nginx ] && [[ "$c" != nginxs_* && "$c" != haproxy_* ]] && [ -n "${IR[nginx]:-}" ]; then
       awk -v s="${IR[$c]}" -v n="${IR[nginx]}" 'BEGIN {printf "   (nginx proxy_pass / this: %.2f)", n / s}'
     fi
     if [ "$c" = authassert ] && [ -n "${IR[auth]:-}" ]; then
@@ -274,6 +291,7 @@ for round in $(seq 1 "$ROUNDS"); do
       if [ -n "${BENCH_PROFILE_OUT:-}" ]; then cp "$WORK/perf-$c.data" "$BENCH_PROFILE_OUT"; fi
     fi
     cpu_after=$(server_cpu_ms "${case_pids[@]}")
+    after_run
     rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
     cpu_us=$(awk -v a="$cpu_before" -v b="$cpu_after" '/ requests in / {printf "%.2f", (b - a) * 1000 / $1}' <<<"$out")
     p99=$(to_ms "$(awk '$1 == "99%" {print $2}' <<<"$out")")
@@ -307,7 +325,18 @@ compare() {  # compare CASE BASELINE [TARGET]: throughput and CPU-per-request ra
       "  less disturbed than req/s by other work on the machine, though contention still moves it)\n", b, c, n / s, c, b }'
 }
 for c in "${CASES[@]}"; do  # every proxy case against nginx proxy_pass and direct
-  case $c in direct|nginx|nginxcookie|nginxtls) continue ;; esac
+  case $c in direct|nginx|nginxcookie|nginxtls|nginxs_*|haproxy_*) continue ;; esac
+  case $c in
+    sessions_*|sessionsw2_*)  # many users: against the peers sent the very same requests
+      peer=${c#*_}
+      if has_case "nginxs_$peer"; then compare "$c" "nginxs_$peer" 1.10; fi
+      if has_case "haproxy_$peer"; then compare "$c" "haproxy_$peer" 1.10; fi
+      if has_case direct; then
+        awk -v c="$c" -v s="${P99[$c]}" -v d="${P99[direct]}" \
+          'BEGIN {printf "p99 %s added over direct: %.3f ms (target <= 0.5 ms)\n", c, s - d}'
+      fi
+      continue ;;
+  esac
   if [ "$c" = tls ]; then  # TLS against TLS only
     if has_case nginxtls; then compare tls nginxtls; fi
     continue

@@ -1,0 +1,147 @@
+# Many users (issue 14), sourced by proxy-bench.sh: N distinct real sessions sent one per
+# request in turn (Benchmarks/sessions.lua), to the sidecar and to two peers sent the very same
+# requests — nginx proxy_pass and haproxy (nbthread 1, http-reuse always) — each adding the
+# sidecar's forwarding header set (X-Forwarded-For/-Proto/-Host, X-Request-Id) and removing the
+# client's X-Auth-User-Id, with access logs off and on (to a file: the sidecar's per-worker
+# 32 KiB buffer, nginx `buffer=32k flush=200ms`, haproxy one line per request to stdout, which
+# is all it offers short of syslog).
+#
+# The sessions: one real login through the emulator (lib/auth-login.sh) is the template;
+# session-mint opens it with the configuration's secret and seals N copies with fresh ids and
+# distinct subjects using the sidecar's own sealing code — sessions the sidecar would accept
+# in production (the run fails on any non-2xx answer).
+#
+# Cases, for each N in SESSION_COUNTS [1 2000 100000] (labels 1, 2k, 100k) and each log mode
+# in SESSION_LOGS [off on] (suffix _log when on): sessions_<N>, nginxs_<N>, haproxy_<N>, and
+# SESSION_WORKERS2 [0]=1 adds sessionsw2_<N>: the sidecar with workers: 2 (on the server core).
+# proxy-bench.sh compares sessions_* with nginxs_* and haproxy_* of the same N and log mode.
+. Benchmarks/lib/auth-login.sh
+
+read -ra SESSION_COUNTS <<<"${SESSION_COUNTS:-1 2000 100000}"
+read -ra SESSION_LOGS <<<"${SESSION_LOGS:-off on}"
+session_label() { case $1 in *000) echo "$(($1 / 1000))k" ;; *) echo "$1" ;; esac; }
+
+echo "== swift build -c release --product session-mint"
+swift build -c release --static-swift-stdlib --product session-mint >/dev/null
+SESSION_MINT=$(swift build -c release --static-swift-stdlib --show-bin-path)/session-mint
+for n in "${SESSION_COUNTS[@]}"; do
+  "$SESSION_MINT" --config "$WORK/sidecar-auth.yaml" --template "${AUTH_COOKIE#*=}" --count "$n" \
+    >"$WORK/sessions-$n.txt"
+  printf 'SESSIONS_FILE = "%s"\ndofile("%s")\n' "$WORK/sessions-$n.txt" "$PWD/Benchmarks/sessions.lua" \
+    >"$WORK/sessions-$n.lua"
+done
+# A minted session must be served as its own user (not the template's), and a forged one refused.
+first_minted=$(head -1 "$WORK/sessions-${SESSION_COUNTS[-1]}.txt")
+minted_status=$(auth_get /echo-user-id -H "Cookie: $first_minted" -H 'X-Auth-User-Id: evil')
+minted_user=$(cat "$WORK/auth-body")
+forged=${first_minted%?????}AAAAA
+forged_status=$(auth_get / -H "Cookie: $forged")
+if [ "$minted_status" != 200 ] || [ "$minted_user" = "[evil]" ] || [ "$minted_user" = "$seen" ] \
+   || [ "$forged_status" != 401 ]; then
+  echo "sessions: minted session got $minted_status $minted_user (template user $seen), forged got $forged_status" >&2
+  exit 1
+fi
+echo "== sessions: minted ${SESSION_COUNTS[*]} sessions; one is served as $minted_user (the template as $seen), a forged one gets $forged_status"
+
+# -- the servers: each proxy with access logs off and on -------------------------------------
+declare -A SESSION_SERVER_PORT SESSION_SERVER_PIDS
+start_session_servers() {  # start_session_servers LOG(off|on)
+  local log=$1 suffix="" port admin
+  [ "$log" = on ] && suffix=_log
+  # the sidecar
+  port=$(free_port); admin=$(free_port)
+  write_sidecar_config "$WORK/sidecar-sessions$suffix.yaml" "$port" "$admin" '[]'
+  [ "$log" = on ] && sed -i 's/^  access: false/  access: true/' "$WORK/sidecar-sessions$suffix.yaml"
+  start_sidecar_with "$WORK/sidecar-sessions$suffix.yaml"
+  SESSION_SERVER_PORT[sessions$suffix]=$port; SESSION_SERVER_PIDS[sessions$suffix]=$SIDECAR_PID
+  wait_port "$admin" /healthz
+  if [ "${SESSION_WORKERS2:-0}" = 1 ]; then
+    port=$(free_port); admin=$(free_port)
+    write_sidecar_config "$WORK/sidecar-sessionsw2$suffix.yaml" "$port" "$admin" '[]'
+    sed -i 's/^workers: 1/workers: 2/' "$WORK/sidecar-sessionsw2$suffix.yaml"
+    [ "$log" = on ] && sed -i 's/^  access: false/  access: true/' "$WORK/sidecar-sessionsw2$suffix.yaml"
+    start_sidecar_with "$WORK/sidecar-sessionsw2$suffix.yaml"
+    SESSION_SERVER_PORT[sessionsw2$suffix]=$port; SESSION_SERVER_PIDS[sessionsw2$suffix]=$SIDECAR_PID
+    wait_port "$admin" /healthz
+  fi
+  # nginx proxy_pass with the sidecar's forwarding header set
+  port=$(free_port)
+  local access="access_log off;"
+  [ "$log" = on ] && access="access_log $WORK/nginxs$suffix/access.log combined buffer=32k flush=200ms;"
+  local dir
+  dir=$(nginx_conf "nginxs$suffix" "location / {
+      proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection \"\";
+      proxy_set_header Host \$host;
+      proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
+      proxy_set_header X-Forwarded-Proto \$scheme;
+      proxy_set_header X-Forwarded-Host \$host;
+      proxy_set_header X-Request-Id \$request_id;
+      proxy_set_header X-Auth-User-Id \"\";
+      $access
+    }" "upstream backend { server 127.0.0.1:$UP_PORT; keepalive 64; }" "$port" \
+    "$([ "$INSTRUCTIONS" = 1 ] && echo 'master_process off;')")
+  start_nginx "$dir" "${PROXY_PREFIX[@]}"
+  SESSION_SERVER_PORT[nginxs$suffix]=$port; SESSION_SERVER_PIDS[nginxs$suffix]=$NGINX_PID
+  wait_port "$port"
+  # haproxy, the same
+  port=$(free_port); dir="$WORK/haproxy$suffix"; mkdir -p "$dir"
+  local global_log="" defaults_log=""
+  if [ "$log" = on ]; then global_log="log stdout format raw local0"; defaults_log="log global
+  option httplog"; fi
+  cat >"$dir/haproxy.cfg" <<CFG
+global
+  nbthread 1
+  maxconn 4096
+  $global_log
+defaults
+  mode http
+  timeout connect 5s
+  timeout client 60s
+  timeout server 60s
+  timeout http-keep-alive 60s
+  http-reuse always
+  $defaults_log
+frontend bench
+  bind 127.0.0.1:$port
+  option forwardfor
+  unique-id-format %{+X}o%ci%cp%Ts%rt
+  http-request set-header X-Request-Id %[unique-id]
+  http-request set-header X-Forwarded-Proto http
+  http-request set-header X-Forwarded-Host %[req.hdr(host)]
+  http-request del-header X-Auth-User-Id
+  default_backend upstream
+backend upstream
+  server upstream 127.0.0.1:$UP_PORT
+CFG
+  haproxy -c -q -f "$dir/haproxy.cfg" || { echo "haproxy config refused" >&2; exit 1; }
+  "${PROXY_PREFIX[@]}" haproxy -db -f "$dir/haproxy.cfg" >>"$dir/access.log" 2>"$dir/error.log" &
+  PIDS+=("$!")
+  SESSION_SERVER_PORT[haproxy$suffix]=$port; SESSION_SERVER_PIDS[haproxy$suffix]=$!
+  wait_port "$port"
+}
+for log in "${SESSION_LOGS[@]}"; do start_session_servers "$log"; done
+
+# -- the cases ---------------------------------------------------------------------------------
+session_case() {  # session_case SERVER N LOG: defines case_<server>_<label>[_log] and its wrk args
+  local server=$1 n=$2 suffix="" name
+  [ "$3" = on ] && suffix=_log
+  name=${server}_$(session_label "$n")$suffix
+  has_case "$name" || CASES+=("$name")
+  eval "case_$name() { CASE_PORT=${SESSION_SERVER_PORT[$server$suffix]}; CASE_PIDS=${SESSION_SERVER_PIDS[$server$suffix]}; }"
+  eval "wrk_args_$name() { printf '%s\n' -s '$WORK/sessions-$n.lua'; }"
+}
+SESSION_SERVERS=(sessions nginxs haproxy)
+[ "${SESSION_WORKERS2:-0}" = 1 ] && SESSION_SERVERS+=(sessionsw2)
+for log in "${SESSION_LOGS[@]}"; do
+  for n in "${SESSION_COUNTS[@]}"; do
+    for server in "${SESSION_SERVERS[@]}"; do session_case "$server" "$n" "$log"; done
+  done
+done
+# Access logs grow by about 100 MB per case and round: emptied after every run (all three
+# write with O_APPEND, so the next line starts the file again).
+truncate_access_logs() {
+  local f
+  for f in "$WORK"/sidecar-sessions*.yaml.log "$WORK"/nginxs*/access.log "$WORK"/haproxy*/access.log; do
+    [ -e "$f" ] && : >"$f"
+  done
+}

@@ -1,0 +1,20 @@
+-- wrk script: the requests of N distinct signed-in users, one per request in turn.
+-- Set SESSIONS_FILE (lines `cookie_name=value`, from session-mint) before loading this file:
+--   wrk -s <wrapper that sets SESSIONS_FILE and dofile()s this> URL
+-- Every request also carries a spoofed X-Auth-User-Id, as the single-session auth case does,
+-- so the proxy must strip it. All requests are formatted once, in init, so the per-request
+-- cost on wrk's side is a table index. (No response() callback: wrk counts non-2xx itself.)
+local requests, count, next_index = {}, 0, 0
+
+function init(args)
+  for line in io.lines(SESSIONS_FILE) do
+    count = count + 1
+    requests[count] = wrk.format("GET", "/", { ["Cookie"] = line, ["X-Auth-User-Id"] = "evil" })
+  end
+  if count == 0 then error("no sessions in " .. SESSIONS_FILE) end
+end
+
+function request()
+  next_index = next_index % count + 1
+  return requests[next_index]
+end
