@@ -49,6 +49,10 @@ print("cookie: \(cookie.count) bytes")
 try cookie.withUnsafeBufferPointer { buffer in
     try measure("session open") { _ = try sealer.open(buffer, context: cookieName, now: 1_700_000_100) }
 }
+let opener = try SessionOpener(sealer, context: cookieName)
+try cookie.withUnsafeBufferPointer { buffer in
+    try measure("session open (worker opener)") { _ = try opener.open(buffer, now: 1_700_000_100) }
+}
 try measure("session seal") { _ = try sealer.sealSession(session, cookieName: cookieName) }
 let signature = try rsa.sign(message)
 measure("RS256 verify") { guard rsa.publicKey.isValidSignature(signature, for: message) else { fatalError("verify") } }

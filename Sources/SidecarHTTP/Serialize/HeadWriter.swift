@@ -15,6 +15,10 @@ public struct HeadWriter: Sendable {
         bytes.reserveCapacity(capacity)
     }
 
+    /// Field lines (`name: value\r\n`…) their writer already checked, e.g. a block rendered
+    /// once per session and kept.
+    public init(checkedFields: [UInt8]) { bytes = checkedFields }
+
     public mutating func reset() { bytes.removeAll(keepingCapacity: true) }
 
     // MARK: start lines

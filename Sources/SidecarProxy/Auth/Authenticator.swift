@@ -15,11 +15,13 @@ final class Authenticator {
     private(set) var api: AppleTokenAPI
     let keys: AppleKeys
     private var revocations: RevocationView
-    /// Sessions opened on this worker, emptied when revocations or the settings change.
+    /// Sessions opened on this worker (checked again after a revocation; emptied when the
+    /// settings change).
     let cache = SessionCache()
     /// Opens what the cache does not hold, with AES contexts keyed once per secret.
     private var opener: SessionOpener
-    private var cacheRevocationGeneration: UInt64 = 0
+    /// Reused by every entry this worker renders (the percent-encoded name).
+    private var renderScratch: [UInt8] = []
     /// Assertions signed on this worker by session id; nil when `assertion.enabled` is false.
     private var assertions: AssertionCache?
     /// The worker's counters (sessions, logins, Apple calls) and its Apple-key readiness.
@@ -164,14 +166,11 @@ final class Authenticator {
         return value
     }
 
-    /// A revocation anywhere moves the store's generation: cached sessions are then checked
-    /// again (one atomic load per request when nothing changed).
+    /// A revocation anywhere moves the store's generation: this worker's view then takes
+    /// the new snapshot (one atomic load per request when nothing changed), and each cached
+    /// session is checked against it again at its next request (`session(_:via:now:refusal:)`).
     private func forgetRevokedSessions() {
-        guard revocations.isStale else { return }
         revocations.refreshIfStale()
-        guard revocations.generation != cacheRevocationGeneration else { return }
-        cache.removeAll()
-        cacheRevocationGeneration = revocations.generation
     }
 
     /// What a request's `Authorization: Bearer` tokens amount to (`/native/refresh`, which
@@ -211,6 +210,8 @@ final class Authenticator {
                 outcome = .expired
             } else if now >= cached.session.idleDeadline {
                 outcome = .idleExpired
+            } else if cached.checkedRevocations != revocations.generation, isRevoked(cached) {
+                outcome = .revoked
             } else {
                 metrics.recordSession(.accepted, via: carrier)
                 return cached
@@ -237,9 +238,21 @@ final class Authenticator {
         metrics.recordSession(.accepted, via: carrier)
         let entry = OpenedSession(
             token: Array(token), session: opened.payload, needsReseal: opened.needsReseal, names: settings.headers,
-            revalidate: settings.revalidateSeconds)
+            revalidate: settings.revalidateSeconds, scratch: &renderScratch)
+        entry.checkedRevocations = revocations.generation
         cache.insert(entry)
         return entry
+    }
+
+    /// A cached session checked against revocations newer than it was: revoked, or marked
+    /// as checked at the current generation.
+    private func isRevoked(_ cached: OpenedSession) -> Bool {
+        let session = cached.session
+        if revocations.isRevoked(sessionID: session.id, subject: session.subject, issuedAtMs: session.issuedAtMs) {
+            return true
+        }
+        cached.checkedRevocations = revocations.generation
+        return false
     }
 
     /// A new idle deadline once `refresh_after` has passed since the last seal, the first
@@ -265,7 +278,8 @@ final class Authenticator {
         metrics.recordReseal(oldSecret ? .oldSecret : revalidated ? .revalidated : .refresh)
         let entry = OpenedSession(
             token: Array(value.utf8), session: renewed, needsReseal: false, names: settings.headers,
-            revalidate: settings.revalidateSeconds)
+            revalidate: settings.revalidateSeconds, scratch: &renderScratch)
+        entry.checkedRevocations = opened.checkedRevocations
         cache.insert(entry)
         return (entry, SetCookie.session(value, maxAge: renewed.expiresAt - now, settings: settings))
     }

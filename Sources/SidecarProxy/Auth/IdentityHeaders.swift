@@ -30,24 +30,73 @@ enum IdentityHeaders {
     static func write(
         _ session: Session, names: IdentityHeaderNames, into out: inout HeadWriter, scratch: inout [UInt8]
     ) -> Omission {
-        var omission = Omission.none
-        if !append(names.userID, session.subject, into: &out) { omission = .userID }
-        if let email = session.email {
-            if isPrintableASCII(email) && append(names.email, email, into: &out) {
-            } else if omission == .none {
-                omission = .email
-            }
-        }
-        appendFlag(names.emailVerified, session.emailVerified, into: &out)
-        appendFlag(names.privateEmail, session.privateEmail, into: &out)
-        if let name = session.name, !name.isEmpty {
-            scratch.removeAll(keepingCapacity: true)
-            PercentEncoding.append(name.utf8, into: &scratch)
-            names.name.withUnsafeBytes { n in
-                scratch.withUnsafeBytes { v in try? out.appendField(name: n, value: v) }
-            }
-        }
+        let (fields, omission) = render(session, names: names, scratch: &scratch)
+        out.append(fields)
         return omission
+    }
+
+    /// The fields as one block of exactly the bytes they need: rendered on every session-cache
+    /// miss, so one allocation and plain copies. The names were validated with the
+    /// configuration (`headers.*`); the values are checked here: the user id and email must
+    /// be safe field values (the email printable ASCII too), else they are left out.
+    static func render(
+        _ session: Session, names: IdentityHeaderNames, scratch: inout [UInt8]
+    ) -> (fields: HeadWriter, omission: Omission) {
+        var omission = Omission.none
+        var subject = session.subject, email = session.email ?? ""
+        return subject.withUTF8 { subjectBytes in
+            email.withUTF8 { emailBytes in
+                let writeSubject = isSafeValue(subjectBytes, printableASCII: false)
+                if !writeSubject { omission = .userID }
+                let writeEmail = session.email != nil && isSafeValue(emailBytes, printableASCII: true)
+                if session.email != nil, !writeEmail, omission == .none { omission = .email }
+                scratch.removeAll(keepingCapacity: true)
+                if let name = session.name, !name.isEmpty {
+                    scratch.reserveCapacity(PercentEncoding.encodedCount(name.utf8))
+                    PercentEncoding.append(name.utf8, into: &scratch)
+                }
+                let verified = session.emailVerified ? "true" : "false", relay = session.privateEmail ? "true" : "false"
+                var total = names.emailVerified.count + 4 + verified.utf8.count
+                    + names.privateEmail.count + 4 + relay.utf8.count
+                if writeSubject { total += names.userID.count + 4 + subjectBytes.count }
+                if writeEmail { total += names.email.count + 4 + emailBytes.count }
+                if !scratch.isEmpty { total += names.name.count + 4 + scratch.count }
+                let block = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
+                    var at = buffer.baseAddress!
+                    func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+                        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+                        at.initialize(from: base, count: bytes.count)
+                        at += bytes.count
+                    }
+                    func field(_ name: [UInt8], _ value: UnsafeBufferPointer<UInt8>) {
+                        name.withUnsafeBufferPointer { put($0) }
+                        at[0] = UInt8(ascii: ":"); at[1] = UInt8(ascii: " "); at += 2
+                        put(value)
+                        at[0] = 0x0D; at[1] = 0x0A; at += 2  // CRLF
+                    }
+                    if writeSubject { field(names.userID, subjectBytes) }
+                    if writeEmail { field(names.email, emailBytes) }
+                    var flag = verified
+                    flag.withUTF8 { field(names.emailVerified, $0) }
+                    flag = relay
+                    flag.withUTF8 { field(names.privateEmail, $0) }
+                    if !scratch.isEmpty { scratch.withUnsafeBufferPointer { field(names.name, $0) } }
+                    initialized = at - buffer.baseAddress!
+                }
+                return (HeadWriter(checkedFields: block), omission)
+            }
+        }
+    }
+
+    /// A field value safe to send: no control characters, no edge whitespace
+    /// (`HeaderValue.isSafe`); with `printableASCII` also nothing outside 0x20–0x7E.
+    private static func isSafeValue(_ value: UnsafeBufferPointer<UInt8>, printableASCII: Bool) -> Bool {
+        if printableASCII {
+            for c in value where c < 0x20 || c >= 0x7F { return false }
+            guard let first = value.first, let last = value.last else { return true }
+            return first != 0x20 && last != 0x20
+        }
+        return HeaderValue.isSafe(UnsafeRawBufferPointer(value))
     }
 
     /// The same fields as (name, value) pairs for a local response (`/check`).
@@ -102,6 +151,12 @@ enum PercentEncoding {
                 out.append(hexDigit(b & 0xF))
             }
         }
+    }
+
+    static func encodedCount(_ bytes: some Sequence<UInt8>) -> Int {
+        var count = 0
+        for b in bytes { count += isUnreserved(b) ? 1 : 3 }
+        return count
     }
 
     static func encode(_ text: String) -> String {
