@@ -39,7 +39,7 @@ struct CheckCommand: ParsableCommand {
                 : assertion))
         }
         print(Self.summary(of: prepared.config, extra: extra), terminator: "")
-        for warning in prepared.warnings {
+        for warning in prepared.warnings + [prepared.descriptorWarning].compactMap({ $0 }) {
             writeStandardError("\(config): warning: \(warning)\n")
         }
     }

@@ -11,6 +11,9 @@ struct ServingConfiguration {
     let options: ProxyOptions
     /// Loads but probably is not what was meant: `check` prints them, `run` logs them.
     let warnings: [String]
+    /// `limits.max_connections` cannot fit the descriptor limit: `check` prints it with the
+    /// warnings; `run` leaves it to `ProxyServer`, which logs it once, after raising the soft limit.
+    let descriptorWarning: String?
 
     /// Why the file cannot be served; each line starts with the file (and, where the config
     /// reader knows them, line, column and key path).
@@ -66,12 +69,11 @@ struct ServingConfiguration {
         } catch {
             throw Refusal(lines: ["\(file): \(error)"])
         }
-        var warnings = config.warnings.map(\.description) + tlsWarnings
-        if let shortfall = DescriptorLimit.shortfall(
-            maxConnections: config.limits.maxConnections, limits: DescriptorLimit.current()) {
-            warnings.append(shortfall)
-        }
-        return ServingConfiguration(config: config, options: options, warnings: warnings)
+        let descriptorWarning = DescriptorLimit.shortfall(
+            maxConnections: config.limits.maxConnections, limits: DescriptorLimit.current())
+        return ServingConfiguration(
+            config: config, options: options, warnings: config.warnings.map(\.description) + tlsWarnings,
+            descriptorWarning: descriptorWarning)
     }
 }
 

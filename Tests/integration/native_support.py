@@ -115,6 +115,21 @@ def metric(sc, line, timeout=5.0):
         time.sleep(0.1)
 
 
+def apple_revocations(apple, at_least=1, timeout=5.0):
+    """What Apple's token revocation endpoint received, from the emulator's own record
+    (GET /emulator/revocations), as (client_id, token_type_hint, token_known,
+    client_authenticated, error) per call. Polled until it holds `at_least` calls: logout
+    revokes in the background, after its answer. `token_known` is true only for a token the
+    emulator issued to that very client_id (one it then really revokes)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        log = apple.control("GET", "/emulator/revocations").json()
+        if len(log) >= at_least or time.monotonic() > deadline:
+            return [(e.get("client_id"), e.get("token_type_hint"), e.get("token_known"),
+                     e.get("client_authenticated"), e.get("error")) for e in log]
+        time.sleep(0.05)
+
+
 def seal_native_nonce(secret_b64, expires_at, nonce_id=None):
     """A NativeNonce sealed exactly as the sidecar seals one (Sealer: HKDF-SHA256 key and key id
     per purpose, AES-256-GCM over version ‖ key id ‖ nonce, the context as associated data)."""

@@ -5,6 +5,9 @@ import time
 
 import pytest
 
+from conftest import poll
+from native_support import WEB, apple_revocations
+
 HTML = ("Accept", "text/html,application/xhtml+xml")
 SPELLINGS = ["X-Auth-User-Id", "x-auth-user-id", "X_Auth_User_Id", "X-AUTH-EMAIL", "x_auth_email",
              "X-Auth-Name", "X-Auth-Email-Verified", "x_auth_private_email", "X-Auth-Assertion"]
@@ -147,6 +150,26 @@ def test_logout_post_clears_and_revokes(signed_in):
     # The captured cookie no longer works anywhere (revoked), nor does its bearer form.
     assert sc.request("GET", "/private", [HTML, ("Cookie", "%s=%s" % (name, value))]).status == 302
     assert sc.request("GET", "/api", [("Authorization", "Bearer " + value)]).status == 401
+
+
+def test_logout_revokes_the_apple_refresh_token_with_the_services_id(signed_in):
+    """SPEC §4.4: a web logout revokes the session's Apple refresh token (client_id = the
+    Services ID), in the background after the answer. Checked in the emulator's own record of
+    /auth/revoke calls: fails if logout never calls Apple, sends another client id or a token
+    Apple did not issue to the Services ID (token_known false), has no valid client secret,
+    or revokes twice; a second logout, with no session left, must call Apple no more."""
+    sc, apple, b = signed_in
+    assert apple_revocations(apple, at_least=0) == []  # signing in revoked nothing
+    assert b.request("POST", "/.auth/logout", [HTML]).status == 200
+    assert b.session_cookie is None
+    assert apple_revocations(apple) == [(WEB, "refresh_token", True, True, None)]
+    assert poll(lambda: '"apple refresh token revoked"' in sc.output())
+    assert b.request("POST", "/.auth/logout", [("Accept", "application/json")]).status == 204
+    assert poll(lambda: '"no_session"' in sc.output())
+    assert apple_revocations(apple) == [(WEB, "refresh_token", True, True, None)]
+    # Apple really dropped it: that user's web authorization has no token left.
+    left = apple.control("POST", "/emulator/revoke-consent", {"client_id": WEB, "email": "maria.ruiz@example.com"})
+    assert left.json()["revoked_tokens"] == 0
 
 
 def test_logout_for_api_clients_is_204(signed_in):

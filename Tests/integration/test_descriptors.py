@@ -4,9 +4,13 @@ freeing idle connections — never a silent stall."""
 import json
 import resource
 import socket
+import subprocess
 import time
 
+import pytest
+
 import rawhttp
+from conftest import free_port, poll, sidecar_binary, to_yaml
 
 
 def limit_nofile(soft, hard=None):
@@ -37,11 +41,43 @@ def test_a_low_soft_limit_is_raised_to_the_hard_limit_at_start(start_sidecar):
         assert not any("max_connections" in e["msg"] for e in lines(sc))
 
 
-def test_max_connections_beyond_the_hard_limit_is_warned_about_naming_both_numbers(start_sidecar):
+def test_max_connections_beyond_the_hard_limit_is_warned_about_once_naming_both_numbers(start_sidecar):
+    """`run` under nofile 256:256 with the default max_connections warns at start, naming
+    what is needed and what the limit is — once: the configuration's warnings and the
+    server's own start-up check once both logged it. Would catch no warning, one without the
+    numbers, and the duplicate."""
     sc = start_sidecar(preexec=limit_nofile(256, 256))
-    warning = next(e for e in lines(sc) if "limits.max_connections" in e["msg"])
+    warnings = [e for e in lines(sc) if "limits.max_connections" in e["msg"]]
+    assert len(warnings) == 1, warnings
+    warning = warnings[0]
     assert warning["level"] == "warning"
-    assert "10000 connections need about 20128 file descriptors" in warning["msg"] and "256" in warning["msg"]
+    assert "10000 connections need about 20128 file descriptors" in warning["msg"]
+    assert "the limit is 256" in warning["msg"], warning
+
+
+@pytest.mark.parametrize("max_connections,warned", [(None, True), (64, False)], ids=["default", "fits"])
+def test_check_warns_when_max_connections_cannot_fit_the_descriptor_limit(base_config, tmp_path, max_connections, warned):
+    """`sidecar check` under nofile 256:256 (issue 16: "also from `sidecar check`"): with the
+    default max_connections (10000: about 20128 descriptors) one warning on stderr naming both
+    numbers, exit 0; with max_connections 64 (64 x 2 + 128 = 256, it fits) none. Would catch a
+    check that never looks at the limit, one that warns whatever the numbers, and a message
+    without them."""
+    config = base_config(free_port(), free_port())
+    if max_connections is not None:
+        config["limits"] = {"max_connections": max_connections}
+    path = tmp_path / "sidecar.yaml"
+    path.write_text(to_yaml(config) + "\n")
+    done = subprocess.run([str(sidecar_binary()), "check", "--config", str(path)], capture_output=True, text=True,
+                          timeout=30, preexec_fn=limit_nofile(256, 256))
+    assert done.returncode == 0, done.stdout + done.stderr
+    warnings = [l for l in done.stderr.splitlines() if "limits.max_connections" in l]
+    if not warned:
+        assert warnings == [], done.stderr
+        return
+    assert len(warnings) == 1, done.stderr
+    assert warnings[0].startswith("%s: warning: limits.max_connections: " % path), warnings
+    assert "10000 connections need about 20128 file descriptors" in warnings[0], warnings
+    assert "the limit is 256 (soft 256, hard 256)" in warnings[0], warnings
 
 
 def test_at_the_descriptor_limit_it_logs_counts_frees_idle_connections_and_keeps_serving(start_sidecar):
@@ -83,3 +119,86 @@ def test_at_the_descriptor_limit_it_logs_counts_frees_idle_connections_and_keeps
             s.close()
     time.sleep(0.5)
     assert rawhttp.request(sc.port, "GET", "/echo", timeout=5).status == 200
+
+
+def server_side_queues(port):
+    """The receive queue of every established server-side socket of `port` (accepted or
+    still in the listen queue), from /proc/net/tcp: 0 once the sidecar has read what its
+    client sent."""
+    queues = []
+    for line in open("/proc/net/tcp").read().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].split(":")[1], 16) == port and fields[3] == "01":
+            queues.append(int(fields[4].split(":")[1], 16))
+    return queues
+
+
+def is_closed(s):
+    s.settimeout(0.05)
+    try:
+        return s.recv(1) == b""
+    except socket.timeout:
+        return False
+    except OSError:
+        return True
+
+
+def test_at_the_descriptor_limit_idle_connections_are_freed_before_unfinished_heads_then_the_oldest_heads(start_sidecar):
+    """SPEC §3 / issue 16: slots are freed idle keep-alive connections first, then the oldest
+    unfinished request heads. With nofile 64:64 and one worker: 8 connections holding half a
+    request head (the oldest), 8 idle ones (newer), heads up to 2 below the limit (newer
+    still), then 16 more heads. The idle ones must go first although they are younger than the
+    first heads; once none is left, the oldest heads go, never the newer ones — nor the
+    connections just accepted with their head still unread in the socket, which are not idle.
+    Would catch freeing by age alone (the first heads would go before the idle ones), freeing
+    heads before idle connections, newest-first freeing, counting a just-accepted connection
+    whose request is still in the socket as idle (its request would be lost), and freeing
+    nothing."""
+    sc = start_sidecar({"workers": 1, "limits": {"max_connections": 10000, "header_timeout": "60s",
+                                                 "idle_timeout": "60s"}}, preexec=limit_nofile(64, 64))
+    head = b"GET /echo HTTP/1.1\r\nHost: t\r\n"  # no blank line: the head is unfinished
+    base = sc.fd_count()
+    room = 64 - base
+    assert room >= 36, "the sidecar already holds %d descriptors" % base
+    held = []
+
+    def connect(n, data):
+        group = []
+        for _ in range(n):
+            s = socket.create_connection(("127.0.0.1", sc.port), timeout=5)
+            if data:
+                s.sendall(data)
+            group.append(s)
+        held.extend(group)
+        return group
+
+    def settled(count):
+        """All `count` connections accepted and everything they sent read by the sidecar."""
+        def done():
+            queues = server_side_queues(sc.port)
+            return sc.fd_count() == base + count and len(queues) == count and not any(queues)
+        return poll(done, timeout=10)
+
+    try:
+        oldest_heads = connect(8, head)
+        assert settled(8), sc.log_tail()
+        idle = connect(8, None)
+        assert settled(16), sc.log_tail()
+        fill = connect(room - 16 - 2, head)
+        assert settled(room - 2), sc.log_tail()
+        assert not any("accept4() failed" in e["msg"] for e in lines(sc)), "the limit was met before the test meant to"
+        overflow = connect(16, head)
+        # 2 accepted; the limit: the 8 idle closed; 8 more accepted; the limit again: the 8
+        # oldest heads closed; the last 6 accepted. room - 2 connections remain.
+        state = lambda: "".join("x" if is_closed(s) else "." for s in held)  # noqa: E731
+        assert poll(lambda: len(server_side_queues(sc.port)) == room - 2 and not any(server_side_queues(sc.port)),
+                    timeout=10), (room, server_side_queues(sc.port), state(), sc.log_tail())
+        assert all(is_closed(s) for s in idle), "an idle connection was kept while heads were closed"
+        assert not any(is_closed(s) for s in fill + overflow), "newer heads were closed before the oldest: " + state()
+        assert all(is_closed(s) for s in oldest_heads), "with no idle connection left, the oldest heads were not freed: " + state()
+        exhausted = [e for e in lines(sc) if e["msg"].startswith("accept4() failed (24: Too many open files)")]
+        assert len(exhausted) == 1 and exhausted[0]["freed"] == 8, exhausted  # the first freeing: the 8 idle
+    finally:
+        for s in held:
+            s.close()
+    assert poll(lambda: rawhttp.request(sc.port, "GET", "/echo", timeout=5).status == 200, timeout=5)

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from conftest import sidecar_binary
+from conftest import poll, sidecar_binary
 from native_support import (  # noqa: F401 (fixtures)
-    BUNDLE, JSON_HEADERS, UNLISTED, WEB, app, bearer, body_of, device, metric, new_nonce, post_native, refused,
+    BUNDLE, JSON_HEADERS, UNLISTED, WEB, app, apple_revocations, bearer, body_of, device, metric, new_nonce, post_native, refused,
     seal_native_nonce, seen, sha256_hex, signed_in, start_native)
 
 
@@ -59,19 +59,23 @@ def test_code_is_exchanged_as_apple_expects_for_an_app(app):
 
 
 def test_session_holds_the_apple_refresh_token_and_logout_revokes_it_for_the_app(app):
+    """Bearer logout revokes the app's Apple refresh token with client_id = the bundle id
+    (SPEC §4.4). Checked in the emulator's record of /auth/revoke calls, not by asking
+    revoke-consent (which deletes tokens itself, so it cannot tell whether logout did): fails
+    if logout never calls Apple, calls it with the Services ID (token_known false), without a
+    valid client secret, or more than once."""
     sc, apple = app
     answer = signed_in(sc, apple)
+    assert apple_revocations(apple, at_least=0) == []  # nothing before the logout
     assert sc.request("POST", "/.auth/logout", bearer(answer["token"])).status == 204
-    # Logout revoked the app's refresh token at Apple with client_id = the bundle id: the
-    # emulator has no token left for that authorization (it had one after the sign-in).
-    deadline = time.monotonic() + 5
-    while True:
-        left = apple.control("POST", "/emulator/revoke-consent",
-                             {"client_id": BUNDLE, "sub": answer["user"]["id"]}).json()["revoked_tokens"]
-        if left == 0 or time.monotonic() > deadline:
-            break
-        time.sleep(0.1)
-    assert left == 0
+    assert apple_revocations(apple) == [(BUNDLE, "refresh_token", True, True, None)]
+    assert poll(lambda: '"apple refresh token revoked"' in sc.output())
+    assert apple_revocations(apple) == [(BUNDLE, "refresh_token", True, True, None)]
+    # Apple really dropped it: no token left for that authorization (one was there before,
+    # test_refresh_token_is_there_before_logout).
+    left = apple.control("POST", "/emulator/revoke-consent", {"client_id": BUNDLE, "sub": answer["user"]["id"]})
+    assert left.json()["revoked_tokens"] == 0
+    assert sc.request("GET", "/private", bearer(answer["token"])).status == 401
 
 
 def test_refresh_token_is_there_before_logout(app):

@@ -5,7 +5,6 @@ nonce, exchanging their code with the Services ID and the relay URL."""
 import html
 import json
 import re
-import time
 from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 import rawhttp
 from conftest import free_port, merge
 from native_support import (  # noqa: F401 (fixtures)
-    BUNDLE, WEB, app, bearer, device, metric, new_nonce, post_native, refused, sha256_hex, start_native)
+    BUNDLE, WEB, app, apple_revocations, bearer, device, metric, new_nonce, post_native, refused, sha256_hex, start_native)
 
 ANDROID = "com.example.android"
 OTHER_ANDROID = "com.example.android.beta"
@@ -139,13 +138,15 @@ def test_whole_android_sign_in_ends_in_a_working_bearer(start_android, hashed):
     exchange = apple.control("GET", "/emulator/token-requests").json()[-1]
     assert exchange["client_id"] == WEB and exchange["redirect_uri"] == relay_url
     assert exchange["client_authenticated"] is True
-    # ... and the session holds a Services ID refresh token, revoked at logout.
+    # ... and the session holds a Services ID refresh token, revoked at logout with the Services
+    # ID: the emulator's record of /auth/revoke calls shows exactly that call, for a token it
+    # issued to WEB (fails if logout skips Apple, or revokes with the bundle id or no secret).
+    assert apple_revocations(apple, at_least=0) == []
     assert sc.request("POST", "/.auth/logout", bearer(answer["token"])).status == 204
-    deadline = time.monotonic() + 5
-    while apple.control("POST", "/emulator/revoke-consent", {"client_id": WEB, "sub": answer["user"]["id"]}) \
-            .json()["revoked_tokens"] and time.monotonic() < deadline:
-        time.sleep(0.1)
+    assert apple_revocations(apple) == [(WEB, "refresh_token", True, True, None)]
     assert sc.request("GET", "/api/me", bearer(answer["token"])).status == 401
+    left = apple.control("POST", "/emulator/revoke-consent", {"client_id": WEB, "sub": answer["user"]["id"]})
+    assert left.json()["revoked_tokens"] == 0
 
 
 def test_android_sign_in_with_a_package_query(start_android):

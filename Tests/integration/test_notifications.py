@@ -16,6 +16,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
 from conftest import free_port
+from native_support import (  # noqa: F401 (fixtures)
+    BUNDLE, WEB, bearer, bearer_ok, refused, signed_in, start_native)
 
 HTML = ("Accept", "text/html,application/xhtml+xml")
 
@@ -98,6 +100,35 @@ def test_a_revoking_event_ends_every_session_of_that_user_and_no_other(world, ty
     assert signed_in_ok(sc, other)
     again, _ = user("maria@example.com")  # issued after the event (milliseconds later): not revoked
     assert signed_in_ok(sc, again)
+
+
+@pytest.mark.parametrize("type_", ["consent-revoked", "account-delete"])
+@pytest.mark.parametrize("aud", [BUNDLE, WEB], ids=["bundle-id", "services-id"])
+def test_a_revoking_event_ends_the_native_app_sessions_of_that_user(start_native, emulator_keys, type_, aud):
+    """A session from POST /.auth/native (issued to the bundle id, used as a bearer) ends with
+    the user's revoking event, addressed to the app or to the Services ID: its bearer is
+    refused on proxied paths, /me and /check, and POST /native/refresh cannot revive it (nor
+    does a token refreshed before the event survive). Would catch revocation that only reaches
+    cookie sessions or only sessions of the event's audience, and a refresh that re-seals a
+    revoked session. Another user's app session lives on; a sign-in after the event works."""
+    sc, apple = start_native()
+    key, kid = emulator_key(emulator_keys)
+    maria = signed_in(sc, apple, email="maria@example.com")
+    refreshed = sc.request("POST", "/.auth/native/refresh", bearer(maria["token"]))
+    assert refreshed.status == 200, refreshed.body
+    maria_refreshed = refreshed.json()["token"]
+    omar = signed_in(sc, apple, email="omar@example.com")
+    sub = maria["user"]["id"]
+    assert bearer_ok(sc, maria["token"]) and bearer_ok(sc, maria_refreshed) and bearer_ok(sc, omar["token"])
+    r = post(sc, sign(event_claims(apple.issuer, sub, type_, aud=aud), key, kid))
+    assert r.status == 200, r.body
+    for token in (maria["token"], maria_refreshed):
+        for path in ("/private", "/.auth/me", "/.auth/check"):
+            assert sc.request("GET", path, bearer(token)).status == 401, path
+        refused(sc.request("POST", "/.auth/native/refresh", bearer(token)), 401, "session_revoked")
+    assert bearer_ok(sc, omar["token"])
+    again = signed_in(sc, apple, email="maria@example.com")
+    assert again["user"]["id"] == sub and bearer_ok(sc, again["token"])
 
 
 @pytest.mark.parametrize("type_", ["email-disabled", "email-enabled"])
@@ -225,6 +256,49 @@ def test_a_verified_event_is_forwarded_and_retried_while_the_receiver_answers_50
         metrics = lambda: sc.admin("/metrics").body.decode()  # noqa: E731 (published about once a second)
         assert wait_for(lambda: 'sidecar_notification_forwards_total{result="delivered"} 1' in metrics(), 3)
         assert 'sidecar_notification_forwards_total{result="retried"} 2' in metrics()
+    finally:
+        receiver.close()
+
+
+def sample(sc, name):
+    """The value of one sample line of /metrics (name with its labels), or None."""
+    for line in sc.admin("/metrics").body.decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    return None
+
+
+@pytest.mark.parametrize("store", ["memory", "file"])
+def test_a_forward_is_retried_while_the_receiver_is_down_and_delivered_once_it_is_up(world, tmp_path, store):
+    """notifications.forward_to while nothing listens there, in one live process: the event
+    waits in the store (sidecar_store_pending_forwards 1), is retried with back-off (the
+    failure logged once, not per attempt), and is delivered exactly once as soon as the
+    receiver comes up, after which the gauge is 0. Would catch a forward dropped after a
+    failed connect, a forwarder that stops retrying or only retries on the next event or a
+    restart, a gauge that never shows (or never clears) the pending event, and duplicates."""
+    port = free_port()  # the receiver is down for now
+    overrides = {"notifications": {"forward_to": "http://127.0.0.1:%d/hook" % port}}
+    if store == "file":
+        overrides["revocations"] = {"store": "file:%s" % (tmp_path / "store")}
+    sc, apple, key, kid, user = world(overrides)
+    b, sub = user("maria@example.com")
+    assert sample(sc, "sidecar_store_pending_forwards") == 0
+    assert post(sc, sign(event_claims(apple.issuer, sub, "consent-revoked", jti="down-1"), key, kid)).status == 200
+    retried = 'sidecar_notification_forwards_total{result="retried"}'
+    assert wait_for(lambda: (sample(sc, retried) or 0) >= 2, 10), sc.log_tail()
+    assert sample(sc, "sidecar_store_pending_forwards") == 1
+    assert sample(sc, 'sidecar_notification_forwards_total{result="delivered"}') == 0
+    receiver = Receiver(port=port)
+    try:
+        assert wait_for(lambda: receiver.bodies, 15), "not delivered once the receiver was up\n" + sc.log_tail()
+        assert wait_for(lambda: sample(sc, "sidecar_store_pending_forwards") == 0, 5)
+        assert wait_for(lambda: sample(sc, 'sidecar_notification_forwards_total{result="delivered"}') == 1, 3)
+        assert [e["jti"] for e in receiver.bodies] == ["down-1"] and receiver.bodies[0]["sub"] == sub
+        assert receiver.calls == 1
+        assert sc.proc.poll() is None  # the same process all along
+        out = sc.output()
+        assert out.count("notification forward failed; retrying with back-off") == 1, out
+        assert out.count("notification forwarding recovered") == 1, out
     finally:
         receiver.close()
 

@@ -41,7 +41,7 @@ def read_body(conn, head):
     body = bytearray()
     try:
         if length:
-            body += conn.read_exact(int(length.group(1)))
+            conn.read_exact(int(length.group(1)), sink=body.extend)  # keeps what came before a close
         else:
             while True:
                 size = int(conn.read_until(b"\r\n").strip(), 16)
@@ -107,6 +107,85 @@ def test_a_response_the_upstream_cuts_short_is_logged_as_incomplete(sidecar):
     assert entry["status"] == 200 and entry["error"] == "upstream_closed", entry
     assert entry["bytes"] < 1000000
     assert poll(lambda: metric(sidecar, "sidecar_responses_incomplete_total", 'reason="upstream_closed"') == 1, 3)
+
+
+def access_entry(sc, request_id):
+    return poll(lambda: next((e for e in json_lines(sc) if e.get("request_id") == request_id), None))
+
+
+def test_an_upstream_silent_in_the_middle_of_a_body_is_cut_at_upstream_timeout_and_logged(start_sidecar):
+    """An upstream that stops sending half-way through a Content-Length body (the client is
+    reading: nothing is held back for it) is given up at upstream_timeout: the client gets
+    what was sent and a close, the access line says status 200, the bytes the client got and
+    error=upstream_timeout at warning, and the reason is counted. Would catch a response that
+    hangs until the upstream gives up (30 s here), one logged as a success or with another
+    reason, and a byte count that is not what the client received."""
+    sc = start_sidecar({"upstream_timeout": "1s"})
+    n, sent = 1000000, 300000
+    with rawhttp.Conn(sc.port, timeout=20) as conn:
+        conn.send(b"GET /bytes?n=%d&stall_after=%d&stall=30 HTTP/1.1\r\nHost: t\r\n"
+                  b"X-Request-Id: silent-1\r\n\r\n" % (n, sent))
+        head = conn.read_until(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200")
+        started = time.monotonic()
+        body, complete = read_body(conn, head)
+        waited = time.monotonic() - started
+    assert not complete and len(body) == sent, (complete, len(body))
+    assert body == pattern(0, sent)
+    assert waited < 10, "cut after %.1f s, not at upstream_timeout (1 s)" % waited
+    entry = access_entry(sc, "silent-1")
+    assert entry, sc.output()
+    assert entry["status"] == 200 and entry["error"] == "upstream_timeout", entry
+    assert entry["bytes"] == sent and entry["level"] == "warning", entry
+    assert poll(lambda: metric(sc, "sidecar_responses_incomplete_total", 'reason="upstream_timeout"') == 1, 3)
+    assert metric(sc, "sidecar_responses_incomplete_total", 'reason="upstream_closed"') == 0
+
+
+def test_a_client_that_closes_in_the_middle_of_a_body_is_logged_as_client_closed(start_sidecar, upstream):
+    """A client that reads part of a large response and closes its connection: the access line
+    says status 200 (what the upstream answered, not 499), the bytes sent before the close
+    (more than the client read, less than the body) and error=client_closed at warning; the
+    reason is counted and the upstream connection is closed, not kept streaming. Would catch
+    a client close logged as a success, as 499 or as an upstream fault, and a sidecar that
+    keeps reading the upstream for a client that is gone."""
+    sc = start_sidecar()
+    n = 64 << 20
+    conn = rawhttp.Conn(sc.port, rcvbuf=16384, timeout=20)
+    conn.send(b"GET /bytes?n=%d HTTP/1.1\r\nHost: t\r\nX-Request-Id: gone-1\r\n\r\n" % n)
+    head = conn.read_until(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200")
+    conn.read_exact(100000)
+    conn.close()  # unread data left: the kernel resets the connection
+    entry = access_entry(sc, "gone-1")
+    assert entry, sc.output()
+    assert entry["status"] == 200 and entry["error"] == "client_closed", entry
+    assert isinstance(entry["bytes"], int) and 100000 <= entry["bytes"] < n, entry
+    assert entry["level"] == "warning", entry
+    assert poll(lambda: metric(sc, "sidecar_responses_incomplete_total", 'reason="client_closed"') == 1, 3)
+    assert upstream.wait_for(lambda s: s["open_connections"] == 0)["open_connections"] == 0
+
+
+def test_an_upstream_body_that_breaks_its_framing_is_logged_as_upstream_invalid_body(start_sidecar):
+    """A chunked body whose next chunk-size line is not hex, after 3 good chunks: the client
+    gets the good chunks and a close (never a terminating chunk that would make the truncated
+    body look whole), the access line says status 200, the bytes relayed and
+    error=upstream_invalid_body at warning, and the reason is counted. Would catch a broken
+    upstream body passed on as complete, logged as a success or as upstream_closed."""
+    sc = start_sidecar()
+    good = 3 * 65536
+    with rawhttp.Conn(sc.port, timeout=20) as conn:
+        conn.send(b"GET /chunked?n=1000000&size=65536&bad_after=%d HTTP/1.1\r\nHost: t\r\n"
+                  b"X-Request-Id: broken-1\r\n\r\n" % good)
+        head = conn.read_until(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200")
+        body, complete = read_body(conn, head)
+    assert not complete and len(body) == good and body == pattern(0, good), (complete, len(body))
+    entry = access_entry(sc, "broken-1")
+    assert entry, sc.output()
+    assert entry["status"] == 200 and entry["error"] == "upstream_invalid_body", entry
+    assert entry["bytes"] == good and entry["level"] == "warning", entry
+    assert poll(lambda: metric(sc, "sidecar_responses_incomplete_total", 'reason="upstream_invalid_body"') == 1, 3)
+    assert metric(sc, "sidecar_responses_incomplete_total", 'reason="upstream_closed"') == 0
 
 
 # -- 3. a port some other socket listens on, even with SO_REUSEPORT --------------------------
@@ -181,6 +260,88 @@ def test_every_json_log_line_has_one_schema_and_access_lines_the_operator_fields
     for key in ("status", "bytes", "duration_ms", "upstream_ms"):
         assert isinstance(access[key], int), (key, access)
     assert "SECRET" not in sc.output()
+
+
+def test_the_access_line_names_the_signed_in_user_and_only_them(start_auth_sidecar, browser):
+    """user_id on an access line is the session's subject: for a cookie and for the same
+    session as a bearer; absent for an anonymous request and for a cookie that no longer
+    opens (after logout). Would catch a missing or wrong user_id, and one taken from a
+    session that was refused (a revoked user logged as signed in)."""
+    sc, apple = start_auth_sidecar()
+    b = browser(sc, apple)
+    assert b.login()[0].status == 303
+    sub = b.get("/.auth/me").json()["id"]
+    name, value = b.session_cookie
+    html = ("Accept", "text/html")
+    assert b.request("GET", "/private", [html, ("X-Request-Id", "user-cookie")]).status == 200
+    assert sc.request("GET", "/api", [("Authorization", "Bearer " + value), ("X-Request-Id", "user-bearer")]).status == 200
+    assert sc.request("GET", "/pub/x", [("X-Request-Id", "user-none")]).status == 200
+    assert b.request("POST", "/.auth/logout", [("Accept", "application/json")]).status == 204
+    after = sc.request("GET", "/private", [html, ("Cookie", "%s=%s" % (name, value)), ("X-Request-Id", "user-revoked")])
+    assert after.status == 302
+    entries = {rid: access_entry(sc, rid) for rid in ("user-cookie", "user-bearer", "user-none", "user-revoked")}
+    assert all(entries.values()), sc.output()
+    assert entries["user-cookie"]["user_id"] == sub and entries["user-bearer"]["user_id"] == sub, entries
+    assert "user_id" not in entries["user-none"] and "user_id" not in entries["user-revoked"], entries
+
+
+def get_from(port, source, headers, request_id):
+    """A GET sent from the loopback address `source` (127.0.0.2 is another peer than
+    127.0.0.1 to the sidecar); returns (status, body)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
+    with sock:
+        extra = "".join("%s: %s\r\n" % h for h in headers)
+        sock.sendall(("GET /echo HTTP/1.1\r\nHost: t\r\nX-Request-Id: %s\r\n%sConnection: close\r\n\r\n"
+                      % (request_id, extra)).encode())
+        data = b""
+        while True:
+            piece = sock.recv(65536)
+            if not piece:
+                break
+            data += piece
+    head, _, body = data.partition(b"\r\n\r\n")
+    return int(head.split(b" ", 2)[1]), body
+
+
+def test_the_access_line_client_is_the_forwarded_address_only_from_a_trusted_peer(start_sidecar):
+    """client on an access line (issue 8: "after trusted_proxies"), with trusted_proxies =
+    [127.0.0.2/32] and requests from both 127.0.0.2 and 127.0.0.1 to one process: from the
+    trusted peer it is the address the proxy saw (the last X-Forwarded-For entry), or the
+    peer itself without the header; from the untrusted peer a spoofed X-Forwarded-For is
+    ignored and client is the peer's own address. Would catch an access log that believes any
+    peer's header (a client hiding behind a forged address), one that ignores a trusted
+    proxy's (every line naming the proxy), and one that takes the first, client-written
+    entry of a chain."""
+    sc = start_sidecar({"trusted_proxies": ["127.0.0.2/32"]})
+    cases = [
+        ("127.0.0.2", [("X-Forwarded-For", "203.0.113.9")], "203.0.113.9", "xff-trusted"),
+        ("127.0.0.2", [("X-Forwarded-For", "198.51.100.1, 203.0.113.9")], "203.0.113.9", "xff-chain"),
+        ("127.0.0.2", [], "127.0.0.2", "xff-none"),
+        ("127.0.0.1", [("X-Forwarded-For", "203.0.113.66")], "127.0.0.1", "xff-spoofed"),
+        ("127.0.0.1", [], "127.0.0.1", "xff-plain"),
+    ]
+    for source, headers, _, rid in cases:
+        assert get_from(sc.port, source, headers, rid)[0] == 200, rid
+    for _, _, client, rid in cases:
+        entry = access_entry(sc, rid)
+        assert entry, (rid, sc.output())
+        assert entry["client"] == client, (rid, entry)
+
+
+def test_the_access_line_client_is_taken_from_the_last_x_forwarded_for_field(start_sidecar):
+    """A proxy that adds its own X-Forwarded-For field after the one the client sent (HAProxy's
+    `option forwardfor` does) is trusted for its field only: the access line's client is the
+    last entry of the last field, as the upstream's X-Forwarded-For chain shows it. Would catch
+    an access log that reads the first field, i.e. logs the address the client made up."""
+    sc = start_sidecar({"trusted_proxies": ["127.0.0.2/32"]})
+    headers = [("X-Forwarded-For", "203.0.113.66"), ("X-Forwarded-For", "198.51.100.7")]
+    status, body = get_from(sc.port, "127.0.0.2", headers, "xff-two-fields")
+    assert status == 200
+    forwarded = [v for n, v in json.loads(body)["headers"] if n.lower() == "x-forwarded-for"]
+    assert forwarded == ["203.0.113.66, 198.51.100.7, 127.0.0.2"], forwarded  # what the upstream is told
+    entry = access_entry(sc, "xff-two-fields")
+    assert entry, sc.output()
+    assert entry["client"] == "198.51.100.7", entry
 
 
 def test_text_format_logs_access_lines_as_text_too(start_sidecar):

@@ -7,6 +7,7 @@ the token POST /native/refresh hands an app), so it is not repeated before the p
 import base64
 import json
 import struct
+import subprocess
 import time
 
 import pytest
@@ -14,6 +15,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
+from conftest import sidecar_binary
 from native_support import (  # noqa: F401 (fixtures)
     BUNDLE, WEB, bearer, metric, signed_in, start_native,
     web_user, signed_in_ok, bearer_ok)
@@ -197,4 +199,22 @@ def test_zero_disables_revalidation(start_native, browser):
         assert signed_in_ok(b)
     time.sleep(0.5)
     assert signed_in_ok(b) and refreshes(apple) == []
-    assert "session.revalidate" not in sc.output()  # no "not available in this build" warning any more
+
+
+@pytest.mark.parametrize("period", ["%ds" % PERIOD, "24h"])
+def test_a_non_zero_revalidate_is_not_warned_about_in_run_or_check(start_native, period):
+    """Builds before revalidation warned, for a non-zero session.revalidate only, that
+    "revalidation with Apple's refresh token is not available in this build" (at
+    session.revalidate, in run and in check). That warning must be gone now that it is
+    honoured: this fails if run's start-up or `sidecar check` still says so, or warns about
+    session.revalidate at all. (With revalidate 0 the old build was silent too, so
+    test_zero_disables_revalidation cannot tell.)"""
+    sc, apple = start_native({"session": {"revalidate": period}})
+    assert sc.request("GET", "/pub/x").status == 200  # fully started: its start-up lines are out
+    done = subprocess.run([str(sidecar_binary()), "check", "--config", str(sc.config_path)],
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for name, text in (("run", sc.output()), ("check", done.stdout + done.stderr)):
+        assert "not available in this build" not in text, (name, text)
+        warned = [l for l in text.splitlines() if "session.revalidate" in l and "warn" in l.lower()]
+        assert warned == [], (name, warned)

@@ -8,8 +8,10 @@ changes them.
 
 Proxied endpoints:
   /echo            the request as received (line, headers in order, body length/sha256/body)
-  /bytes?n=N       Content-Length body of N bytes written in pieces (&piece=, &abort_after=)
-  /chunked?n=N&size=S   chunked body of N bytes in chunks of S bytes
+  /bytes?n=N       Content-Length body of N bytes written in pieces (&piece=, &abort_after=;
+                   &stall_after=K: K bytes, then nothing until the proxy closes, at most &stall=S s)
+  /chunked?n=N&size=S   chunked body of N bytes in chunks of S bytes (&bad_after=K: after K
+                   bytes a chunk-size line that is not hex, then close)
   /eof?n=N         body delimited by closing the connection (no length, no chunking)
   /slow?delay=S    answers after S seconds
   /close?linger=S  answers, then closes S seconds later without sending `Connection: close`
@@ -218,11 +220,18 @@ async def handle_request(reader, writer, method, target, version, headers):
         n = int(q.get("n", "0"))
         piece = int(q.get("piece", "65536"))
         abort_after = int(q["abort_after"]) if "abort_after" in q else None
+        stall_after = int(q["stall_after"]) if "stall_after" in q else None
         writer.write(response_head(200, [("Content-Type", "application/octet-stream"),
                                          ("Content-Length", str(n))]))
         if head_only:
             return True
-        sent = await send_pattern(writer, n, piece, abort_after)
+        sent = await send_pattern(writer, n, piece, stall_after if stall_after is not None else abort_after)
+        if stall_after is not None:
+            try:  # silent in the middle of the body until the proxy gives up on us (EOF)
+                await asyncio.wait_for(reader.read(1), float(q.get("stall", "30")))
+            except asyncio.TimeoutError:
+                pass
+            return False
         return sent == n
     if path == "/chunked":
         n, size = int(q.get("n", "0")), int(q.get("size", "4096"))
@@ -230,8 +239,13 @@ async def handle_request(reader, writer, method, target, version, headers):
                                          ("Transfer-Encoding", "chunked")]))
         if head_only:
             return True
+        bad_after = int(q["bad_after"]) if "bad_after" in q else None
         sent = 0
         while sent < n:
+            if bad_after is not None and sent >= bad_after:
+                writer.write(b"zz\r\n")  # not a chunk size: the body breaks its own framing
+                await writer.drain()
+                return False
             k = min(size, n - sent)
             writer.write(b"%x\r\n" % k + pattern(sent, k) + b"\r\n")
             sent += k

@@ -172,8 +172,14 @@ extension ClientConnection {
         if let query = request.query { entry.query = request.bytes(query) }
         request.withView { view in
             if let agent = view.firstValue("user-agent") { entry.userAgent = request.bytes(agent) }
-            if peerTrusted, let forwarded = view.firstValue("x-forwarded-for") {
-                entry.client = Self.lastForwardedAddress(request.bytes(forwarded)) ?? entry.client
+            if peerTrusted {
+                // The last X-Forwarded-For field: a proxy may add its own after the client's
+                // (HAProxy's `option forwardfor` does), and only what the proxy added is trusted.
+                var forwarded: ByteRange?
+                for field in view.fields where !field.value.isEmpty && view.name(of: field, is: "x-forwarded-for") {
+                    forwarded = field.value
+                }
+                if let forwarded { entry.client = Self.lastForwardedAddress(request.bytes(forwarded)) ?? entry.client }
             }
         }
         log.record(entry)

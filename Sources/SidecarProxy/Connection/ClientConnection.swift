@@ -181,10 +181,12 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         if !promisedKeepAlive { keepAlive = false }
     }
 
-    /// Waiting for a request with nothing of one received: closing it loses nothing.
-    var isIdle: Bool { phase == .waitingForHead && stream.pendingInput == 0 }
-    /// Part of a request head received, the rest still awaited (a slowloris candidate).
-    var isReadingHead: Bool { phase == .waitingForHead && stream.pendingInput > 0 }
+    /// Waiting for a request with nothing of one received, read or still in the socket (a
+    /// client accepted in the same batch has not been read yet): closing it loses nothing.
+    var isIdle: Bool { phase == .waitingForHead && stream.pendingInput == 0 && !Socket.hasPendingInput(stream.fd) }
+    /// Part of a request head received (read, or still in the socket), the rest still
+    /// awaited (a slowloris candidate).
+    var isReadingHead: Bool { phase == .waitingForHead && !isIdle }
 
     /// The drain's grace period is over: a connection with no request in progress closes.
     /// A request that reached the socket since the loop last read it is still answered
