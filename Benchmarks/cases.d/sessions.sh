@@ -44,7 +44,7 @@ fi
 echo "== sessions: minted ${SESSION_COUNTS[*]} sessions; one is served as $minted_user (the template as $seen), a forged one gets $forged_status"
 
 # -- the servers: each proxy with access logs off and on -------------------------------------
-declare -A SESSION_SERVER_PORT SESSION_SERVER_PIDS
+declare -A SESSION_SERVER_PORT SESSION_SERVER_PIDS SESSION_RSS_BEFORE
 start_session_servers() {  # start_session_servers LOG(off|on)
   local log=$1 suffix="" port admin
   [ "$log" = on ] && suffix=_log
@@ -143,5 +143,24 @@ truncate_access_logs() {
   local f
   for f in "$WORK"/sidecar-sessions*.yaml.log "$WORK"/nginxs*/access.log "$WORK"/haproxy*/access.log; do
     [ -e "$f" ] && : >"$f"
+  done
+}
+
+# Memory per cached session: the log-off sidecar's RSS now (no session opened yet) and, at the
+# end, after the runs filled its cache (SessionCache.defaultCapacity entries when more distinct
+# sessions than that were sent).
+SESSION_CACHE_ENTRIES=8192
+for log in "${SESSION_LOGS[@]}"; do
+  suffix=""; [ "$log" = on ] && suffix=_log
+  SESSION_RSS_BEFORE[sessions$suffix]=$(rss_kib "${SESSION_SERVER_PIDS[sessions$suffix]}")
+done
+session_memory_report() {
+  local name pid after before
+  for name in "${!SESSION_RSS_BEFORE[@]}"; do
+    pid=${SESSION_SERVER_PIDS[$name]}; before=${SESSION_RSS_BEFORE[$name]}; after=$(rss_kib "$pid")
+    awk -v n="$name" -v b="$before" -v a="$after" -v e="$SESSION_CACHE_ENTRIES" -v max="${SESSION_COUNTS[-1]}" 'BEGIN {
+      printf "%s: RSS %.1f MiB before any session, %.1f MiB after the runs", n, b / 1024, a / 1024
+      if (max >= e) printf " (cache full: %d entries): %.0f bytes per cached session", e, (a - b) * 1024 / e
+      printf "\n" }'
   done
 }

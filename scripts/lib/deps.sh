@@ -16,4 +16,4 @@ ensure_test_deps() {
   python3 -c 'import selenium' 2>/dev/null || python3 -m pip install -q selenium
   python3 -c 'import jwt' 2>/dev/null || python3 -m pip install -q pyjwt
 }
-ensure_bench_deps() { apt_ensure nginx wrk openssl procps; }
+ensure_bench_deps() { apt_ensure nginx wrk openssl procps haproxy; }

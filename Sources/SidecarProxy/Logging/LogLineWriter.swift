@@ -76,16 +76,19 @@ struct LogLineWriter {
         string(key, masked[...])
     }
 
+    // The per-byte and per-piece appends below used to cost 11k instructions per access
+    // line (callgrind), more than proxying the request; each piece is now one copy.
+
     private mutating func writeKey(_ key: StaticString) {
-        switch format {
-        case .json:
-            append(",\"")
-            append(key)
-            append("\":")
-        case .text:
-            buffer.append(UInt8(ascii: " "))
-            append(key)
-            buffer.append(UInt8(ascii: "="))
+        let json = format == .json
+        let count = key.utf8CodeUnitCount + (json ? 5 : 2)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { scratch in
+            var at = 0
+            func put(_ byte: UInt8) { scratch[at] = byte; at += 1 }
+            if json { put(UInt8(ascii: ",")); put(UInt8(ascii: "\"")) } else { put(UInt8(ascii: " ")) }
+            for i in 0..<key.utf8CodeUnitCount { put(key.utf8Start[i]) }
+            if json { put(UInt8(ascii: "\"")); put(UInt8(ascii: ":")) } else { put(UInt8(ascii: "=")) }
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: scratch[0..<at]))
         }
     }
 
@@ -107,20 +110,39 @@ struct LogLineWriter {
         }
     }
 
-    /// Bytes outside printable ASCII, `"` and `\` escaped as JSON does (`\u00XX`).
+    /// Bytes outside printable ASCII, `"` and `\` escaped as JSON does (`\u00XX`); runs of
+    /// bytes that need nothing are copied whole.
     private mutating func escaped<C: Collection>(_ bytes: C) where C.Element == UInt8 {
-        for b in bytes {
-            switch b {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-                buffer.append(UInt8(ascii: "\\"))
-                buffer.append(b)
-            case 0x20..<0x7f:
-                buffer.append(b)
-            default:
-                append("\\u00")
-                buffer.append(hexDigit(b >> 4))
-                buffer.append(hexDigit(b & 0xf))
+        let done: Void? = bytes.withContiguousStorageIfAvailable { contiguous in
+            var runStart = 0
+            for (i, b) in contiguous.enumerated() where !Self.isPlain(b) {
+                if i > runStart { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: contiguous[runStart..<i])) }
+                escape(b)
+                runStart = i + 1
             }
+            if contiguous.count > runStart {
+                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: contiguous[runStart...]))
+            }
+        }
+        guard done == nil else { return }
+        for b in bytes {
+            if Self.isPlain(b) { buffer.append(b) } else { escape(b) }
+        }
+    }
+
+    @inline(__always)
+    private static func isPlain(_ b: UInt8) -> Bool {
+        b >= 0x20 && b < 0x7f && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\")
+    }
+
+    private mutating func escape(_ b: UInt8) {
+        if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
+            buffer.append(UInt8(ascii: "\\"))
+            buffer.append(b)
+        } else {
+            append("\\u00")
+            buffer.append(hexDigit(b >> 4))
+            buffer.append(hexDigit(b & 0xf))
         }
     }
 
@@ -134,12 +156,15 @@ struct LogLineWriter {
             appendInt(value == Int64.min ? Int64.max : -value)
             return
         }
-        let number = UInt64(value)
-        var divisor: UInt64 = 1
-        while number / divisor >= 10 { divisor *= 10 }
-        while divisor > 0 {
-            buffer.append(UInt8(ascii: "0") + UInt8(number / divisor % 10))
-            divisor /= 10
+        var number = UInt64(value)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var at = 20
+            repeat {
+                at -= 1
+                digits[at] = UInt8(ascii: "0") + UInt8(number % 10)
+                number /= 10
+            } while number > 0
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: digits[at...]))
         }
     }
 }

@@ -1,0 +1,42 @@
+import XCTest
+
+@testable import SidecarProxy
+
+/// The access line's writer: copies runs of plain bytes whole and escapes the rest, so these
+/// pin the escaping at run boundaries (first byte, last byte, adjacent escapes) and numbers.
+final class LogLineWriterTests: XCTestCase {
+    private func json(_ build: (inout LogLineWriter) -> Void) -> String {
+        var line = LogLineWriter()
+        line.format = .json
+        build(&line)
+        return String(decoding: line.buffer, as: UTF8.self)
+    }
+
+    func testStringsAreEscapedAsJSONAtEveryPosition() {
+        let value: [UInt8] = Array("\"a\\b".utf8) + [0x0A, 0x7F, 0x1F] + Array("plain".utf8) + [0xC3, 0xA9, 0x22]
+        let text = json { $0.string("k", value[...]) }
+        XCTAssertEqual(text, #","k":"\"a\\b\u000a\u007f\u001fplain\u00c3\u00a9\"""#)
+        XCTAssertEqual(json { $0.string("empty", [][...]) }, #","empty":"""#)
+        XCTAssertEqual(json { $0.string("user_id", "001234.abc") }, #","user_id":"001234.abc""#)
+        // A slice that does not start at 0 (runs are indexed from the slice's start).
+        let tail = Array("xx\"end".utf8)
+        XCTAssertEqual(json { $0.string("k", tail[2...]) }, #","k":"\"end""#)
+    }
+
+    func testNumbers() {
+        XCTAssertEqual(json { $0.int("n", 0) }, #","n":0"#)
+        XCTAssertEqual(json { $0.int("n", 7) }, #","n":7"#)
+        XCTAssertEqual(json { $0.int("n", 1_234_567_890_123) }, #","n":1234567890123"#)
+        XCTAssertEqual(json { $0.int("n", -42) }, #","n":-42"#)
+        XCTAssertEqual(json { $0.int("n", Int64.max) }, #","n":9223372036854775807"#)
+    }
+
+    func testTextFormatQuotesOnlyWhatNeedsIt() {
+        var line = LogLineWriter()
+        line.format = .text
+        line.string("path", Array("/a/b".utf8)[...])
+        line.string("agent", Array("curl/8 x".utf8)[...])
+        line.int("status", 200)
+        XCTAssertEqual(String(decoding: line.buffer, as: UTF8.self), #" path=/a/b agent="curl/8 x" status=200"#)
+    }
+}
