@@ -19,7 +19,7 @@ final class AccessLog {
     init(loop: EventLoop, sink: LogSink, format: Format = .json) {
         self.sink = sink
         self.format = format
-        line.buffer.reserveCapacity(Self.flushThreshold + 2048)
+        line.out.reserveCapacity(Self.flushThreshold + 2048)
         flushTimer = Timer(loop: loop) { [unowned self] in self.flush() }
     }
 
@@ -70,7 +70,7 @@ final class AccessLog {
         if !e.userAgent.isEmpty { line.string("user_agent", e.userAgent) }
         if let reason = e.incomplete { line.string("error", reason.label) }
         line.end()
-        if line.buffer.count >= Self.flushThreshold {
+        if line.out.count >= Self.flushThreshold {
             flush()
         } else if flushTimer?.isScheduled == false {
             flushTimer?.schedule(afterMilliseconds: Self.flushDelayMs)
@@ -78,8 +78,8 @@ final class AccessLog {
     }
 
     func flush() {
-        guard !line.buffer.isEmpty else { return }
-        line.buffer.withUnsafeBytes { sink.write($0) }
-        line.buffer.removeAll(keepingCapacity: true)
+        guard !line.out.isEmpty else { return }
+        sink.write(line.out.bytes)
+        line.out.removeAll()
     }
 }
