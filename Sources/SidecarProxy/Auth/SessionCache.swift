@@ -58,9 +58,9 @@ final class OpenedSession {
 /// revocation checks on a hit.
 ///
 /// Sized in entries; an entry holds the sealed value, the decoded session and its rendered
-/// identity fields — about 1.3 KiB for a web session with an Apple refresh token
+/// identity fields — 1,148 bytes of RSS for a web session with an Apple refresh token
 /// (measured: Benchmarks/RESULTS.md, "many users"), so the default 8,192 entries are
-/// about 10 MiB per worker when full, and 2,000 active users stay cached with room to spare.
+/// about 9 MiB per worker when full, and 2,000 active users stay cached with room to spare.
 final class SessionCache {
     static let defaultCapacity = 8192
     static let ways = 4
