@@ -40,3 +40,37 @@ final class LogLineWriterTests: XCTestCase {
         XCTAssertEqual(String(decoding: line.buffer, as: UTF8.self), #" path=/a/b agent="curl/8 x" status=200"#)
     }
 }
+
+extension LogLineWriterTests {
+    /// The eight-bytes-at-a-time test against the byte-wise one, for every byte value in
+    /// every position of a word of otherwise plain (and of otherwise borderline) bytes.
+    func testTheWordTestAgreesWithTheByteTest() {
+        for filler: UInt8 in [UInt8(ascii: "a"), 0x20, 0x7E, 0x21, 0x5B, 0x5D] {
+            for position in 0..<8 {
+                for value in 0...255 {
+                    var bytes = [UInt8](repeating: filler, count: 8)
+                    bytes[position] = UInt8(value)
+                    let word = bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
+                    let expected = bytes.allSatisfy { $0 >= 0x20 && $0 < 0x7F && $0 != 0x22 && $0 != 0x5C }
+                    XCTAssertEqual(LogLineWriter.allPlain(word), expected, "byte \(value) at \(position)")
+                }
+            }
+        }
+    }
+
+    func testLongValuesEscapeAtWordAndRunBoundaries() {
+        for length in 0..<40 {
+            for position in 0..<max(length, 1) {
+                var value = [UInt8](repeating: UInt8(ascii: "x"), count: length)
+                var expected = String(repeating: "x", count: length)
+                if length > 0 {
+                    value[position] = 0x22
+                    expected = String(repeating: "x", count: position) + "\\\"" + String(repeating: "x", count: length - position - 1)
+                }
+                var line = LogLineWriter()
+                line.string("k", value[...])
+                XCTAssertEqual(String(decoding: line.buffer, as: UTF8.self), ",\"k\":\"\(expected)\"", "\(length) \(position)")
+            }
+        }
+    }
+}

@@ -262,13 +262,16 @@ final class Authenticator {
     private func reseal(
         _ opened: OpenedSession, now: Int64, revalidatedAt: Int64?
     ) -> (opened: OpenedSession, cookie: [UInt8])? {
-        let session = opened.session, oldSecret = opened.needsReseal
-        let lastSealed = session.idleDeadline - settings.idleTimeout
-        let idleDeadline = min(now + settings.idleTimeout, session.expiresAt)
-        let revalidated = revalidatedAt.map { $0 > session.lastRevalidation } ?? false
+        // The times are read in place: copying the session (its five references) is left to
+        // the rare request that is re-sealed.
+        let oldSecret = opened.needsReseal, sessionIdleDeadline = opened.session.idleDeadline
+        let lastSealed = sessionIdleDeadline - settings.idleTimeout
+        let idleDeadline = min(now + settings.idleTimeout, opened.session.expiresAt)
+        let revalidated = revalidatedAt.map { $0 > opened.session.lastRevalidation } ?? false
         guard oldSecret || revalidated
-                || (now - lastSealed >= settings.refreshAfter && idleDeadline > session.idleDeadline)
+                || (now - lastSealed >= settings.refreshAfter && idleDeadline > sessionIdleDeadline)
         else { return nil }
+        let session = opened.session
         var renewed = session
         renewed.idleDeadline = max(idleDeadline, session.idleDeadline)
         if revalidated, let revalidatedAt { renewed.lastRevalidation = revalidatedAt }

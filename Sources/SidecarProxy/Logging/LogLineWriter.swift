@@ -120,13 +120,38 @@ struct LogLineWriter {
     /// Bytes outside printable ASCII, `"` and `\` escaped as JSON does (`\u00XX`); runs of
     /// bytes that need nothing are copied whole.
     private mutating func escaped(_ bytes: UnsafeBufferPointer<UInt8>) {
-        var runStart = 0
-        for (i, b) in bytes.enumerated() where !Self.isPlain(b) {
-            if i > runStart { out.append(UnsafeBufferPointer(rebasing: bytes[runStart..<i])) }
-            escape(b)
-            runStart = i + 1
+        guard let base = bytes.baseAddress else { return }
+        let count = bytes.count
+        var runStart = 0, i = 0
+        while i < count {
+            // Eight bytes at a time while all of them are plain (the usual case: ids, paths,
+            // addresses), then byte by byte through the word that is not.
+            if i + 8 <= count, Self.allPlain(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) {
+                i += 8
+                continue
+            }
+            let b = base[i]
+            if !Self.isPlain(b) {
+                if i > runStart { out.append(UnsafeBufferPointer(start: base + runStart, count: i - runStart)) }
+                escape(b)
+                runStart = i + 1
+            }
+            i += 1
         }
-        if bytes.count > runStart { out.append(UnsafeBufferPointer(rebasing: bytes[runStart...])) }
+        if count > runStart { out.append(UnsafeBufferPointer(start: base + runStart, count: count - runStart)) }
+    }
+
+    /// Whether all eight bytes of `w` are plain (`isPlain`): none below 0x20, none at or
+    /// above 0x7F, no `"` and no `\` (exact: each test only reports bytes that match).
+    @inline(__always)
+    static func allPlain(_ w: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
+        let below = (w &- ones &* 0x20) & ~w & highs  // a byte < 0x20
+        let high = w & highs  // a byte >= 0x80
+        let del = hasZeroByte(w ^ (ones &* 0x7F))  // a byte == 0x7F
+        let quote = hasZeroByte(w ^ (ones &* 0x22)), backslash = hasZeroByte(w ^ (ones &* 0x5C))
+        return (below | high | del | quote | backslash) == 0
     }
 
     @inline(__always)
