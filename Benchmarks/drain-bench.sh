@@ -6,18 +6,8 @@
 # Env: CONNS [256], DURATION [6s], DRAIN_AFTER [2], SIDECAR_BIN [release build].
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/lib/deps.sh
-ensure_bench_deps
 CONNS=${CONNS:-256}; DURATION=${DURATION:-6s}; DRAIN_AFTER=${DRAIN_AFTER:-2}
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-if [ -z "${SIDECAR_BIN:-}" ]; then
-  swift build -c release --static-swift-stdlib --product sidecar >/dev/null
-  SIDECAR_BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)/sidecar
-fi
-WORK=$(mktemp -d /tmp/drain-bench.XXXXXX)
-PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$WORK"' EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. Benchmarks/lib/standalone.sh
 UP=$(free_port); PORT=$(free_port); ADMIN=$(free_port)
 mkdir -p "$WORK/up/logs"
 cat >"$WORK/up/nginx.conf" <<CONF

@@ -8,23 +8,8 @@
 # sidecar binary (e.g. an older build) measured the same way, as `before`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/lib/deps.sh
-ensure_bench_deps
 SIZE_MB=${SIZE_MB:-200}; ROUNDS=${ROUNDS:-5}
-if [ -z "${SIDECAR_BIN:-}" ]; then
-  swift build -c release --static-swift-stdlib --product sidecar >/dev/null
-  SIDECAR_BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)/sidecar
-fi
-WORK=$(mktemp -d /tmp/stream-bench.XXXXXX)
-PIDS=()
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. Benchmarks/lib/standalone.sh
 wait_port() {
   for _ in $(seq 1 200); do
     curl -s -o /dev/null "http://127.0.0.1:$1${2:-/}" && return 0

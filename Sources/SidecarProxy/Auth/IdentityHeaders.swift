@@ -25,16 +25,6 @@ struct IdentityHeaderNames: Sendable {
 enum IdentityHeaders {
     enum Omission { case none, email, userID }
 
-    /// Appends the fields to `out`; `scratch` is reused for the encoded name. Returns what
-    /// had to be left out (for a log line), `.none` normally.
-    static func write(
-        _ session: Session, names: IdentityHeaderNames, into out: inout HeadWriter, scratch: inout [UInt8]
-    ) -> Omission {
-        let (fields, omission) = render(session, names: names, scratch: &scratch)
-        out.append(fields)
-        return omission
-    }
-
     /// The fields as one block of exactly the bytes they need: rendered on every session-cache
     /// miss, so one allocation and plain copies. The names were validated with the
     /// configuration (`headers.*`); the values are checked here: the user id and email must

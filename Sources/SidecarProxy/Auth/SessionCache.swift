@@ -2,7 +2,7 @@ import SidecarCrypto
 import SidecarHTTP
 
 /// A session the authenticator accepted, with what every request of it needs prepared once:
-/// the identity fields to forward, rendered by `IdentityHeaders.write`.
+/// the identity fields to forward, rendered by `IdentityHeaders.render`.
 final class OpenedSession {
     /// The sealed value (cookie or bearer token) it was opened from: the cache key.
     let token: [UInt8]
@@ -10,7 +10,7 @@ final class OpenedSession {
     /// Opened under an older secret: re-seal it with the first one.
     let needsReseal: Bool
     let identityFields: HeadWriter
-    /// What `IdentityHeaders.write` had to leave out (logged per forwarded request).
+    /// What `IdentityHeaders.render` had to leave out (logged per forwarded request).
     let omission: IdentityHeaders.Omission
     /// From when a request of this token looks at its revalidation (`session.revalidate`):
     /// `lastRevalidation + period`, moved on while a check runs or after one Apple could not
