@@ -96,6 +96,12 @@ server_cpu_ms() {  # utime+stime (ms) of the given processes and their children 
   done
   echo "$ms"
 }
+server_switches() {  # voluntary and involuntary context switches of every thread of the processes and children
+  local p pids=()
+  for p in "$@"; do pids+=("$p"); mapfile -t -O "${#pids[@]}" pids < <(pgrep -P "$p"); done
+  for p in "${pids[@]}"; do cat /proc/"$p"/task/*/status 2>/dev/null; done \
+    | awk '/^voluntary_ctxt_switches:/ {v += $2} /^nonvoluntary_ctxt_switches:/ {i += $2} END {print v + 0, i + 0}'
+}
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 private_kib() {  # private (dirty + clean) memory: RSS without the shared libraries' pages
   awk '/^Private_(Dirty|Clean):/ {k += $2} END {print k}' "/proc/$1/smaps_rollup"; }
@@ -280,6 +286,7 @@ for round in $(seq 1 "$ROUNDS"); do
       profiling=$!; sleep 0.5
     fi
     read -ra case_pids <<<"$CASE_PIDS"; cpu_before=$(server_cpu_ms "${case_pids[@]}")
+    switches_before=$(server_switches "${case_pids[@]}")
     out=$("${CLIENT_CPU[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "${extra[@]}" \
           "$CASE_SCHEME://127.0.0.1:$CASE_PORT/")
     if [ -n "$profiling" ]; then
@@ -290,7 +297,7 @@ for round in $(seq 1 "$ROUNDS"); do
         | { swift-demangle --simplified --compact 2>/dev/null || cat; } | cut -c1-200 >"$PROFILE_REPORT" || true
       if [ -n "${BENCH_PROFILE_OUT:-}" ]; then cp "$WORK/perf-$c.data" "$BENCH_PROFILE_OUT"; fi
     fi
-    cpu_after=$(server_cpu_ms "${case_pids[@]}")
+    cpu_after=$(server_cpu_ms "${case_pids[@]}"); switches_after=$(server_switches "${case_pids[@]}")
     after_run
     rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
     cpu_us=$(awk -v a="$cpu_before" -v b="$cpu_after" '/ requests in / {printf "%.2f", (b - a) * 1000 / $1}' <<<"$out")
@@ -298,8 +305,12 @@ for round in $(seq 1 "$ROUNDS"); do
     errors=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
     printf '%s %s %s %s %s\n' "$c" "$round" "$rps" "$p99" "$cpu_us" >>"$RESULTS"
     if [[ "$errors" == *Non-2xx* ]] || [ -z "$rps" ]; then FAILED+=("$c round $round: ${errors:-no result}"); fi
-    printf '  round %d %-10s %10s req/s  p99 %8s ms  %6s us CPU/req  %s\n' "$round" "$c" "$rps" "$p99" \
-      "$cpu_us" "$errors"
+    # Context switches per request (voluntary/involuntary): on one core shared with the
+    # upstream, how often a proxy is put to sleep or preempted costs more than its own work.
+    switches=$(awk -v a="$switches_before" -v b="$switches_after" '/ requests in / {
+      split(a, x, " "); split(b, y, " "); printf "%.2f/%.2f", (y[1] - x[1]) / $1, (y[2] - x[2]) / $1}' <<<"$out")
+    printf '  round %d %-10s %10s req/s  p99 %8s ms  %6s us CPU/req  %s switches/req  %s\n' "$round" "$c" "$rps" \
+      "$p99" "$cpu_us" "$switches" "$errors"
   done
 done
 

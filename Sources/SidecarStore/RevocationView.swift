@@ -32,6 +32,16 @@ public struct RevocationView {
         return current.isRevoked(session: Key128(sessionID), subject: subject, issuedAtMs: issuedAtMs)
     }
 
+    /// The same with the subject as UTF-8 bytes (a session read in place): a string is made
+    /// only when some subject has been revoked.
+    @inline(__always)
+    public mutating func isRevoked(sessionID: UnsafeRawBufferPointer, subject: UnsafeRawBufferPointer,
+                                   issuedAtMs: Int64) -> Bool {
+        refreshIfStale()
+        if current.isEmpty { return false }
+        return current.isRevoked(session: Key128(sessionID), subject: subject, issuedAtMs: issuedAtMs)
+    }
+
     @inline(__always)
     public mutating func isRevoked(sessionID: [UInt8], subject: String, issuedAtMs: Int64) -> Bool {
         refreshIfStale()

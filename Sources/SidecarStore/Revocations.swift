@@ -47,6 +47,15 @@ public struct RevocationSnapshot: Sendable {
         return false
     }
 
+    /// `isRevoked(session:subject:issuedAtMs:)` with the subject as UTF-8 bytes.
+    public func isRevoked(session id: Key128, subject: UnsafeRawBufferPointer, issuedAtMs: Int64) -> Bool {
+        if !sessions.isEmpty, sessions[id] != nil { return true }
+        guard !subjects.isEmpty else { return false }
+        let key = String(decoding: subject, as: UTF8.self)
+        if let entry = subjects[key], issuedAtMs <= entry.cutoffMs { return true }
+        return false
+    }
+
     fileprivate mutating func pruneIfDue(now: Int64) {
         guard now >= nextPruneAt else { return }
         sessions = sessions.filter { $0.value > now }

@@ -22,7 +22,7 @@ final class SessionCacheTests: XCTestCase {
     }
 
     private func entry(_ token: String) -> OpenedSession {
-        OpenedSession(token: Array(token.utf8), session: session(), needsReseal: false, names: names)
+        OpenedSession.make(token: Array(token.utf8), session: session(), needsReseal: false, names: names)!
     }
 
     private func lookup(_ cache: SessionCache, _ token: String) -> OpenedSession? {
@@ -40,6 +40,64 @@ final class SessionCacheTests: XCTestCase {
         XCTAssertNil(lookup(cache, "token-on"))
         XCTAssertNil(lookup(cache, ""))
         XCTAssertEqual(cache.count, 1)
+    }
+
+    func testAFullSetAdmitsOnlyASessionSeenBefore() {
+        let cache = SessionCache(capacity: 4)  // one set of four ways
+        for token in ["t1", "t2", "t3", "t4"] { XCTAssertTrue(cache.admit(entry(token))) }  // free ways
+        XCTAssertFalse(cache.admit(entry("t5")), "a first sighting does not evict")
+        XCTAssertNil(lookup(cache, "t5"))
+        for token in ["t1", "t2", "t3", "t4"] { XCTAssertNotNil(lookup(cache, token), token) }
+        _ = lookup(cache, "t1"); _ = lookup(cache, "t3"); _ = lookup(cache, "t4")
+        XCTAssertTrue(cache.admit(entry("t5")), "the second sighting gets in")
+        XCTAssertNotNil(lookup(cache, "t5"))
+        XCTAssertNil(lookup(cache, "t2"), "instead of the least recently used")
+        XCTAssertEqual(cache.count, 4)
+    }
+
+    func testTheDoorkeeperForgetsAfterItsWindow() {
+        // Fixed mix keys and 65,536 bits for a window of 16: no false positive, the same bits every run.
+        let cache = SessionCache(capacity: 4, mixKeys: (0x0123_4567_89ab_cdef, 0x0fed_cba9_8765_4321),
+                                 doorkeeperBits: 1 << 16)
+        for token in ["t1", "t2", "t3", "t4"] { cache.admit(entry(token)) }
+        XCTAssertEqual(cache.doorkeeperCount, 0, "free ways take sessions without the doorkeeper")
+        XCTAssertFalse(cache.admit(entry("late")))
+        for i in 0..<14 { cache.admit(entry("once-\(i)")) }
+        XCTAssertEqual(cache.doorkeeperCount, 15)
+        XCTAssertTrue(cache.admit(entry("late")), "seen within the window")
+        for i in 14..<20 { cache.admit(entry("once-\(i)")) }
+        XCTAssertLessThan(cache.doorkeeperCount, 16, "emptied after 4 × capacity sessions")
+        XCTAssertFalse(cache.admit(entry("once-1")), "seen before the doorkeeper was emptied: a first sighting again")
+    }
+
+    func testAnEntryDecodesItsSessionOnlyWhenAskedAndKeepsItsFields() {
+        var original = session(subject: "000241.55ebfd382f1de608b6d24a78892f76ff.0896")
+        original.appleRefreshToken = "r.refresh"
+        original.appleClientID = "com.example.app"
+        original.issuedAtMillis = 517
+        let opened = OpenedSession.make(token: Array("sealed".utf8), session: original, needsReseal: true, names: names,
+                                        revalidate: 86_400)!
+        XCTAssertEqual(String(decoding: opened.subjectBytes, as: UTF8.self), original.subject)
+        XCTAssertEqual(opened.expiresAt, original.expiresAt)
+        XCTAssertEqual(opened.idleDeadline, original.idleDeadline)
+        XCTAssertEqual(opened.lastRevalidation, original.lastRevalidation)
+        XCTAssertEqual(opened.issuedAtMs, original.issuedAtMs)
+        XCTAssertEqual(opened.nextRevalidation, original.lastRevalidation + 86_400)
+        XCTAssertTrue(opened.needsReseal)
+        opened.withToken { XCTAssertEqual(Array($0), Array("sealed".utf8)) }
+        opened.withRevocationKeys { id, subject in
+            XCTAssertEqual(Array(id), original.id)
+            XCTAssertEqual(String(decoding: subject, as: UTF8.self), original.subject)
+        }
+        XCTAssertEqual(opened.session, original)
+        XCTAssertEqual(Array(opened.identityFields), IdentityHeaders.render(original, names: names).fields)
+        // Without a refresh token there is nothing to revalidate.
+        original.appleRefreshToken = nil
+        XCTAssertEqual(OpenedSession.make(token: [1], session: original, needsReseal: false, names: names,
+                                          revalidate: 86_400)?.nextRevalidation, .max)
+        // A session the codec cannot carry is no entry (sealing it fails too).
+        original.subject = ""
+        XCTAssertNil(OpenedSession.make(token: [1], session: original, needsReseal: false, names: names))
     }
 
     func testSameSlotDifferentBytesIsAMissAfterTheFullComparison() {
@@ -99,12 +157,11 @@ final class SessionCacheTests: XCTestCase {
 
     func testTheIdentityFieldsAreRenderedOnceWhenCached() {
         let opened = entry("t")
-        var scratch: [UInt8] = []
-        let (expected, omission) = IdentityHeaders.render(session(), names: names, scratch: &scratch)
+        let (expected, omission) = IdentityHeaders.render(session(), names: names)
         XCTAssertEqual(omission, .none)
-        XCTAssertEqual(opened.identityFields.bytes, expected.bytes)
+        XCTAssertEqual(Array(opened.identityFields), expected)
         XCTAssertEqual(opened.omission, .none)
-        XCTAssertTrue(String(decoding: opened.identityFields.bytes, as: UTF8.self)
+        XCTAssertTrue(String(decoding: opened.identityFields, as: UTF8.self)
             .contains(String(decoding: names.name, as: UTF8.self) + ": Zo%C3%AB\r\n"))
     }
 
@@ -189,7 +246,7 @@ final class SessionCacheTests: XCTestCase {
         let cache = SessionCache(capacity: 1024)
         for _ in 0..<1000 {
             let value = try h.settings.sessions.sealSession(session(), cookieName: h.cookieName)
-            cache.insert(OpenedSession(token: Array(value.utf8), session: session(), needsReseal: false, names: names))
+            cache.insert(OpenedSession.make(token: Array(value.utf8), session: session(), needsReseal: false, names: names)!)
         }
         XCTAssertGreaterThan(cache.count, 760)
         XCTAssertLessThanOrEqual(cache.count, 1000)

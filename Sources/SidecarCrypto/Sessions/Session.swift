@@ -66,17 +66,6 @@ public struct Session: Sendable, Equatable {
 extension Session: SealedPayload {
     public static let purpose = "session"
 
-    private enum Flag {
-        static let emailVerified: UInt8 = 1 << 0
-        static let privateEmail: UInt8 = 1 << 1
-        static let email: UInt8 = 1 << 2
-        static let name: UInt8 = 1 << 3
-        static let refreshToken: UInt8 = 1 << 4
-        static let clientID: UInt8 = 1 << 5
-        static let issuedAtMillis: UInt8 = 1 << 6
-        static let all: UInt8 = 0x7f
-    }
-
     /// `version ‖ id(16) ‖ flags ‖ sub(u8 len) ‖ [email(u16)] ‖ [name(u16)] ‖ 4 × i64 ‖ [refresh(u16)]
     /// ‖ [client id(u8)] ‖ [issued-at milliseconds (u16 BE)]`. The client id and the milliseconds
     /// came later under flags of their own, so values sealed before them still open.
@@ -85,13 +74,13 @@ extension Session: SealedPayload {
         writer.write(Self.formatVersion)
         writer.write(raw: id)
         var flags: UInt8 = 0
-        if emailVerified { flags |= Flag.emailVerified }
-        if privateEmail { flags |= Flag.privateEmail }
-        if email != nil { flags |= Flag.email }
-        if name != nil { flags |= Flag.name }
-        if appleRefreshToken != nil { flags |= Flag.refreshToken }
-        if appleClientID != nil { flags |= Flag.clientID }
-        if issuedAtMillis != 0 { flags |= Flag.issuedAtMillis }
+        if emailVerified { flags |= SessionFlag.emailVerified }
+        if privateEmail { flags |= SessionFlag.privateEmail }
+        if email != nil { flags |= SessionFlag.email }
+        if name != nil { flags |= SessionFlag.name }
+        if appleRefreshToken != nil { flags |= SessionFlag.refreshToken }
+        if appleClientID != nil { flags |= SessionFlag.clientID }
+        if issuedAtMillis != 0 { flags |= SessionFlag.issuedAtMillis }
         writer.write(flags)
         writer.write(subject, wide: false)
         if let email { writer.write(email, wide: true) }
@@ -106,30 +95,7 @@ extension Session: SealedPayload {
     }
 
     public init(from reader: inout ByteReader) throws(SealedOpenError) {
-        guard try reader.readByte() == Self.formatVersion else { throw .unsupportedVersion }
-        id = try reader.readRaw(Self.idByteCount)
-        let flags = try reader.readByte()
-        guard flags & ~Flag.all == 0 else { throw .invalidPayload }
-        emailVerified = flags & Flag.emailVerified != 0
-        privateEmail = flags & Flag.privateEmail != 0
-        subject = try reader.readString(wide: false, maximumByteCount: Self.maximumSubjectBytes)
-        guard !subject.isEmpty else { throw .invalidPayload }
-        email = flags & Flag.email != 0 ? try reader.readString(wide: true, maximumByteCount: Self.maximumEmailBytes) : nil
-        name = flags & Flag.name != 0 ? try reader.readString(wide: true, maximumByteCount: Self.maximumNameBytes) : nil
-        issuedAt = try reader.readInt64()
-        expiresAt = try reader.readInt64()
-        idleDeadline = try reader.readInt64()
-        lastRevalidation = try reader.readInt64()
-        appleRefreshToken = flags & Flag.refreshToken != 0
-            ? try reader.readString(wide: true, maximumByteCount: Self.maximumRefreshTokenBytes) : nil
-        appleClientID = flags & Flag.clientID != 0
-            ? try reader.readString(wide: false, maximumByteCount: Self.maximumClientIDBytes) : nil
-        guard appleClientID?.isEmpty != true else { throw .invalidPayload }
-        if flags & Flag.issuedAtMillis != 0 {
-            let millis = UInt16(try reader.readByte()) << 8 | UInt16(try reader.readByte())
-            guard millis > 0, millis < 1000 else { throw .invalidPayload }
-            issuedAtMillis = millis
-        }
+        self.init(try SessionFields(reading: &reader))
     }
 
     public func validate(now: Int64) throws(SealedOpenError) {

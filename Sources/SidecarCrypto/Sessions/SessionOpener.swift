@@ -23,10 +23,18 @@ public final class SessionOpener {
     /// Opens, decodes and validates `token` against `now`; `needsReseal` when a secret other
     /// than the first opened it. Same errors as `SessionSealer.open`.
     public func open(_ token: UnsafeBufferPointer<UInt8>, now: Int64) throws(SealedOpenError) -> (payload: Session, needsReseal: Bool) {
+        try withOpened(token, now: now) { fields, needsReseal in (Session(fields), needsReseal) }
+    }
+
+    /// Opens `token` and validates it against `now` like `open`, and hands `use` the payload
+    /// read in place — no allocation. The payload is valid only during the call and is wiped
+    /// from the reused buffer after it.
+    public func withOpened<Result>(
+        _ token: UnsafeBufferPointer<UInt8>, now: Int64, _ use: (SessionFields, _ needsReseal: Bool) -> Result
+    ) throws(SealedOpenError) -> Result {
         guard let count = Base64URL.decodedCount(token.count), count >= Sealer.overheadByteCount else { throw .malformed }
         if envelope.count < count { envelope = [UInt8](repeating: 0, count: count) }
-        let (session, keyIndex) = try envelope.withUnsafeMutableBufferPointer {
-            whole throws(SealedOpenError) -> (Session, Int) in
+        return try envelope.withUnsafeMutableBufferPointer { whole throws(SealedOpenError) -> Result in
             let buffer = UnsafeMutableBufferPointer(rebasing: whole[0..<count])
             guard Base64URL.decode(token, into: buffer) else { throw .malformed }
             guard buffer[0] == Sealer.version else { throw .unsupportedVersion }
@@ -47,12 +55,9 @@ public final class SessionOpener {
             } catch {
                 throw .authenticationFailed
             }
-            var reader = ByteReader(UnsafeBufferPointer(body))
-            let session = try Session(from: &reader)
-            guard reader.isAtEnd else { throw .invalidPayload }
-            return (session, index)
+            let fields = try SessionFields(parsing: UnsafeBufferPointer(body))
+            try fields.validate(now: now)
+            return use(fields, index != 0)
         }
-        try session.validate(now: now)
-        return (session, keyIndex != 0)
     }
 }

@@ -206,9 +206,9 @@ final class Authenticator {
     ) -> OpenedSession? {
         if let cached = cache.lookup(UnsafeRawBufferPointer(token)) {
             let outcome: SessionOutcome
-            if now >= cached.session.expiresAt {
+            if now >= cached.expiresAt {
                 outcome = .expired
-            } else if now >= cached.session.idleDeadline {
+            } else if now >= cached.idleDeadline {
                 outcome = .idleExpired
             } else if cached.checkedRevocations != revocations.generation, isRevoked(cached) {
                 outcome = .revoked
@@ -221,36 +221,43 @@ final class Authenticator {
             refusal = outcome
             return nil
         }
-        let opened: (payload: Session, needsReseal: Bool)
+        // Opened into the opener's buffer and read in place: the entry is the only allocation.
+        let opened: OpenedSession?
         do {
-            opened = try opener.open(token, now: now)
+            opened = try opener.withOpened(token, now: now) { fields, needsReseal in
+                let payload = UnsafeRawBufferPointer(fields.payload)
+                guard !revocations.isRevoked(
+                    sessionID: UnsafeRawBufferPointer(rebasing: payload[fields.id]),
+                    subject: UnsafeRawBufferPointer(rebasing: payload[fields.subject]), issuedAtMs: fields.issuedAtMs)
+                else { return nil }
+                return OpenedSession(
+                    token: token, fields: fields, needsReseal: needsReseal, names: settings.headers,
+                    revalidate: settings.revalidateSeconds, scratch: &renderScratch)
+            }
         } catch {
             refusal = SessionOutcome(error)
             metrics.recordSession(refusal, via: carrier)
             return nil
         }
-        let session = opened.payload
-        guard !revocations.isRevoked(sessionID: session.id, subject: session.subject, issuedAtMs: session.issuedAtMs) else {
+        guard let entry = opened else {
             refusal = .revoked
             metrics.recordSession(.revoked, via: carrier)
             return nil
         }
         metrics.recordSession(.accepted, via: carrier)
-        let entry = OpenedSession(
-            token: Array(token), session: opened.payload, needsReseal: opened.needsReseal, names: settings.headers,
-            revalidate: settings.revalidateSeconds, scratch: &renderScratch)
         entry.checkedRevocations = revocations.generation
-        cache.insert(entry)
+        cache.admit(entry)
         return entry
     }
 
     /// A cached session checked against revocations newer than it was: revoked, or marked
     /// as checked at the current generation.
     private func isRevoked(_ cached: OpenedSession) -> Bool {
-        let session = cached.session
-        if revocations.isRevoked(sessionID: session.id, subject: session.subject, issuedAtMs: session.issuedAtMs) {
-            return true
+        let issuedAtMs = cached.issuedAtMs
+        let revoked = cached.withRevocationKeys { id, subject in
+            revocations.isRevoked(sessionID: id, subject: subject, issuedAtMs: issuedAtMs)
         }
+        if revoked { return true }
         cached.checkedRevocations = revocations.generation
         return false
     }
@@ -262,12 +269,12 @@ final class Authenticator {
     private func reseal(
         _ opened: OpenedSession, now: Int64, revalidatedAt: Int64?
     ) -> (opened: OpenedSession, cookie: [UInt8])? {
-        // The times are read in place: copying the session (its five references) is left to
-        // the rare request that is re-sealed.
-        let oldSecret = opened.needsReseal, sessionIdleDeadline = opened.session.idleDeadline
+        // The times are the entry's own: decoding the whole session is left to the rare
+        // request that is re-sealed.
+        let oldSecret = opened.needsReseal, sessionIdleDeadline = opened.idleDeadline
         let lastSealed = sessionIdleDeadline - settings.idleTimeout
-        let idleDeadline = min(now + settings.idleTimeout, opened.session.expiresAt)
-        let revalidated = revalidatedAt.map { $0 > opened.session.lastRevalidation } ?? false
+        let idleDeadline = min(now + settings.idleTimeout, opened.expiresAt)
+        let revalidated = revalidatedAt.map { $0 > opened.lastRevalidation } ?? false
         guard oldSecret || revalidated
                 || (now - lastSealed >= settings.refreshAfter && idleDeadline > sessionIdleDeadline)
         else { return nil }
@@ -279,9 +286,10 @@ final class Authenticator {
             return nil
         }
         metrics.recordReseal(oldSecret ? .oldSecret : revalidated ? .revalidated : .refresh)
-        let entry = OpenedSession(
+        guard let entry = OpenedSession.make(
             token: Array(value.utf8), session: renewed, needsReseal: false, names: settings.headers,
             revalidate: settings.revalidateSeconds, scratch: &renderScratch)
+        else { return nil }
         entry.checkedRevocations = opened.checkedRevocations
         cache.insert(entry)
         return (entry, SetCookie.session(value, maxAge: renewed.expiresAt - now, settings: settings))

@@ -25,62 +25,87 @@ struct IdentityHeaderNames: Sendable {
 enum IdentityHeaders {
     enum Omission { case none, email, userID }
 
-    /// The fields as one block of exactly the bytes they need: rendered on every session-cache
-    /// miss, so one allocation and plain copies. The names were validated with the
-    /// configuration (`headers.*`); the values are checked here: the user id and email must
-    /// be safe field values (the email printable ASCII too), else they are left out.
-    static func render(
-        _ session: Session, names: IdentityHeaderNames, scratch: inout [UInt8]
-    ) -> (fields: HeadWriter, omission: Omission) {
-        var omission = Omission.none
-        var subject = session.subject, email = session.email ?? ""
-        return subject.withUTF8 { subjectBytes in
-            email.withUTF8 { emailBytes in
-                let writeSubject = isSafeValue(subjectBytes, printableASCII: false)
-                if !writeSubject { omission = .userID }
-                let writeEmail = session.email != nil && isSafeValue(emailBytes, printableASCII: true)
-                if session.email != nil, !writeEmail, omission == .none { omission = .email }
-                scratch.removeAll(keepingCapacity: true)
-                if let name = session.name, !name.isEmpty {
-                    scratch.reserveCapacity(PercentEncoding.encodedCount(name.utf8))
-                    PercentEncoding.append(name.utf8, into: &scratch)
-                }
-                let verified = session.emailVerified ? "true" : "false", relay = session.privateEmail ? "true" : "false"
-                var total = names.emailVerified.count + 4 + verified.utf8.count
-                    + names.privateEmail.count + 4 + relay.utf8.count
-                if writeSubject { total += names.userID.count + 4 + subjectBytes.count }
-                if writeEmail { total += names.email.count + 4 + emailBytes.count }
-                if !scratch.isEmpty { total += names.name.count + 4 + scratch.count }
-                let block = [UInt8](unsafeUninitializedCapacity: total) { buffer, initialized in
-                    var at = buffer.baseAddress!
-                    func put(_ bytes: UnsafeBufferPointer<UInt8>) {
-                        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-                        at.initialize(from: base, count: bytes.count)
-                        at += bytes.count
-                    }
-                    func field(_ name: [UInt8], _ value: UnsafeBufferPointer<UInt8>) {
-                        name.withUnsafeBufferPointer { put($0) }
-                        at[0] = UInt8(ascii: ":"); at[1] = UInt8(ascii: " "); at += 2
-                        put(value)
-                        at[0] = 0x0D; at[1] = 0x0A; at += 2  // CRLF
-                    }
-                    if writeSubject { field(names.userID, subjectBytes) }
-                    if writeEmail { field(names.email, emailBytes) }
-                    var flag = verified
-                    flag.withUTF8 { field(names.emailVerified, $0) }
-                    flag = relay
-                    flag.withUTF8 { field(names.privateEmail, $0) }
-                    if !scratch.isEmpty { scratch.withUnsafeBufferPointer { field(names.name, $0) } }
-                    initialized = at - buffer.baseAddress!
-                }
-                return (HeadWriter(checkedFields: block), omission)
+    /// The fields of one session laid out: how many bytes they take and what had to be left
+    /// out, then `write(into:)` copies them — so the caller can put them in an allocation it
+    /// makes anyway (`OpenedSession`'s storage), as plain copies. Rendered on every
+    /// session-cache miss. The names were validated with the configuration (`headers.*`);
+    /// the values are checked here: the user id and email must be safe field values (the
+    /// email printable ASCII too), else they are left out.
+    struct Layout {
+        let byteCount: Int
+        let omission: Omission
+        private let fields: SessionFields
+        private let writeSubject: Bool
+        private let writeEmail: Bool
+
+        /// `scratch` receives the percent-encoded name; it must stay unchanged until `write`.
+        init(_ fields: SessionFields, names: IdentityHeaderNames, scratch: inout [UInt8]) {
+            self.fields = fields
+            var omission = Omission.none
+            writeSubject = IdentityHeaders.isSafeValue(fields[fields.subject], printableASCII: false)
+            if !writeSubject { omission = .userID }
+            writeEmail = fields.email.map { IdentityHeaders.isSafeValue(fields[$0], printableASCII: true) } ?? false
+            if fields.email != nil, !writeEmail, omission == .none { omission = .email }
+            scratch.removeAll(keepingCapacity: true)
+            if let name = fields.name, !name.isEmpty {
+                let bytes = fields[name]
+                scratch.reserveCapacity(PercentEncoding.encodedCount(bytes))
+                PercentEncoding.append(bytes, into: &scratch)
             }
+            var total = names.emailVerified.count + 4 + (fields.emailVerified ? 4 : 5)
+                + names.privateEmail.count + 4 + (fields.privateEmail ? 4 : 5)
+            if writeSubject { total += names.userID.count + 4 + fields.subject.count }
+            if writeEmail, let email = fields.email { total += names.email.count + 4 + email.count }
+            if !scratch.isEmpty { total += names.name.count + 4 + scratch.count }
+            byteCount = total
+            self.omission = omission
+        }
+
+        /// Writes exactly `byteCount` bytes at `start`.
+        func write(into start: UnsafeMutablePointer<UInt8>, names: IdentityHeaderNames, scratch: [UInt8]) {
+            var at = start
+            func put(_ bytes: UnsafeBufferPointer<UInt8>) {
+                guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+                at.initialize(from: base, count: bytes.count)
+                at += bytes.count
+            }
+            func field(_ name: [UInt8], _ value: UnsafeBufferPointer<UInt8>) {
+                name.withUnsafeBufferPointer { put($0) }
+                at[0] = UInt8(ascii: ":"); at[1] = UInt8(ascii: " "); at += 2
+                put(value)
+                at[0] = 0x0D; at[1] = 0x0A; at += 2  // CRLF
+            }
+            func flag(_ name: [UInt8], _ value: Bool) {
+                let text: StaticString = value ? "true" : "false"
+                field(name, UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+            }
+            if writeSubject { field(names.userID, fields[fields.subject]) }
+            if writeEmail, let email = fields.email { field(names.email, fields[email]) }
+            flag(names.emailVerified, fields.emailVerified)
+            flag(names.privateEmail, fields.privateEmail)
+            if !scratch.isEmpty { scratch.withUnsafeBufferPointer { field(names.name, $0) } }
+            assert(at - start == byteCount)
+        }
+    }
+
+    /// The fields of `session` as one block (tests and local answers; the request path uses
+    /// `Layout` into the cache entry's storage).
+    static func render(_ session: Session, names: IdentityHeaderNames) -> (fields: [UInt8], omission: Omission) {
+        session.encoded.withUnsafeBufferPointer { payload in
+            guard let fields = try? SessionFields(parsing: payload) else { return ([], .userID) }
+            var scratch: [UInt8] = []
+            let layout = Layout(fields, names: names, scratch: &scratch)
+            let block = [UInt8](unsafeUninitializedCapacity: layout.byteCount) { buffer, initialized in
+                layout.write(into: buffer.baseAddress!, names: names, scratch: scratch)
+                initialized = layout.byteCount
+            }
+            return (block, layout.omission)
         }
     }
 
     /// A field value safe to send: no control characters, no edge whitespace
     /// (`HeaderValue.isSafe`); with `printableASCII` also nothing outside 0x20–0x7E.
-    private static func isSafeValue(_ value: UnsafeBufferPointer<UInt8>, printableASCII: Bool) -> Bool {
+    fileprivate static func isSafeValue(_ value: UnsafeBufferPointer<UInt8>, printableASCII: Bool) -> Bool {
         if printableASCII {
             for c in value where c < 0x20 || c >= 0x7F { return false }
             guard let first = value.first, let last = value.last else { return true }

@@ -162,7 +162,7 @@ extension ClientConnection {
             upstream: reachedUpstream || upstreamFailure ? worker.upstreamText[...] : nil,
             upstreamStatus: reachedUpstream ? status : nil,
             upstreamMs: upstreamStartedMs >= startedMs && reachedUpstream ? worker.nowMs - upstreamStartedMs : nil,
-            userId: identity.opened?.session.subject, userAgent: [], incomplete: incomplete)
+            userId: identity.opened?.subjectBytes, userAgent: [], incomplete: incomplete)
         guard let request else {
             log.record(entry)
             return

@@ -40,7 +40,7 @@ final class AccessLog {
         var upstream: ArraySlice<UInt8>?
         var upstreamStatus: Int?
         var upstreamMs: Int64?
-        var userId: String?
+        var userId: ArraySlice<UInt8>?
         var userAgent: ArraySlice<UInt8>
         var incomplete: IncompleteReason?
     }
