@@ -381,6 +381,7 @@ has_case sidecar && idle_rss sidecar "$SIDECAR_PORT" "$SIDECAR_PUBLIC_PID"
 idle_rss nginx "$NGINX_PORT" "$(nginx_worker_pid "$NGINX_PROXY_PID")"
 echo "(target: sidecar <= 30 MB RSS with 1,000 open keep-alive connections, SPEC §8)"
 if declare -F session_memory_report >/dev/null; then session_memory_report; fi
+if declare -F session_latency_report >/dev/null; then session_latency_report; fi
 echo "(logins per second, SPEC §8: Benchmarks/login-bench.sh)"
 if [ -n "${PROFILE_REPORT:-}" ]; then
   echo; echo "== perf profile of $BENCH_PROFILE (round 1, self time, top 40):"; cat "$PROFILE_REPORT"

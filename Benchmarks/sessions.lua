@@ -14,6 +14,14 @@ function init(args)
   if count == 0 then error("no sessions in " .. SESSIONS_FILE) end
 end
 
+-- PACE_MS (optional): each connection waits that long after a response before its next
+-- request, so the offered load is fixed well below saturation (latency, not throughput).
+if PACE_MS then
+  function delay()
+    return PACE_MS
+  end
+end
+
 function request()
   next_index = next_index % count + 1
   return requests[next_index]

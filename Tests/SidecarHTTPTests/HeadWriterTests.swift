@@ -158,6 +158,21 @@ final class HeadWriterTests: XCTestCase {
         XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
     }
 
+    func testValueSafetyWordAtATimeAgreesWithTheByteRule() {
+        // Every byte value at every position of values that span whole words and a tail.
+        for length in [1, 7, 8, 9, 16, 19] {
+            for position in 0..<length {
+                for byte in UInt8.min...UInt8.max {
+                    var value = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    value[position] = byte
+                    let expected = value.allSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+                        && value.first != 0x20 && value.first != 0x09 && value.last != 0x20 && value.last != 0x09
+                    XCTAssertEqual(value.withUnsafeBytes { HeaderValue.isSafe($0) }, expected, "\(length) \(position) \(byte)")
+                }
+            }
+        }
+    }
+
     func testValueSafety() {
         XCTAssertTrue(HeaderValue.isSafe("a b\tc"))
         XCTAssertTrue(HeaderValue.isSafe(""))

@@ -38,11 +38,10 @@ public struct ByteReader {
     }
 
     public mutating func readInt64() throws(SealedOpenError) -> Int64 {
-        guard buffer.count - offset >= 8 else { throw .invalidPayload }
-        var bits: UInt64 = 0
-        for index in offset..<(offset + 8) { bits = bits << 8 | UInt64(buffer[index]) }
+        guard buffer.count - offset >= 8, let base = buffer.baseAddress else { throw .invalidPayload }
+        let bits = UnsafeRawPointer(base).loadUnaligned(fromByteOffset: offset, as: UInt64.self)
         offset += 8
-        return Int64(bitPattern: bits)
+        return Int64(bitPattern: UInt64(bigEndian: bits))
     }
 
     public mutating func readRaw(_ count: Int) throws(SealedOpenError) -> [UInt8] {

@@ -2,8 +2,9 @@ import SidecarConfig
 import SidecarCrypto
 import SidecarHTTP
 
-/// The configured names of the injected identity headers, as bytes.
-struct IdentityHeaderNames: Sendable {
+/// The configured names of the injected identity headers, as bytes. A class: the request
+/// path hands it to every entry it renders, one reference instead of five arrays to retain.
+final class IdentityHeaderNames: Sendable {
     let userID: [UInt8]
     let email: [UInt8]
     let emailVerified: [UInt8]
