@@ -34,8 +34,8 @@ let package = Package(
             providers: [.apt(["libssl-dev"])]),
 
         // Crypto & JOSE: primitives over OpenSSL EVP, JWS/JWT, Apple tokens, sealed sessions.
-        .target(name: "SidecarCrypto", dependencies: ["COpenSSL"], swiftSettings: hotPathSettings),
-        // Vector byte-class scans for the head parser (SSE2, portable fallback).
+        .target(name: "SidecarCrypto", dependencies: ["COpenSSL", "CByteScan"], swiftSettings: hotPathSettings),
+        // Vector byte-class scans for the head parser, base64url blocks for sessions (SSE2/SSSE3, portable fallback).
         .target(name: "CByteScan", cSettings: [.unsafeFlags(["-O2"])]),
         // HTTP/1.1 codec and URL/path rules: no I/O.
         .target(name: "SidecarHTTP", dependencies: ["CByteScan"], swiftSettings: hotPathSettings),

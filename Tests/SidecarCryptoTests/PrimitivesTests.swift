@@ -9,6 +9,34 @@ final class PrimitivesTests: XCTestCase {
                        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 
+    func testBase64URLBlocksAgreeWithTheScalarDecoder() {
+        func scalar(_ text: [UInt8]) -> [UInt8]? {
+            guard let count = Base64URL.decodedCount(text.count) else { return nil }
+            var out = [UInt8](repeating: 0, count: count)
+            let ok = text.withUnsafeBufferPointer { input in
+                out.withUnsafeMutableBufferPointer { Base64Core.decodeGroups(input, into: $0, table: Base64Core.urlTable) }
+            }
+            return ok ? out : nil
+        }
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<200 {  // every tail and block count, random content
+            let bytes = (0..<length).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+            let text = Array(Base64URL.encode(bytes).utf8)
+            XCTAssertEqual(Base64URL.decode(bytes: text), bytes, "\(length)")
+            XCTAssertEqual(scalar(text), bytes)
+        }
+        // Every byte value at every position of a 64-character value (four whole blocks):
+        // accepted exactly when the scalar decoder accepts it, with the same bytes.
+        let base = Array(Base64URL.encode((0..<48).map { UInt8(truncatingIfNeeded: $0 &* 37) }).utf8)
+        for position in 0..<base.count {
+            for byte in UInt8.min...UInt8.max {
+                var text = base
+                text[position] = byte
+                XCTAssertEqual(Base64URL.decode(bytes: text), scalar(text), "\(position) \(byte)")
+            }
+        }
+    }
+
     func testBase64URLStrictness() {
         XCTAssertEqual(Base64URL.encode(Array("hello".utf8)), "aGVsbG8")
         XCTAssertEqual(Base64URL.decode("aGVsbG8"), Array("hello".utf8))

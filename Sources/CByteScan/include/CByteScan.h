@@ -1,5 +1,6 @@
-// Byte-class scans for the HTTP head parser, 16 bytes per step with SSE2 (a portable loop
-// elsewhere). Swift's generic SIMD types do not lower these to single vector compares.
+// Byte-class scans for the HTTP head parser and base64url blocks for the session opener,
+// 16 bytes per step with SSE2/SSSE3 (a portable path elsewhere). Swift's generic SIMD types
+// do not lower these to single vector compares and shuffles.
 #ifndef CBYTESCAN_H
 #define CBYTESCAN_H
 
@@ -8,5 +9,12 @@
 /// Length of the longest prefix of `p[0..<n]` whose bytes are all field-vchar or obs-text
 /// (RFC 9110: 0x21–0x7E and 0x80–0xFF; i.e. neither a control, SP nor DEL).
 size_t sidecar_visible_prefix(const unsigned char *p, size_t n);
+
+/// Decodes base64url (RFC 4648 §5) 16 characters → 12 bytes at a time, as long as a whole
+/// block of input and 16 bytes of `out` are left and every character of the block is in the
+/// alphabet; returns how many characters it decoded (a multiple of 16, possibly 0), leaving
+/// the rest — the tail, and any block with a character outside the alphabet — to the caller's
+/// strict scalar decoder. SSSE3 when the CPU has it (checked once), else it decodes nothing.
+size_t sidecar_base64url_decode_blocks(const unsigned char *in, size_t n, unsigned char *out, size_t out_len);
 
 #endif

@@ -1,3 +1,5 @@
+import CByteScan
+
 /// Strict base64url without padding (RFC 7515 §2) — the JOSE and cookie encoding.
 /// Decoding rejects padding, whitespace, characters outside the alphabet and non-zero
 /// trailing bits, so every byte string has exactly one accepted encoding.
@@ -37,7 +39,17 @@ public enum Base64URL {
     /// Allocation-free; returns false for invalid input.
     public static func decode(_ input: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>) -> Bool {
         guard decodedCount(input.count) == output.count else { return false }
-        return Base64Core.decodeGroups(input, into: output, table: Base64Core.urlTable)
+        // Whole 16-character blocks with SSSE3 (a sealed session is ~24 of them, decoded on
+        // every session-cache miss); the rest — the tail with its strict trailing-bit rule,
+        // and a block with a character outside the alphabet — by the scalar decoder.
+        var done = 0
+        if let source = input.baseAddress, let target = output.baseAddress {
+            done = sidecar_base64url_decode_blocks(source, input.count, target, output.count)
+        }
+        guard done > 0 else { return Base64Core.decodeGroups(input, into: output, table: Base64Core.urlTable) }
+        return Base64Core.decodeGroups(
+            UnsafeBufferPointer(rebasing: input[done...]), into: UnsafeMutableBufferPointer(rebasing: output[(done / 4 * 3)...]),
+            table: Base64Core.urlTable)
     }
 }
 
