@@ -20,10 +20,11 @@ import SidecarHTTP
 /// of user time per request instead of 11 µs without the churn (Benchmarks/RESULTS.md).
 /// Users who come back within the window get in; one-off sessions do not push them out.
 ///
-/// Sized in entries; an entry holds the sealed value, the decoded session and its rendered
-/// identity fields — 1,148 bytes of RSS for a web session with an Apple refresh token
-/// (measured: Benchmarks/RESULTS.md, "many users"), so the default 8,192 entries are
-/// about 9 MiB per worker when full, and 2,000 active users stay cached with room to spare.
+/// Sized in entries; an entry (`OpenedSession`) holds the sealed value, its rendered identity
+/// fields and the session's payload — 985 bytes of RSS for a web session with an Apple
+/// refresh token (measured: Benchmarks/RESULTS.md, "many users"; 1,148 while an entry also
+/// held the decoded session), so the default 8,192 entries are about 8 MiB per worker when
+/// full, and 2,000 active users stay cached with room to spare.
 final class SessionCache {
     static let defaultCapacity = 8192
     static let ways = 4
