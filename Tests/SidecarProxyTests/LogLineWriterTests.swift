@@ -23,6 +23,26 @@ final class LogLineWriterTests: XCTestCase {
         XCTAssertEqual(json { $0.string("k", tail[2...]) }, #","k":"\"end""#)
     }
 
+    func testBareValuesAndSpelledOutKeysWriteWhatTheGeneralPathWrites() {
+        for format in [LogLineWriter.Format.json, .text] {
+            for value in ["a1b2c3d4e5f60718-2a", "GET", "000241.55ebfd382f1de608b6d24a78892f76ff.0896", "x"] {
+                let bytes = Array(value.utf8)[...]
+                XCTAssertTrue(LogLineWriter.isBare(bytes))
+                var general = LogLineWriter(), fast = LogLineWriter()
+                general.format = format
+                fast.format = format
+                general.string("user_id", bytes)
+                general.int("status", 200)
+                fast.bare(.userID, bytes)
+                fast.int(.status, 200)
+                XCTAssertEqual(String(decoding: fast.buffer, as: UTF8.self), String(decoding: general.buffer, as: UTF8.self))
+            }
+        }
+        for notBare in ["", "a b", "a\"b", "a\\b", "caf\u{E9}", "tab\t", "\u{7F}"] {
+            XCTAssertFalse(LogLineWriter.isBare(Array(notBare.utf8)), notBare.debugDescription)
+        }
+    }
+
     func testNumbers() {
         XCTAssertEqual(json { $0.int("n", 0) }, #","n":0"#)
         XCTAssertEqual(json { $0.int("n", 7) }, #","n":7"#)

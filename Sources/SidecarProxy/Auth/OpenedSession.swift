@@ -19,6 +19,8 @@ final class OpenedSession {
     private let subjectRange: Range<Int>
     /// The session id's bytes in `storage`.
     private let idRange: Range<Int>
+    /// The user id needs no escaping in an access line (`LogLineWriter.bare`), checked once.
+    let subjectIsBare: Bool
     let expiresAt: Int64
     let idleDeadline: Int64
     let lastRevalidation: Int64
@@ -70,6 +72,7 @@ final class OpenedSession {
         }
         subjectRange = (fieldsEnd + fields.subject.lowerBound)..<(fieldsEnd + fields.subject.upperBound)
         idRange = (fieldsEnd + fields.id.lowerBound)..<(fieldsEnd + fields.id.upperBound)
+        subjectIsBare = LogLineWriter.isBare(fields[fields.subject])
         expiresAt = fields.expiresAt
         idleDeadline = fields.idleDeadline
         lastRevalidation = fields.lastRevalidation

@@ -162,12 +162,14 @@ extension ClientConnection {
             upstream: reachedUpstream || upstreamFailure ? worker.upstreamText[...] : nil,
             upstreamStatus: reachedUpstream ? status : nil,
             upstreamMs: upstreamStartedMs >= startedMs && reachedUpstream ? worker.nowMs - upstreamStartedMs : nil,
-            userId: identity.opened?.subjectBytes, userAgent: [], incomplete: incomplete)
+            userId: identity.opened?.subjectBytes, userIdIsBare: identity.opened?.subjectIsBare ?? false,
+            userAgent: [], incomplete: incomplete)
         guard let request else {
             log.record(entry)
             return
         }
         entry.method = request.bytes(request.methodRange)
+        entry.methodIsToken = true
         if let host = request.host { entry.host = request.bytes(host) }
         if let query = request.query { entry.query = request.bytes(query) }
         request.withView { view in

@@ -41,6 +41,10 @@ final class AccessLog {
         var upstreamStatus: Int?
         var upstreamMs: Int64?
         var userId: ArraySlice<UInt8>?
+        /// `userId` is bare (`LogLineWriter.bare`): checked once when its session was opened.
+        var userIdIsBare = false
+        /// `method` came from a parsed request line (a token), not from a failed parse.
+        var methodIsToken = false
         var userAgent: ArraySlice<UInt8>
         var incomplete: IncompleteReason?
     }
@@ -54,20 +58,22 @@ final class AccessLog {
         let level: StaticString = e.incomplete != nil || e.status >= 500 ? "warning" : "info"
         line.format = format == .json ? .json : .text
         line.begin(timestampPrefix: cachedPrefix, millis: Int(e.timestampMs % 1000), level: level, message: "request")
-        line.string("request_id", e.requestId)
-        line.string("client", e.client)
-        line.string("method", e.method)
-        if !e.host.isEmpty { line.string("host", e.host) }
-        line.string("path", e.path)
+        // The request id is [A-Za-z0-9._-] (generated, or accepted only so: RequestIDGenerator)
+        // and the method a token: both bare. The user id is bare when its session said so.
+        if e.requestId.isEmpty { line.string(Key.requestID, e.requestId) } else { line.bare(Key.requestID, e.requestId) }
+        line.string(Key.client, e.client)
+        if e.methodIsToken, !e.method.isEmpty { line.bare(Key.method, e.method) } else { line.string(Key.method, e.method) }
+        if !e.host.isEmpty { line.string(Key.host, e.host) }
+        line.string(Key.path, e.path)
         if !e.query.isEmpty { line.maskedQuery("query", e.query) }
-        line.int("status", Int64(e.status))
-        line.int("bytes", Int64(clamping: e.bytes))
-        line.int("duration_ms", e.durationMs)
-        if let upstream = e.upstream { line.string("upstream", upstream) }
-        if let status = e.upstreamStatus { line.int("upstream_status", Int64(status)) }
-        if let ms = e.upstreamMs { line.int("upstream_ms", ms) }
-        if let user = e.userId { line.string("user_id", user) }
-        if !e.userAgent.isEmpty { line.string("user_agent", e.userAgent) }
+        line.int(Key.status, Int64(e.status))
+        line.int(Key.bytes, Int64(clamping: e.bytes))
+        line.int(Key.durationMs, e.durationMs)
+        if let upstream = e.upstream { line.string(Key.upstream, upstream) }
+        if let status = e.upstreamStatus { line.int(Key.upstreamStatus, Int64(status)) }
+        if let ms = e.upstreamMs { line.int(Key.upstreamMs, ms) }
+        if let user = e.userId { if e.userIdIsBare { line.bare(Key.userID, user) } else { line.string(Key.userID, user) } }
+        if !e.userAgent.isEmpty { line.string(Key.userAgent, e.userAgent) }
         if let reason = e.incomplete { line.string("error", reason.label) }
         line.end()
         if line.out.count >= Self.flushThreshold {
@@ -77,9 +83,27 @@ final class AccessLog {
         }
     }
 
+    private typealias Key = LogLineWriter.Key
+
     func flush() {
         guard !line.out.isEmpty else { return }
         sink.write(line.out.bytes)
         line.out.removeAll()
     }
+}
+
+extension LogLineWriter.Key {
+    static let requestID = Self(json: ",\"request_id\":", text: " request_id=")
+    static let client = Self(json: ",\"client\":", text: " client=")
+    static let method = Self(json: ",\"method\":", text: " method=")
+    static let host = Self(json: ",\"host\":", text: " host=")
+    static let path = Self(json: ",\"path\":", text: " path=")
+    static let status = Self(json: ",\"status\":", text: " status=")
+    static let bytes = Self(json: ",\"bytes\":", text: " bytes=")
+    static let durationMs = Self(json: ",\"duration_ms\":", text: " duration_ms=")
+    static let upstream = Self(json: ",\"upstream\":", text: " upstream=")
+    static let upstreamStatus = Self(json: ",\"upstream_status\":", text: " upstream_status=")
+    static let upstreamMs = Self(json: ",\"upstream_ms\":", text: " upstream_ms=")
+    static let userID = Self(json: ",\"user_id\":", text: " user_id=")
+    static let userAgent = Self(json: ",\"user_agent\":", text: " user_agent=")
 }

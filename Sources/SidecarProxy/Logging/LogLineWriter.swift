@@ -47,6 +47,47 @@ struct LogLineWriter {
         out.append(UInt8(ascii: "\n"))
     }
 
+    /// A key of the access line, spelled out once per format so writing it is one copy.
+    struct Key {
+        /// `,"name":`
+        let json: StaticString
+        /// ` name=`
+        let text: StaticString
+    }
+
+    mutating func int(_ key: Key, _ value: Int64) {
+        append(format == .json ? key.json : key.text)
+        appendInt(value)
+    }
+
+    mutating func string(_ key: Key, _ value: ArraySlice<UInt8>) {
+        append(format == .json ? key.json : key.text)
+        value.withUnsafeBufferPointer { quoted($0) }
+    }
+
+    /// A value the caller knows to be non-empty and bare — only bytes 0x21–0x7E other than
+    /// `"` and `\` (a request id, a method, a user id checked once when its session was
+    /// opened) — so it needs neither escaping nor, in text, quotes.
+    mutating func bare(_ key: Key, _ value: ArraySlice<UInt8>) {
+        assert(!value.isEmpty && Self.isBare(value))
+        let json = format == .json
+        append(json ? key.json : key.text)
+        value.withUnsafeBufferPointer { bytes in
+            let at = out.reserve(bytes.count + 2)
+            var n = 0
+            if json { at[0] = UInt8(ascii: "\""); n = 1 }
+            if let source = bytes.baseAddress { (at + n).update(from: source, count: bytes.count) }
+            n += bytes.count
+            if json { at[n] = UInt8(ascii: "\""); n += 1 }
+            out.commit(n)
+        }
+    }
+
+    /// Whether `bare` may write `value`.
+    static func isBare(_ value: some Collection<UInt8>) -> Bool {
+        !value.isEmpty && value.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+    }
+
     mutating func int(_ key: StaticString, _ value: Int64) {
         writeKey(key)
         appendInt(value)
