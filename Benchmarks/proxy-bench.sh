@@ -13,8 +13,8 @@
 #             SESSION_COUNTS, SESSION_LOGS, SESSION_WORKERS2 narrow or widen it)
 #   tls, nginxtls : (cases.d/tls.sh) the auth case's requests over HTTPS to a sidecar serving TLS
 #             itself and to nginx terminating TLS in front of the upstream (keep-alive)
-# in ROUNDS alternating rounds; prints req/s, p99 and the server's CPU time per request per
-# case (median of rounds), each proxy case's throughput and CPU-per-request ratios to nginx,
+# in ROUNDS alternating rounds; prints req/s, p99, the server's CPU time and its context
+# switches (voluntary/involuntary) per request per case (median of rounds), each proxy case's throughput and CPU-per-request ratios to nginx,
 # the p99 it adds over direct, and RSS and private memory holding 1,000 idle keep-alive
 # connections. Any non-2xx answer seen by wrk fails the run (exit 1).
 #

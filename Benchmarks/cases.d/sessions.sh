@@ -14,7 +14,8 @@
 # Cases, for each N in SESSION_COUNTS [1 2000 100000] (labels 1, 2k, 100k) and each log mode
 # in SESSION_LOGS [off on] (suffix _log when on): sessions_<N>, nginxs_<N>, haproxy_<N>, and
 # SESSION_WORKERS2 [0]=1 adds sessionsw2_<N>: the sidecar with workers: 2 (on the server core).
-# proxy-bench.sh compares sessions_* with nginxs_* and haproxy_* of the same N and log mode.
+# proxy-bench.sh compares sessions_* with nginxs_* and haproxy_* of the same N and log mode,
+# and at the end session_latency_report gives each server's p99 at a fixed offered load.
 . Benchmarks/lib/auth-login.sh
 
 read -ra SESSION_COUNTS <<<"${SESSION_COUNTS:-1 2000 100000}"
