@@ -36,31 +36,11 @@
 # using the helpers below (write_sidecar_config, start_sidecar_with).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/lib/deps.sh
-ensure_bench_deps
-
 ROUNDS=${ROUNDS:-3}; DURATION=${DURATION:-10s}; CONNS=${CONNS:-50}; THREADS=${THREADS:-1}
 IDLE_CONNS=${IDLE_CONNS:-1000}; BENCH_PIN=${BENCH_PIN:-1}
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-
-if [ -z "${SIDECAR_BIN:-}" ] && [ "${BENCH_CASES:-}" != "direct nginx" ]; then
-  # Static Swift runtime and Foundation: ~6 MiB less RSS than the shared libraries (SPEC §8 memory).
-  echo "== swift build -c release --static-swift-stdlib --product sidecar"
-  swift build -c release --static-swift-stdlib --product sidecar >/dev/null
-  SIDECAR_BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)/sidecar
-fi
-
-WORK=$(mktemp -d /tmp/proxy-bench.XXXXXX)
-PIDS=()
-cleanup() {
-  local p
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# Deps, the sidecar binary (none needed for nginx alone), WORK and its cleanup, free_port.
+[ "${BENCH_CASES:-}" = "direct nginx" ] && STANDALONE_NO_SIDECAR=1
+. Benchmarks/lib/standalone.sh
 # Prefixes (not functions) so that `"${SERVER_CPU[@]}" cmd &` makes $! the server's own pid.
 SERVER_CPU=(); CLIENT_CPU=()
 if [ "$BENCH_PIN" = 1 ]; then SERVER_CPU=(taskset -c 0); CLIENT_CPU=(taskset -c 1); fi

@@ -62,7 +62,23 @@ enum IdentityHeaders {
             self.omission = omission
         }
 
-        /// Writes exactly `byteCount` bytes at `start`.
+        /// Each field to send, in order: the one place the rules above become fields.
+        func forEachField(
+            names: IdentityHeaderNames, scratch: [UInt8],
+            _ body: (_ name: [UInt8], _ value: UnsafeBufferPointer<UInt8>) -> Void
+        ) {
+            func flag(_ name: [UInt8], _ value: Bool) {
+                let text: StaticString = value ? "true" : "false"
+                body(name, UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+            }
+            if writeSubject { body(names.userID, fields[fields.subject]) }
+            if writeEmail, let email = fields.email { body(names.email, fields[email]) }
+            flag(names.emailVerified, fields.emailVerified)
+            flag(names.privateEmail, fields.privateEmail)
+            if !scratch.isEmpty { scratch.withUnsafeBufferPointer { body(names.name, $0) } }
+        }
+
+        /// Writes exactly `byteCount` bytes at `start`: `Name: value\r\n` per field.
         func write(into start: UnsafeMutablePointer<UInt8>, names: IdentityHeaderNames, scratch: [UInt8]) {
             var at = start
             func put(_ bytes: UnsafeBufferPointer<UInt8>) {
@@ -70,38 +86,38 @@ enum IdentityHeaders {
                 at.initialize(from: base, count: bytes.count)
                 at += bytes.count
             }
-            func field(_ name: [UInt8], _ value: UnsafeBufferPointer<UInt8>) {
+            forEachField(names: names, scratch: scratch) { name, value in
                 name.withUnsafeBufferPointer { put($0) }
                 at[0] = UInt8(ascii: ":"); at[1] = UInt8(ascii: " "); at += 2
                 put(value)
                 at[0] = 0x0D; at[1] = 0x0A; at += 2  // CRLF
             }
-            func flag(_ name: [UInt8], _ value: Bool) {
-                let text: StaticString = value ? "true" : "false"
-                field(name, UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-            }
-            if writeSubject { field(names.userID, fields[fields.subject]) }
-            if writeEmail, let email = fields.email { field(names.email, fields[email]) }
-            flag(names.emailVerified, fields.emailVerified)
-            flag(names.privateEmail, fields.privateEmail)
-            if !scratch.isEmpty { scratch.withUnsafeBufferPointer { field(names.name, $0) } }
             assert(at - start == byteCount)
         }
     }
 
-    /// The fields of `session` as one block (tests and local answers; the request path uses
-    /// `Layout` into the cache entry's storage).
-    static func render(_ session: Session, names: IdentityHeaderNames) -> (fields: [UInt8], omission: Omission) {
+    /// The fields of `session` laid out (nil if the codec cannot carry it: sealing it fails too).
+    private static func withLayout<Result>(
+        _ session: Session, names: IdentityHeaderNames, _ body: (Layout, _ scratch: [UInt8]) -> Result
+    ) -> Result? {
         session.encoded.withUnsafeBufferPointer { payload in
-            guard let fields = try? SessionFields(parsing: payload) else { return ([], .userID) }
+            guard session.isEncodable, let fields = try? SessionFields(parsing: payload) else { return nil }
             var scratch: [UInt8] = []
             let layout = Layout(fields, names: names, scratch: &scratch)
+            return body(layout, scratch)
+        }
+    }
+
+    /// The fields of `session` as one block (tests; the request path uses `Layout` into the
+    /// cache entry's storage).
+    static func render(_ session: Session, names: IdentityHeaderNames) -> (fields: [UInt8], omission: Omission) {
+        withLayout(session, names: names) { layout, scratch in
             let block = [UInt8](unsafeUninitializedCapacity: layout.byteCount) { buffer, initialized in
                 layout.write(into: buffer.baseAddress!, names: names, scratch: scratch)
                 initialized = layout.byteCount
             }
             return (block, layout.omission)
-        }
+        } ?? ([], .userID)
     }
 
     /// A field value safe to send: no control characters, no edge whitespace
@@ -117,41 +133,11 @@ enum IdentityHeaders {
 
     /// The same fields as (name, value) pairs for a local response (`/check`).
     static func fields(_ session: Session, names: IdentityHeaderNames) -> [(name: [UInt8], value: [UInt8])] {
-        var fields: [(name: [UInt8], value: [UInt8])] = []
-        if HeaderValue.isSafe(session.subject) { fields.append((names.userID, Array(session.subject.utf8))) }
-        if let email = session.email, isPrintableASCII(email), HeaderValue.isSafe(email) {
-            fields.append((names.email, Array(email.utf8)))
-        }
-        fields.append((names.emailVerified, Array((session.emailVerified ? "true" : "false").utf8)))
-        fields.append((names.privateEmail, Array((session.privateEmail ? "true" : "false").utf8)))
-        if let name = session.name, !name.isEmpty {
-            var encoded: [UInt8] = []
-            PercentEncoding.append(name.utf8, into: &encoded)
-            fields.append((names.name, encoded))
-        }
-        return fields
-    }
-
-    static func isPrintableASCII(_ text: String) -> Bool {
-        text.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
-    }
-
-    private static func append(_ name: [UInt8], _ value: String, into out: inout HeadWriter) -> Bool {
-        let written: Bool? = value.utf8.withContiguousStorageIfAvailable { v in
-            name.withUnsafeBytes { n in (try? out.appendField(name: n, value: UnsafeRawBufferPointer(v))) != nil }
-        }
-        if let written { return written }
-        let copy = Array(value.utf8)
-        return name.withUnsafeBytes { n in
-            copy.withUnsafeBytes { v in (try? out.appendField(name: n, value: v)) != nil }
-        }
-    }
-
-    private static func appendFlag(_ name: [UInt8], _ flag: Bool, into out: inout HeadWriter) {
-        let value: StaticString = flag ? "true" : "false"
-        name.withUnsafeBytes { n in
-            try? out.appendField(name: n, value: UnsafeRawBufferPointer(start: value.utf8Start, count: value.utf8CodeUnitCount))
-        }
+        withLayout(session, names: names) { layout, scratch in
+            var pairs: [(name: [UInt8], value: [UInt8])] = []
+            layout.forEachField(names: names, scratch: scratch) { pairs.append(($0, Array($1))) }
+            return pairs
+        } ?? []
     }
 }
 
