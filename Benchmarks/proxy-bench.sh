@@ -23,6 +23,8 @@
 #      BENCH_CASES ["direct nginx sidecar" + every cases.d file], e.g. "nginx auth",
 #      BENCH_PROFILE [none]: a case to `perf record -g` during its first round (top self
 #      costs, demangled), BENCH_PROFILE_OUT [none]: where to keep that perf.data,
+#      BENCH_SYSCALLS [0]: 1 also counts each server's system calls per request (perf stat on
+#      the raw_syscalls tracepoint, which slows every call a little: not for throughput runs),
 #      BENCH_INSTRUCTIONS [0]: 1 runs the proxies (nginx proxy_pass, the sidecars) under
 #      callgrind instead and reports user-space instructions per request, a count that does
 #      not move with other work on the machine (wrk -c10 for DURATION per case and round;
@@ -146,9 +148,9 @@ log:
   level: warning
 EOF
 }
-start_sidecar_with() {  # start_sidecar_with CONFIG → sets SIDECAR_PID
+start_sidecar_with() {  # start_sidecar_with CONFIG [BINARY] → sets SIDECAR_PID
   # Appended (O_APPEND), so an access log emptied between runs starts again at its beginning.
-  "${PROXY_PREFIX[@]}" "$SIDECAR_BIN" run --config "$1" >>"$1.log" 2>&1 &
+  "${PROXY_PREFIX[@]}" "${2:-$SIDECAR_BIN}" run --config "$1" >>"$1.log" 2>&1 &
   SIDECAR_PID=$!; PIDS+=("$SIDECAR_PID")
 }
 
@@ -265,7 +267,13 @@ for round in $(seq 1 "$ROUNDS"); do
       perf record -F 997 -g -o "$WORK/perf-$c.data" -p "${CASE_PIDS%% *}" 2>"$WORK/perf-$c.log" &
       profiling=$!; sleep 0.5
     fi
-    read -ra case_pids <<<"$CASE_PIDS"; cpu_before=$(server_cpu_ms "${case_pids[@]}")
+    read -ra case_pids <<<"$CASE_PIDS"
+    syscall_counter=
+    if [ "${BENCH_SYSCALLS:-0}" = 1 ]; then
+      perf stat -x, -e raw_syscalls:sys_enter -p "$(tr ' ' , <<<"$CASE_PIDS")" -o "$WORK/syscalls-$c" 2>/dev/null &
+      syscall_counter=$!; sleep 0.2
+    fi
+    cpu_before=$(server_cpu_ms "${case_pids[@]}")
     switches_before=$(server_switches "${case_pids[@]}")
     out=$("${CLIENT_CPU[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "${extra[@]}" \
           "$CASE_SCHEME://127.0.0.1:$CASE_PORT/")
@@ -278,6 +286,13 @@ for round in $(seq 1 "$ROUNDS"); do
       if [ -n "${BENCH_PROFILE_OUT:-}" ]; then cp "$WORK/perf-$c.data" "$BENCH_PROFILE_OUT"; fi
     fi
     cpu_after=$(server_cpu_ms "${case_pids[@]}"); switches_after=$(server_switches "${case_pids[@]}")
+    syscalls=
+    if [ -n "$syscall_counter" ]; then
+      kill -INT "$syscall_counter"; wait "$syscall_counter" || true
+      # Counted from before wrk starts to after it ends: idle time adds only the loop's timers.
+      syscalls=$(awk -F, -v r="$(awk '/ requests in / {print $1}' <<<"$out")" \
+        '$3 == "raw_syscalls:sys_enter" && r > 0 {printf "%.2f syscalls/req", $1 / r}' "$WORK/syscalls-$c")
+    fi
     after_run
     rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
     cpu_us=$(awk -v a="$cpu_before" -v b="$cpu_after" '/ requests in / {printf "%.2f", (b - a) * 1000 / $1}' <<<"$out")
@@ -289,8 +304,8 @@ for round in $(seq 1 "$ROUNDS"); do
     # upstream, how often a proxy is put to sleep or preempted costs more than its own work.
     switches=$(awk -v a="$switches_before" -v b="$switches_after" '/ requests in / {
       split(a, x, " "); split(b, y, " "); printf "%.2f/%.2f", (y[1] - x[1]) / $1, (y[2] - x[2]) / $1}' <<<"$out")
-    printf '  round %d %-10s %10s req/s  p99 %8s ms  %6s us CPU/req  %s switches/req  %s\n' "$round" "$c" "$rps" \
-      "$p99" "$cpu_us" "$switches" "$errors"
+    printf '  round %d %-10s %10s req/s  p99 %8s ms  %6s us CPU/req  %s switches/req  %s%s\n' "$round" "$c" "$rps" \
+      "$p99" "$cpu_us" "$switches" "${syscalls:+$syscalls  }" "$errors"
   done
 done
 
@@ -318,8 +333,9 @@ compare() {  # compare CASE BASELINE [TARGET]: throughput and CPU-per-request ra
 for c in "${CASES[@]}"; do  # every proxy case against nginx proxy_pass and direct
   case $c in direct|nginx|nginxcookie|nginxtls|nginxs_*|haproxy_*) continue ;; esac
   case $c in
-    sessions_*|sessionsw2_*)  # many users: against the peers sent the very same requests
+    sessions_*|sessionsw2_*|sessionsbase_*)  # many users: against the peers sent the very same requests
       peer=${c#*_}
+      if [ "${c%%_*}" = sessions ] && has_case "sessionsbase_$peer"; then compare "$c" "sessionsbase_$peer"; fi
       if has_case "nginxs_$peer"; then compare "$c" "nginxs_$peer" 1.10; fi
       if has_case "haproxy_$peer"; then compare "$c" "haproxy_$peer" 1.10; fi
       if has_case direct; then

@@ -13,7 +13,10 @@
 #
 # Cases, for each N in SESSION_COUNTS [1 2000 100000] (labels 1, 2k, 100k) and each log mode
 # in SESSION_LOGS [off on] (suffix _log when on): sessions_<N>, nginxs_<N>, haproxy_<N>, and
-# SESSION_WORKERS2 [0]=1 adds sessionsw2_<N>: the sidecar with workers: 2 (on the server core).
+# SESSION_WORKERS2 [0]=1 adds sessionsw2_<N>: the sidecar with workers: 2 (on the server core);
+# SESSION_BASELINE_BIN [none], another sidecar binary (say, main's before a change), adds
+# sessionsbase_<N>: an A/B of two builds in the same rounds, which is what separates a change of
+# a few per cent from the machine's drift between runs.
 # proxy-bench.sh compares sessions_* with nginxs_* and haproxy_* of the same N and log mode,
 # and at the end session_latency_report gives each server's p99 at a fixed offered load.
 . Benchmarks/lib/auth-login.sh
@@ -63,6 +66,14 @@ start_session_servers() {  # start_session_servers LOG(off|on)
     [ "$log" = on ] && sed -i 's/^  access: false/  access: true/' "$WORK/sidecar-sessionsw2$suffix.yaml"
     start_sidecar_with "$WORK/sidecar-sessionsw2$suffix.yaml"
     SESSION_SERVER_PORT[sessionsw2$suffix]=$port; SESSION_SERVER_PIDS[sessionsw2$suffix]=$SIDECAR_PID
+    wait_port "$admin" /healthz
+  fi
+  if [ -n "${SESSION_BASELINE_BIN:-}" ]; then
+    port=$(free_port); admin=$(free_port)
+    write_sidecar_config "$WORK/sidecar-sessionsbase$suffix.yaml" "$port" "$admin" '[]'
+    [ "$log" = on ] && sed -i 's/^  access: false/  access: true/' "$WORK/sidecar-sessionsbase$suffix.yaml"
+    start_sidecar_with "$WORK/sidecar-sessionsbase$suffix.yaml" "$SESSION_BASELINE_BIN"
+    SESSION_SERVER_PORT[sessionsbase$suffix]=$port; SESSION_SERVER_PIDS[sessionsbase$suffix]=$SIDECAR_PID
     wait_port "$admin" /healthz
   fi
   # nginx proxy_pass with the sidecar's forwarding header set
@@ -133,6 +144,7 @@ session_case() {  # session_case SERVER N LOG: defines case_<server>_<label>[_lo
 }
 SESSION_SERVERS=(sessions nginxs haproxy)
 [ "${SESSION_WORKERS2:-0}" = 1 ] && SESSION_SERVERS+=(sessionsw2)
+[ -n "${SESSION_BASELINE_BIN:-}" ] && SESSION_SERVERS+=(sessionsbase)
 for log in "${SESSION_LOGS[@]}"; do
   for n in "${SESSION_COUNTS[@]}"; do
     for server in "${SESSION_SERVERS[@]}"; do session_case "$server" "$n" "$log"; done

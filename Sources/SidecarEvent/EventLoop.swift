@@ -9,6 +9,8 @@ public final class EventLoop {
     /// evbuffer: a small read then costs a small chain, not a fresh 64 KiB one.
     let readScratch: UnsafeMutableRawPointer
     public static let readScratchSize = 64 * 1024
+    /// Streams whose output waits for the end of this iteration (`Stream.flushAtEndOfIteration`).
+    private var pendingFlushes: [Stream] = []
 
     public init() throws(EventError) {
         guard let config = event_config_new() else { throw .libevent("event_config_new") }
@@ -30,8 +32,30 @@ public final class EventLoop {
         readScratch.deallocate()
     }
 
-    /// Runs until `stop()` or until nothing is registered any more.
-    public func run() { _ = event_base_dispatch(base) }
+    /// Runs until `stop()` or until nothing is registered any more: one iteration (wait, then
+    /// every ready callback) at a time, then the output deferred by those callbacks.
+    public func run() {
+        while true {
+            flushDeferred()
+            let result = event_base_loop(base, EVLOOP_ONCE)
+            flushDeferred()
+            if result != 0 || event_base_got_break(base) != 0 || event_base_got_exit(base) != 0 { return }
+        }
+    }
+
+    func deferFlush(_ stream: Stream) { pendingFlushes.append(stream) }
+
+    /// Writes the deferred output; a stream's delegate hears of a failed write as of a failed
+    /// read. Delegates may defer more output meanwhile: it is written in the same pass.
+    private func flushDeferred() {
+        guard !pendingFlushes.isEmpty else { return }
+        var i = 0
+        while i < pendingFlushes.count {
+            pendingFlushes[i].writeDeferredOutput()
+            i += 1
+        }
+        pendingFlushes.removeAll(keepingCapacity: true)
+    }
 
     /// Makes `run()` return after the current callbacks.
     public func stop() { _ = event_base_loopbreak(base) }

@@ -42,6 +42,8 @@ public final class Stream {
     private var writeEvent: OpaquePointer?
     var writeArmed = false
     let scratch: UnsafeMutableRawPointer  // the loop's; streams never outlive it
+    private unowned(unsafe) let loop: EventLoop
+    private var isFlushDeferred = false
     /// Server-side TLS state; nil for plain TCP and unix sockets (one nil check per read
     /// and per flush is all plain streams pay for it).
     var tls: TLSState?
@@ -55,6 +57,7 @@ public final class Stream {
         self.connecting = connecting
         if let context { tls = TLSState(ssl: context.makeSSL(fd: fd)) }
         scratch = loop.readScratch
+        self.loop = loop
         let context = Unmanaged.passUnretained(self).toOpaque()
         readEvent = event_new(loop.base, fd, Int16(EV_READ | EV_PERSIST), { _, _, context in
             guard let context else { return }
@@ -107,6 +110,27 @@ public final class Stream {
             disarmWrite()
         }
         return 0
+    }
+
+    /// Writes queued output once the loop has run this iteration's other callbacks. A proxy
+    /// that relays many requests to one upstream then writes them in one burst: the upstream,
+    /// woken by the first, finds the others ready too, instead of being woken (and, on a
+    /// shared core, preempting the proxy) once per request. A failed write is reported as a
+    /// failed read (`stream(_:didRead:0, error:)`), since the caller has moved on by then.
+    /// Only for output the caller does not need to see drained to decide on backpressure:
+    /// no drain callback follows a deferred write that completes.
+    public func flushAtEndOfIteration() {
+        guard !isFlushDeferred, !isClosed else { return }
+        isFlushDeferred = true
+        loop.deferFlush(self)
+    }
+
+    func writeDeferredOutput() {
+        guard isFlushDeferred else { return }
+        isFlushDeferred = false
+        guard !isClosed else { return }
+        let error = flush()
+        if error != 0 { delegate?.stream(self, didRead: 0, error: error) }
     }
 
     /// Stops reading (backpressure); costs one epoll_ctl, only when a buffer is full.

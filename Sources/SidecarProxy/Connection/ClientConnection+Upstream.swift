@@ -78,10 +78,17 @@ extension ClientConnection {
                 return
             }
         }
-        let error = upstream.stream.flush()
-        if error != 0 {
-            upstreamFailed(error)
-            return
+        if requestRelay == nil {
+            // The whole request is queued and no backpressure decision waits on its drain:
+            // written with the other requests of this loop iteration (a failure comes back
+            // through upstream(_:didRead:error:) as upstreamEnded, i.e. upstreamFailed).
+            upstream.stream.flushAtEndOfIteration()
+        } else {
+            let error = upstream.stream.flush()
+            if error != 0 {
+                upstreamFailed(error)
+                return
+            }
         }
         updateClientReading()
     }

@@ -1,0 +1,153 @@
+import CEvent
+import Glibc
+import SidecarEvent
+import XCTest
+
+/// `Stream.flushAtEndOfIteration`: the proxy writes a complete request to its upstream once
+/// the loop iteration that produced it has run all its callbacks. These drive a real loop over
+/// a socketpair: the output must not reach the socket before the iteration ends, must reach it
+/// once after, and a write that fails must reach the delegate (the proxy's retry/502 path).
+final class DeferredFlushTests: XCTestCase {
+    private final class Recorder: SidecarEvent.StreamDelegate {
+        var reads: [(count: Int, error: Int32)] = []
+        var drains = 0
+        func stream(_ stream: SidecarEvent.Stream, didRead count: Int, error: Int32) { reads.append((count, error)) }
+        func streamDidDrain(_ stream: SidecarEvent.Stream) { drains += 1 }
+        func stream(_ stream: SidecarEvent.Stream, didConnect error: Int32) {}
+    }
+
+    private var fds: [Int32] = [-1, -1]
+
+    override func setUp() {
+        SignalWatcher.ignoreSIGPIPE()
+        var pair: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair), 0)
+        for fd in pair { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+        fds = pair
+    }
+
+    override func tearDown() {
+        if fds[1] >= 0 { close(fds[1]) }
+    }
+
+    /// What the peer end holds right now, without waiting.
+    private func peerBytes() -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = recv(fds[1], &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        return n > 0 ? Array(buffer[..<n]) : []
+    }
+
+    private func queue(_ text: String, on stream: SidecarEvent.Stream) {
+        var bytes = Array(text.utf8)
+        XCTAssertEqual(evbuffer_add(stream.output, &bytes, bytes.count), 0)
+    }
+
+    /// Runs `body` in one loop iteration (a timer callback), then `after` in a later one, then
+    /// stops the loop; fails if the loop does not stop in time.
+    private func runTwoIterations(_ loop: EventLoop, _ body: @escaping () -> Void, after: @escaping () -> Void) {
+        var second: SidecarEvent.Timer?
+        let first = SidecarEvent.Timer(loop: loop) {
+            body()
+            second = SidecarEvent.Timer(loop: loop) {
+                after()
+                loop.stop()
+            }
+            second?.schedule(afterMilliseconds: 20)
+        }
+        first.schedule(afterMilliseconds: 1)
+        let guardTimer = SidecarEvent.Timer(loop: loop) { XCTFail("loop did not stop"); loop.stop() }
+        guardTimer.schedule(afterMilliseconds: 5000)
+        loop.run()
+        withExtendedLifetime((first, guardTimer)) {}
+    }
+
+    func testDeferredOutputIsWrittenOnceAfterTheIteration() throws {
+        let loop = try EventLoop()
+        let stream = SidecarEvent.Stream(loop: loop, fd: fds[0])
+        let recorder = Recorder()
+        stream.delegate = recorder
+        var seenDuringIteration: [UInt8] = [0xFF]
+        runTwoIterations(loop, {
+            self.queue("GET / HTTP/1.1\r\n\r\n", on: stream)
+            stream.flushAtEndOfIteration()
+            self.queue("GET /2 HTTP/1.1\r\n\r\n", on: stream)
+            stream.flushAtEndOfIteration()  // a second request in the same iteration: one write
+            seenDuringIteration = self.peerBytes()
+        }, after: {
+            XCTAssertEqual(String(decoding: self.peerBytes(), as: UTF8.self),
+                           "GET / HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n")
+        })
+        XCTAssertEqual(seenDuringIteration, [], "deferred output reached the socket before the iteration ended")
+        XCTAssertEqual(stream.pendingOutput, 0)
+        XCTAssertEqual(stream.bytesWritten, 37)
+        XCTAssertTrue(recorder.reads.isEmpty)
+        XCTAssertEqual(recorder.drains, 0)
+        stream.close()
+    }
+
+    func testDeferredWritesOfSeveralStreamsAllHappen() throws {
+        let loop = try EventLoop()
+        var pair: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair), 0)
+        _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
+        defer { close(pair[1]) }
+        let first = SidecarEvent.Stream(loop: loop, fd: fds[0]), second = SidecarEvent.Stream(loop: loop, fd: pair[0])
+        let recorder = Recorder()
+        first.delegate = recorder
+        second.delegate = recorder
+        var received = ""
+        runTwoIterations(loop, {
+            self.queue("one", on: first)
+            first.flushAtEndOfIteration()
+            self.queue("two", on: second)
+            second.flushAtEndOfIteration()
+        }, after: {
+            var buffer = [UInt8](repeating: 0, count: 16)
+            let n = recv(pair[1], &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            received = String(decoding: self.peerBytes(), as: UTF8.self) + (n > 0 ? String(decoding: buffer[..<n], as: UTF8.self) : "")
+        })
+        XCTAssertEqual(received, "onetwo")
+        XCTAssertTrue(recorder.reads.isEmpty)
+        first.close()
+        second.close()
+    }
+
+    /// The peer is gone: the deferred write fails after the caller has moved on, so the
+    /// failure must come back as a failed read (the proxy then retries or answers 502).
+    func testAFailedDeferredWriteReachesTheDelegate() throws {
+        let loop = try EventLoop()
+        let stream = SidecarEvent.Stream(loop: loop, fd: fds[0])
+        let recorder = Recorder()
+        stream.delegate = recorder
+        stream.pauseReading()  // only the write may report the closed peer
+        close(fds[1])
+        fds[1] = -1
+        runTwoIterations(loop, {
+            self.queue("GET / HTTP/1.1\r\n\r\n", on: stream)
+            stream.flushAtEndOfIteration()
+            XCTAssertTrue(recorder.reads.isEmpty, "reported before the write was attempted")
+        }, after: {})
+        XCTAssertEqual(recorder.reads.count, 1)
+        XCTAssertEqual(recorder.reads.first?.count, 0)
+        XCTAssertTrue([EPIPE, ECONNRESET].contains(recorder.reads.first?.error ?? 0), "\(recorder.reads)")
+        stream.close()
+    }
+
+    /// Closed within the iteration that deferred its output (the client went away): nothing is
+    /// written and nothing is reported.
+    func testAStreamClosedBeforeTheEndOfTheIterationWritesNothing() throws {
+        let loop = try EventLoop()
+        let stream = SidecarEvent.Stream(loop: loop, fd: fds[0])
+        let recorder = Recorder()
+        stream.delegate = recorder
+        runTwoIterations(loop, {
+            self.queue("GET / HTTP/1.1\r\n\r\n", on: stream)
+            stream.flushAtEndOfIteration()
+            stream.close()
+        }, after: {
+            XCTAssertEqual(self.peerBytes(), [])
+        })
+        XCTAssertTrue(recorder.reads.isEmpty)
+        XCTAssertEqual(stream.bytesWritten, 0)
+    }
+}
