@@ -270,7 +270,9 @@ for round in $(seq 1 "$ROUNDS"); do
     read -ra case_pids <<<"$CASE_PIDS"
     syscall_counter=
     if [ "${BENCH_SYSCALLS:-0}" = 1 ]; then
-      perf stat -x, -e raw_syscalls:sys_enter -p "$(tr ' ' , <<<"$CASE_PIDS")" -o "$WORK/syscalls-$c" 2>/dev/null &
+      counted=()  # the processes and their children (nginx's worker), as server_cpu_ms
+      for p in "${case_pids[@]}"; do counted+=("$p"); mapfile -t -O "${#counted[@]}" counted < <(pgrep -P "$p"); done
+      perf stat -x, -e raw_syscalls:sys_enter -p "$(IFS=,; echo "${counted[*]}")" -o "$WORK/syscalls-$c" 2>/dev/null &
       syscall_counter=$!; sleep 0.2
     fi
     cpu_before=$(server_cpu_ms "${case_pids[@]}")

@@ -113,12 +113,11 @@ public final class Stream {
     }
 
     /// Writes queued output once the loop has run this iteration's other callbacks. A proxy
-    /// that relays many requests to one upstream then writes them in one burst: the upstream,
-    /// woken by the first, finds the others ready too, instead of being woken (and, on a
-    /// shared core, preempting the proxy) once per request. A failed write is reported as a
-    /// failed read (`stream(_:didRead:0, error:)`), since the caller has moved on by then.
-    /// Only for output the caller does not need to see drained to decide on backpressure:
-    /// no drain callback follows a deferred write that completes.
+    /// then writes the requests (or responses) of one iteration in a burst: an upstream that
+    /// shares the core is woken once per burst instead of once per request, and preempts the
+    /// proxy that much less. The caller has moved on by the time the write happens, so it
+    /// hears of it as of a write that had blocked: `streamDidDrain` once the output is empty,
+    /// or a failed write as a failed read (`stream(_:didRead: 0, error:)`).
     public func flushAtEndOfIteration() {
         guard !isFlushDeferred, !isClosed else { return }
         isFlushDeferred = true
@@ -130,7 +129,11 @@ public final class Stream {
         isFlushDeferred = false
         guard !isClosed else { return }
         let error = flush()
-        if error != 0 { delegate?.stream(self, didRead: 0, error: error) }
+        if error != 0 {
+            delegate?.stream(self, didRead: 0, error: error)
+        } else if evbuffer_get_length(output) == 0 {
+            delegate?.streamDidDrain(self)
+        }
     }
 
     /// Stops reading (backpressure); costs one epoll_ctl, only when a buffer is full.

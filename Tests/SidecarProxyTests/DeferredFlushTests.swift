@@ -6,7 +6,8 @@ import XCTest
 /// `Stream.flushAtEndOfIteration`: the proxy writes a complete request to its upstream once
 /// the loop iteration that produced it has run all its callbacks. These drive a real loop over
 /// a socketpair: the output must not reach the socket before the iteration ends, must reach it
-/// once after, and a write that fails must reach the delegate (the proxy's retry/502 path).
+/// once after and be reported as drained (a closing client connection linger-closes on it),
+/// and a write that fails must reach the delegate (the proxy's retry/502 path).
 final class DeferredFlushTests: XCTestCase {
     private final class Recorder: SidecarEvent.StreamDelegate {
         var reads: [(count: Int, error: Int32)] = []
@@ -81,7 +82,7 @@ final class DeferredFlushTests: XCTestCase {
         XCTAssertEqual(stream.pendingOutput, 0)
         XCTAssertEqual(stream.bytesWritten, 37)
         XCTAssertTrue(recorder.reads.isEmpty)
-        XCTAssertEqual(recorder.drains, 0)
+        XCTAssertEqual(recorder.drains, 1, "a completed deferred write is reported like a drained blocked one")
         stream.close()
     }
 
@@ -130,6 +131,7 @@ final class DeferredFlushTests: XCTestCase {
         XCTAssertEqual(recorder.reads.count, 1)
         XCTAssertEqual(recorder.reads.first?.count, 0)
         XCTAssertTrue([EPIPE, ECONNRESET].contains(recorder.reads.first?.error ?? 0), "\(recorder.reads)")
+        XCTAssertEqual(recorder.drains, 0)
         stream.close()
     }
 
@@ -148,6 +150,7 @@ final class DeferredFlushTests: XCTestCase {
             XCTAssertEqual(self.peerBytes(), [])
         })
         XCTAssertTrue(recorder.reads.isEmpty)
+        XCTAssertEqual(recorder.drains, 0)
         XCTAssertEqual(stream.bytesWritten, 0)
     }
 }

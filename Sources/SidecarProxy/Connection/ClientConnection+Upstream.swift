@@ -79,9 +79,9 @@ extension ClientConnection {
             }
         }
         if requestRelay == nil {
-            // The whole request is queued and no backpressure decision waits on its drain:
-            // written with the other requests of this loop iteration (a failure comes back
-            // through upstream(_:didRead:error:) as upstreamEnded, i.e. upstreamFailed).
+            // The whole request is queued: written with the other requests of this loop
+            // iteration (a failure comes back through upstream(_:didRead:error:) as
+            // upstreamEnded, i.e. upstreamFailed; the drain as upstreamDidDrain).
             upstream.stream.flushAtEndOfIteration()
         } else {
             let error = upstream.stream.flush()
@@ -215,7 +215,13 @@ extension ClientConnection {
         let progress = relay.relay(from: upstream.stream.input, to: stream.output)
         responseRelay = relay
         bytesSent = relay.transferred
-        if stream.flush() != 0 {
+        if progress == .done {
+            // The whole response is queued: written with the others of this loop iteration
+            // (a failure comes back as a failed read, clientEnded; the drain lets a closing
+            // connection linger-close). A body still coming is written now, since holding the
+            // upstream for a slow client is decided from what the kernel did not take.
+            stream.flushAtEndOfIteration()
+        } else if stream.flush() != 0 {
             clientEnded()
             return
         }
