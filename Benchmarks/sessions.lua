@@ -14,11 +14,16 @@ function init(args)
   if count == 0 then error("no sessions in " .. SESSIONS_FILE) end
 end
 
--- PACE_MS (optional): each connection waits that long after a response before its next
--- request, so the offered load is fixed well below saturation (latency, not throughput).
+-- PACE_MS (optional): each connection waits a random time with that mean (exponentially
+-- distributed, whole ms as wrk's timers take) after a response before its next request, so
+-- the offered load is fixed well below saturation (latency, not throughput). A fixed wait
+-- would phase-lock the connections: all of them would send within the same millisecond every
+-- PACE_MS, and the p99 would measure queueing in that burst (connections × cost per request)
+-- rather than what a proxy adds. Random waits make the arrivals close to Poisson. LuaJIT's
+-- math.random is unseeded here, so every server is sent the same sequence of waits.
 if PACE_MS then
   function delay()
-    return PACE_MS
+    return math.floor(-PACE_MS * math.log(1 - math.random()))
   end
 end
 

@@ -180,48 +180,35 @@ session_memory_report() {
 
 # Latency at a fixed offered load (the p99 target): at saturation the p99 of 50 connections is
 # about 50 ÷ throughput, which says how fast a proxy is, not what it adds. Here each connection
-# waits SESSION_PACE_MS [10] between a response and its next request (wrk's delay()), about
+# waits a random time with mean SESSION_PACE_MS [10] between a response and its next request
+# (wrk's delay(), exponentially distributed: sessions.lua says why not a fixed wait), about
 # 50 × 1000 / (10 + latency) req/s — far below every server's capacity — and each server's p99
 # under the very same requests is compared with the upstream's own (direct), for each N, with
 # access logs on (off when SESSION_LOGS has no "on"). SESSION_PACE_DURATION [10s].
-#
-# At a fifth of capacity the server core is idle most of the time, and on a VM a vCPU woken from
-# idle takes a while to run again: a proxied request wakes the core up to three times (proxy,
-# upstream, proxy) where a direct one wakes it once. So each N is measured twice: as is, and
-# with the server core kept awake by a SCHED_IDLE spinner (it yields to any other task at once,
-# as `idle=poll` would keep a core from halting), which leaves what the proxies themselves add.
 session_latency_report() {
-  local n suffix="" server port out p99 rps direct_p99 line awake spinner
+  local n suffix="" server port out p99 rps direct_p99 line
   [[ " ${SESSION_LOGS[*]} " == *" on "* ]] && suffix=_log
   echo
-  echo "== p99 at a fixed offered load: -c$CONNS, each connection ${SESSION_PACE_MS:-10} ms between requests (target: sidecar adds <= 0.5 ms over direct)"
+  echo "== p99 at a fixed offered load: -c$CONNS, each connection a random ${SESSION_PACE_MS:-10} ms on average between requests (target: sidecar adds <= 0.5 ms over direct)"
   for n in "${SESSION_COUNTS[@]}"; do
     printf 'SESSIONS_FILE = "%s"\nPACE_MS = %d\ndofile("%s")\n' "$WORK/sessions-$n.txt" "${SESSION_PACE_MS:-10}" \
       "$PWD/Benchmarks/sessions.lua" >"$WORK/sessions-$n-paced.lua"
-    for awake in 0 1; do
-      spinner=
-      if [ "$awake" = 1 ]; then
-        "${SERVER_CPU[@]}" chrt --idle 0 sh -c 'while :; do :; done' &
-        spinner=$!; PIDS+=("$spinner")
-      fi
-      line="  $(session_label "$n") sessions$suffix$([ "$awake" = 1 ] && echo ', server core kept awake'):"
-      direct_p99=
-      for server in direct sessions nginxs haproxy; do
-        if [ "$server" = direct ]; then port=$UP_PORT; else port=${SESSION_SERVER_PORT[$server$suffix]}; fi
-        out=$("${CLIENT_CPU[@]}" wrk -t1 -c"$CONNS" -d"${SESSION_PACE_DURATION:-10s}" --latency \
-              -s "$WORK/sessions-$n-paced.lua" "http://127.0.0.1:$port/")
-        after_run
-        if [[ "$out" == *Non-2xx* ]]; then FAILED+=("paced $server $n: non-2xx"); fi
-        p99=$(to_ms "$(awk '$1 == "99%" {print $2}' <<<"$out")")
-        rps=$(awk '/^Requests\/sec:/ {printf "%.0f", $2}' <<<"$out")
-        [ "$server" = direct ] && direct_p99=$p99
-        local label=${server/sessions/sidecar}; label=${label/nginxs/nginx}
-        line+=$(awk -v s="$label" -v p="$p99" -v d="$direct_p99" -v r="$rps" 'BEGIN {
-          if (s == "direct") printf " direct p99 %.3f ms (%d req/s);", p, r
-          else printf " %s %.3f ms (+%.3f);", s, p, p - d }')
-      done
-      if [ -n "$spinner" ]; then kill "$spinner"; wait "$spinner" 2>/dev/null || true; fi
-      echo "$line"
+    line="  $(session_label "$n") sessions$suffix:"
+    direct_p99=
+    for server in direct sessions nginxs haproxy; do
+      if [ "$server" = direct ]; then port=$UP_PORT; else port=${SESSION_SERVER_PORT[$server$suffix]}; fi
+      out=$("${CLIENT_CPU[@]}" wrk -t1 -c"$CONNS" -d"${SESSION_PACE_DURATION:-10s}" --latency \
+            -s "$WORK/sessions-$n-paced.lua" "http://127.0.0.1:$port/")
+      after_run
+      if [[ "$out" == *Non-2xx* ]]; then FAILED+=("paced $server $n: non-2xx"); fi
+      p99=$(to_ms "$(awk '$1 == "99%" {print $2}' <<<"$out")")
+      rps=$(awk '/^Requests\/sec:/ {printf "%.0f", $2}' <<<"$out")
+      [ "$server" = direct ] && direct_p99=$p99
+      local label=${server/sessions/sidecar}; label=${label/nginxs/nginx}
+      line+=$(awk -v s="$label" -v p="$p99" -v d="$direct_p99" -v r="$rps" 'BEGIN {
+        if (s == "direct") printf " direct p99 %.3f ms (%d req/s);", p, r
+        else printf " %s %.3f ms (+%.3f);", s, p, p - d }')
     done
+    echo "$line"
   done
 }
