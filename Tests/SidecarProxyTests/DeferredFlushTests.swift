@@ -62,11 +62,17 @@ final class DeferredFlushTests: XCTestCase {
         withExtendedLifetime((first, guardTimer)) {}
     }
 
+    /// A stream on our end of the pair, reporting to a recorder (kept alive by the caller: the
+    /// delegate reference is unowned).
+    private func openStream(on loop: EventLoop) -> (SidecarEvent.Stream, Recorder) {
+        let stream = SidecarEvent.Stream(loop: loop, fd: fds[0]), recorder = Recorder()
+        stream.delegate = recorder
+        return (stream, recorder)
+    }
+
     func testDeferredOutputIsWrittenOnceAfterTheIteration() throws {
         let loop = try EventLoop()
-        let stream = SidecarEvent.Stream(loop: loop, fd: fds[0])
-        let recorder = Recorder()
-        stream.delegate = recorder
+        let (stream, recorder) = openStream(on: loop)
         var seenDuringIteration: [UInt8] = [0xFF]
         runTwoIterations(loop, {
             self.queue("GET / HTTP/1.1\r\n\r\n", on: stream)
@@ -117,9 +123,7 @@ final class DeferredFlushTests: XCTestCase {
     /// failure must come back as a failed read (the proxy then retries or answers 502).
     func testAFailedDeferredWriteReachesTheDelegate() throws {
         let loop = try EventLoop()
-        let stream = SidecarEvent.Stream(loop: loop, fd: fds[0])
-        let recorder = Recorder()
-        stream.delegate = recorder
+        let (stream, recorder) = openStream(on: loop)
         stream.pauseReading()  // only the write may report the closed peer
         close(fds[1])
         fds[1] = -1
@@ -139,9 +143,7 @@ final class DeferredFlushTests: XCTestCase {
     /// written and nothing is reported.
     func testAStreamClosedBeforeTheEndOfTheIterationWritesNothing() throws {
         let loop = try EventLoop()
-        let stream = SidecarEvent.Stream(loop: loop, fd: fds[0])
-        let recorder = Recorder()
-        stream.delegate = recorder
+        let (stream, recorder) = openStream(on: loop)
         runTwoIterations(loop, {
             self.queue("GET / HTTP/1.1\r\n\r\n", on: stream)
             stream.flushAtEndOfIteration()
