@@ -190,9 +190,11 @@ session_memory_report() {
 # take turns in SESSION_PACE_ROUNDS [5] rounds of SESSION_PACE_DURATION [4s], the order rotated
 # each round, and what is reported is each server's median p99 and the median of its same-round
 # added p99 (its p99 minus direct's of that round), with the rounds' range beside it.
+# SESSION_BASELINE_BIN adds that build ("baseline") to the rounds: an A/B of the p99 too.
 session_latency_report() {
   local n suffix="" server port out p99 rps round i line label
   local rounds=${SESSION_PACE_ROUNDS:-5} servers=(direct sessions nginxs haproxy)
+  [ -n "${SESSION_BASELINE_BIN:-}" ] && servers+=(sessionsbase)
   [[ " ${SESSION_LOGS[*]} " == *" on "* ]] && suffix=_log
   echo
   echo "== p99 at a fixed offered load: -c$CONNS, each connection a random ${SESSION_PACE_MS:-10} ms on average between requests, $rounds rotating rounds of ${SESSION_PACE_DURATION:-4s} (target: sidecar adds <= 0.5 ms over direct)"
@@ -201,8 +203,8 @@ session_latency_report() {
       "$PWD/Benchmarks/sessions.lua" >"$WORK/sessions-$n-paced.lua"
     : >"$WORK/paced-$n.txt"
     for round in $(seq 1 "$rounds"); do
-      for i in 0 1 2 3; do
-        server=${servers[$(((i + round) % 4))]}
+      for i in "${!servers[@]}"; do
+        server=${servers[$(((i + round) % ${#servers[@]}))]}
         if [ "$server" = direct ]; then port=$UP_PORT; else port=${SESSION_SERVER_PORT[$server$suffix]}; fi
         out=$("${CLIENT_CPU[@]}" wrk -t1 -c"$CONNS" -d"${SESSION_PACE_DURATION:-4s}" --latency \
               -s "$WORK/sessions-$n-paced.lua" "http://127.0.0.1:$port/")
@@ -215,7 +217,7 @@ session_latency_report() {
     done
     line="  $(session_label "$n") sessions$suffix:"
     for server in "${servers[@]}"; do
-      label=${server/sessions/sidecar}; label=${label/nginxs/nginx}
+      label=${server/sessionsbase/baseline}; label=${label/sessions/sidecar}; label=${label/nginxs/nginx}
       p99=$(awk -v s="$server" '$2 == s {print $3}' "$WORK/paced-$n.txt" | median)
       rps=$(awk -v s="$server" '$2 == s {print $4}' "$WORK/paced-$n.txt" | median)
       if [ "$server" = direct ]; then
