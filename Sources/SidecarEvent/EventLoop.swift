@@ -70,9 +70,9 @@ public final class EventLoop {
     public func stop() { _ = event_base_loopbreak(base) }
 
     /// The loop's cached time in milliseconds (libevent's: the wall clock as of the
-    /// iteration's wake-up); cheap. Within one iteration of `run`
-    /// it is read once: the callbacks of an iteration all see the time it woke at, as
-    /// libevent's cache has them see, and the deferred writes after it the time they began.
+    /// iteration's wake-up); cheap. Within one iteration of `run` it is read once: the
+    /// callbacks of an iteration all see the time it woke at, as libevent's cache has them
+    /// see, and the deferred writes after it the time they began.
     public var nowMilliseconds: Int64 {
         if iterationNowMs >= 0 { return iterationNowMs }
         var tv = timeval()

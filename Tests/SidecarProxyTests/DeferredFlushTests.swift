@@ -43,25 +43,6 @@ final class DeferredFlushTests: XCTestCase {
         XCTAssertEqual(evbuffer_add(stream.output, &bytes, bytes.count), 0)
     }
 
-    /// Runs `body` in one loop iteration (a timer callback), then `after` in a later one, then
-    /// stops the loop; fails if the loop does not stop in time.
-    private func runTwoIterations(_ loop: EventLoop, _ body: @escaping () -> Void, after: @escaping () -> Void) {
-        var second: SidecarEvent.Timer?
-        let first = SidecarEvent.Timer(loop: loop) {
-            body()
-            second = SidecarEvent.Timer(loop: loop) {
-                after()
-                loop.stop()
-            }
-            second?.schedule(afterMilliseconds: 20)
-        }
-        first.schedule(afterMilliseconds: 1)
-        let guardTimer = SidecarEvent.Timer(loop: loop) { XCTFail("loop did not stop"); loop.stop() }
-        guardTimer.schedule(afterMilliseconds: 5000)
-        loop.run()
-        withExtendedLifetime((first, guardTimer)) {}
-    }
-
     /// A stream on our end of the pair, reporting to a recorder (kept alive by the caller: the
     /// delegate reference is unowned).
     private func openStream(on loop: EventLoop) -> (SidecarEvent.Stream, Recorder) {
@@ -74,7 +55,7 @@ final class DeferredFlushTests: XCTestCase {
         let loop = try EventLoop()
         let (stream, recorder) = openStream(on: loop)
         var seenDuringIteration: [UInt8] = [0xFF]
-        runTwoIterations(loop, {
+        loop.runTwoIterations({
             self.queue("GET / HTTP/1.1\r\n\r\n", on: stream)
             stream.flushAtEndOfIteration()
             self.queue("GET /2 HTTP/1.1\r\n\r\n", on: stream)
@@ -103,7 +84,7 @@ final class DeferredFlushTests: XCTestCase {
         first.delegate = recorder
         second.delegate = recorder
         var received = ""
-        runTwoIterations(loop, {
+        loop.runTwoIterations({
             self.queue("one", on: first)
             first.flushAtEndOfIteration()
             self.queue("two", on: second)
@@ -127,7 +108,7 @@ final class DeferredFlushTests: XCTestCase {
         stream.pauseReading()  // only the write may report the closed peer
         close(fds[1])
         fds[1] = -1
-        runTwoIterations(loop, {
+        loop.runTwoIterations({
             self.queue("GET / HTTP/1.1\r\n\r\n", on: stream)
             stream.flushAtEndOfIteration()
             XCTAssertTrue(recorder.reads.isEmpty, "reported before the write was attempted")
@@ -144,7 +125,7 @@ final class DeferredFlushTests: XCTestCase {
     func testAStreamClosedBeforeTheEndOfTheIterationWritesNothing() throws {
         let loop = try EventLoop()
         let (stream, recorder) = openStream(on: loop)
-        runTwoIterations(loop, {
+        loop.runTwoIterations({
             self.queue("GET / HTTP/1.1\r\n\r\n", on: stream)
             stream.flushAtEndOfIteration()
             stream.close()

@@ -12,22 +12,13 @@ final class LoopTimeTests: XCTestCase {
     func testOneTimePerIterationAndALaterOneInTheNext() throws {
         let loop = try EventLoop()
         var first: Int64 = 0, firstAgain: Int64 = 0, second: Int64 = 0
-        var next: SidecarEvent.Timer?
-        let timer = SidecarEvent.Timer(loop: loop) {
+        loop.runTwoIterations({
             first = loop.nowMilliseconds
             usleep(50_000)
             firstAgain = loop.nowMilliseconds
-            next = SidecarEvent.Timer(loop: loop) {
-                second = loop.nowMilliseconds
-                loop.stop()
-            }
-            next?.schedule(afterMilliseconds: 1)
-        }
-        timer.schedule(afterMilliseconds: 1)
-        let guardTimer = SidecarEvent.Timer(loop: loop) { XCTFail("loop did not stop"); loop.stop() }
-        guardTimer.schedule(afterMilliseconds: 5000)
-        loop.run()
-        withExtendedLifetime((timer, guardTimer)) {}
+        }, after: {
+            second = loop.nowMilliseconds
+        })
         XCTAssertGreaterThan(first, 0)
         XCTAssertEqual(firstAgain, first, "one iteration, one time")
         XCTAssertGreaterThanOrEqual(second - first, 30, "the next iteration reads the clock again")
@@ -43,13 +34,7 @@ final class LoopTimeTests: XCTestCase {
     func testAfterRunReturnsTheClockIsReadAgain() throws {
         let loop = try EventLoop()
         var during: Int64 = 0
-        let timer = SidecarEvent.Timer(loop: loop) {
-            during = loop.nowMilliseconds
-            loop.stop()
-        }
-        timer.schedule(afterMilliseconds: 1)
-        loop.run()
-        withExtendedLifetime(timer) {}
+        loop.runTwoIterations({ during = loop.nowMilliseconds }, after: {})
         usleep(50_000)
         XCTAssertGreaterThanOrEqual(loop.nowMilliseconds - during, 30)
     }
