@@ -51,7 +51,9 @@ wait_port "$UP_PORT" /big; wait_port "$NGINX_PORT" /big
 
 KEY="$WORK/AuthKey_BENCH12345.p8"
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$KEY" 2>/dev/null
-start_sidecar() {  # start_sidecar NAME BINARY → prints its port
+# Not run in a command substitution: its PIDS+= would stay in the subshell and cleanup would
+# leave the sidecar running.
+start_sidecar() {  # start_sidecar NAME BINARY → sets PORT[NAME]
   local port admin
   port=$(free_port); admin=$(free_port)
   cat >"$WORK/$1.yaml" <<YAML
@@ -67,13 +69,13 @@ log: {access: false, level: warning}
 YAML
   taskset -c 0 "$2" run --config "$WORK/$1.yaml" >"$WORK/$1.log" 2>&1 &
   PIDS+=("$!")
-  echo "$port"
+  PORT[$1]=$port
 }
 declare -A PORT
-PORT[sidecar]=$(start_sidecar sidecar "$SIDECAR_BIN")
+start_sidecar sidecar "$SIDECAR_BIN"
 CASES=(nginx sidecar)
 PORT[nginx]=$NGINX_PORT
-if [ -n "${BEFORE_BIN:-}" ]; then PORT[before]=$(start_sidecar before "$BEFORE_BIN"); CASES+=(before); fi
+if [ -n "${BEFORE_BIN:-}" ]; then start_sidecar before "$BEFORE_BIN"; CASES+=(before); fi
 for c in "${CASES[@]}"; do wait_port "${PORT[$c]}" /big; done
 
 echo "== ${SIZE_MB} MB through each, $ROUNDS rounds (curl on CPU 1, servers on CPU 0)"
