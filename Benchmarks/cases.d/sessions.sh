@@ -191,10 +191,16 @@ session_memory_report() {
 # each round, and what is reported is each server's median p99 and the median of its same-round
 # added p99 (its p99 minus direct's of that round), with the rounds' range beside it.
 # SESSION_BASELINE_BIN adds that build ("baseline") to the rounds: an A/B of the p99 too.
+# SESSION_PACE_SERVERS [direct sessions nginxs haproxy (sessionsbase)] narrows the rounds (an
+# A/B of two sidecar builds needs neither peer); direct is always among them.
 session_latency_report() {
   local n suffix="" server port out p99 rps round i line label
   local rounds=${SESSION_PACE_ROUNDS:-5} servers=(direct sessions nginxs haproxy)
   [ -n "${SESSION_BASELINE_BIN:-}" ] && servers+=(sessionsbase)
+  if [ -n "${SESSION_PACE_SERVERS:-}" ]; then
+    read -ra servers <<<"$SESSION_PACE_SERVERS"
+    [[ " ${servers[*]} " == *" direct "* ]] || servers=(direct "${servers[@]}")
+  fi
   [[ " ${SESSION_LOGS[*]} " == *" on "* ]] && suffix=_log
   echo
   echo "== p99 at a fixed offered load: -c$CONNS, each connection a random ${SESSION_PACE_MS:-10} ms on average between requests, $rounds rotating rounds of ${SESSION_PACE_DURATION:-4s} (target: sidecar adds <= 0.5 ms over direct)"
