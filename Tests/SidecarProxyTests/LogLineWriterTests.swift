@@ -94,3 +94,25 @@ extension LogLineWriterTests {
         }
     }
 }
+
+/// The access line's client address behind a trusted proxy, read in place from the head.
+final class ForwardedAddressTests: XCTestCase {
+    private func last(_ value: String) -> String? {
+        Array(value.utf8).withUnsafeBytes { bytes in
+            ClientConnection.lastForwardedAddress(bytes).map { String(decoding: $0, as: UTF8.self) }
+        }
+    }
+
+    func testTheLastEntryTrimmed() {
+        XCTAssertEqual(last("203.0.113.7"), "203.0.113.7")
+        XCTAssertEqual(last("198.51.100.1, 203.0.113.7"), "203.0.113.7")
+        XCTAssertEqual(last("spoofed,\t 2001:db8::1 \t"), "2001:db8::1")
+        XCTAssertEqual(last(" a ,b"), "b")
+    }
+
+    func testNothingWhenTheLastEntryIsEmpty() {
+        XCTAssertNil(last(""))
+        XCTAssertNil(last("203.0.113.7,"))
+        XCTAssertNil(last("203.0.113.7, \t "))
+    }
+}

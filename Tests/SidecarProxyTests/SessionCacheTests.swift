@@ -77,7 +77,7 @@ final class SessionCacheTests: XCTestCase {
         original.issuedAtMillis = 517
         let opened = OpenedSession.make(token: Array("sealed".utf8), session: original, needsReseal: true, names: names,
                                         revalidate: 86_400)!
-        XCTAssertEqual(String(decoding: opened.subjectBytes, as: UTF8.self), original.subject)
+        XCTAssertEqual(opened.withSubject { String(decoding: $0, as: UTF8.self) }, original.subject)
         XCTAssertEqual(opened.expiresAt, original.expiresAt)
         XCTAssertEqual(opened.idleDeadline, original.idleDeadline)
         XCTAssertEqual(opened.lastRevalidation, original.lastRevalidation)

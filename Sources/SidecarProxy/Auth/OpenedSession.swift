@@ -112,8 +112,11 @@ final class OpenedSession {
     /// The rendered identity fields (`Name: value\r\n` each).
     var identityFields: ArraySlice<UInt8> { storage[tokenEnd..<fieldsEnd] }
 
-    /// The user id (`sub`) as bytes, for the access log.
-    var subjectBytes: ArraySlice<UInt8> { storage[subjectRange] }
+    /// The user id (`sub`) in place, for the access line.
+    @inline(__always)
+    func withSubject<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        storage.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[subjectRange])) }
+    }
 
     /// The session id and subject for a revocation check, in place.
     @inline(__always)

@@ -133,10 +133,7 @@ extension ClientConnection {
     func finishExchange() {
         clearLocal()
         awaitingLocal = false
-        if let head = request {
-            request = nil
-            worker.recycle(HeadArrays(of: head))
-        }
+        if let head = request.take() { worker.recycle(HeadArrays(of: head)) }
         facts = RequestFacts()
         response = nil
         requestRelay = nil
@@ -148,51 +145,5 @@ extension ClientConnection {
         } else {
             beginClosing()
         }
-    }
-
-    func logExchange() {
-        let reachedUpstream = response != nil
-        worker.metrics.recordRequest(route: reachedUpstream || upstreamFailure ? .upstream : .sidecar, status: status)
-        if let incomplete { worker.metrics.recordIncomplete(incomplete) }
-        guard let log = worker.accessLog else { return }
-        var entry = AccessLog.Entry(
-            timestampMs: worker.nowMs, requestId: requestId[...], client: peerText[...], method: [], host: [],
-            path: request == nil ? [] : path[...], query: [], status: status, bytes: bytesSent,
-            durationMs: worker.nowMs - startedMs,
-            upstream: reachedUpstream || upstreamFailure ? worker.upstreamText[...] : nil,
-            upstreamStatus: reachedUpstream ? status : nil,
-            upstreamMs: upstreamStartedMs >= startedMs && reachedUpstream ? worker.nowMs - upstreamStartedMs : nil,
-            userId: identity.opened?.subjectBytes, userIdIsBare: identity.opened?.subjectIsBare ?? false,
-            userAgent: [], incomplete: incomplete)
-        guard let request else {
-            log.record(entry)
-            return
-        }
-        entry.method = request.bytes(request.methodRange)
-        entry.methodIsToken = true
-        if let host = request.host { entry.host = request.bytes(host) }
-        if let query = request.query { entry.query = request.bytes(query) }
-        request.withView { view in
-            if let agent = view.firstValue("user-agent") { entry.userAgent = request.bytes(agent) }
-            if peerTrusted {
-                // The last X-Forwarded-For field: a proxy may add its own after the client's
-                // (HAProxy's `option forwardfor` does), and only what the proxy added is trusted.
-                var forwarded: ByteRange?
-                for field in view.fields where !field.value.isEmpty && view.name(of: field, is: "x-forwarded-for") {
-                    forwarded = field.value
-                }
-                if let forwarded { entry.client = Self.lastForwardedAddress(request.bytes(forwarded)) ?? entry.client }
-            }
-        }
-        log.record(entry)
-    }
-
-    /// The address the trusted proxy in front saw (the last `X-Forwarded-For` entry).
-    static func lastForwardedAddress(_ value: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
-        let start = (value.lastIndex(of: UInt8(ascii: ",")).map { $0 + 1 }) ?? value.startIndex
-        var entry = value[start...]
-        while let first = entry.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { entry = entry.dropFirst() }
-        while let last = entry.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { entry = entry.dropLast() }
-        return entry.isEmpty ? nil : entry
     }
 }

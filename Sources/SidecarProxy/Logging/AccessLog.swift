@@ -23,31 +23,52 @@ final class AccessLog {
         flushTimer = Timer(loop: loop) { [unowned self] in self.flush() }
     }
 
-    /// What one exchange logs. Byte fields are borrowed from the request head for the call.
+    /// What one exchange logs. The byte fields point into the connection's, the request
+    /// head's and the session's storage, valid only for the `record` call.
     struct Entry {
         var timestampMs: Int64
-        var requestId: ArraySlice<UInt8>
-        var client: ArraySlice<UInt8>
-        var method: ArraySlice<UInt8>
-        var host: ArraySlice<UInt8>
-        var path: ArraySlice<UInt8>
+        var requestId: UnsafeRawBufferPointer
+        var client: UnsafeRawBufferPointer
+        var method = AccessLog.none
+        var host = AccessLog.none
+        var path: UnsafeRawBufferPointer
         /// Raw query; values of sensitive parameters are masked when written.
-        var query: ArraySlice<UInt8>
+        var query = AccessLog.none
         var status: Int
         var bytes: UInt64
         var durationMs: Int64
         /// Set when the exchange reached the upstream.
-        var upstream: ArraySlice<UInt8>?
+        var upstream: UnsafeRawBufferPointer?
         var upstreamStatus: Int?
         var upstreamMs: Int64?
-        var userId: ArraySlice<UInt8>?
+        var userId: UnsafeRawBufferPointer?
         /// `userId` is bare (`LogLineWriter.bare`): checked once when its session was opened.
         var userIdIsBare = false
         /// `method` came from a parsed request line (a token), not from a failed parse.
         var methodIsToken = false
-        var userAgent: ArraySlice<UInt8>
+        var userAgent = AccessLog.none
         var incomplete: IncompleteReason?
+
+        init(timestampMs: Int64, requestId: UnsafeRawBufferPointer, client: UnsafeRawBufferPointer,
+             path: UnsafeRawBufferPointer, status: Int, bytes: UInt64, durationMs: Int64,
+             upstream: UnsafeRawBufferPointer?, upstreamStatus: Int?, upstreamMs: Int64?,
+             incomplete: IncompleteReason?) {
+            self.timestampMs = timestampMs
+            self.requestId = requestId
+            self.client = client
+            self.path = path
+            self.status = status
+            self.bytes = bytes
+            self.durationMs = durationMs
+            self.upstream = upstream
+            self.upstreamStatus = upstreamStatus
+            self.upstreamMs = upstreamMs
+            self.incomplete = incomplete
+        }
     }
+
+    /// An empty byte field.
+    static var none: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
 
     func record(_ e: Entry) {
         let second = e.timestampMs / 1000
@@ -65,7 +86,7 @@ final class AccessLog {
         if e.methodIsToken, !e.method.isEmpty { line.bare(Key.method, e.method) } else { line.string(Key.method, e.method) }
         if !e.host.isEmpty { line.string(Key.host, e.host) }
         line.string(Key.path, e.path)
-        if !e.query.isEmpty { line.maskedQuery("query", e.query) }
+        if !e.query.isEmpty { line.maskedQuery("query", ArraySlice(e.query)) }
         line.int(Key.status, Int64(e.status))
         line.int(Key.bytes, Int64(clamping: e.bytes))
         line.int(Key.durationMs, e.durationMs)

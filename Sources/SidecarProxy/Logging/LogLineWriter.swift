@@ -61,26 +61,32 @@ struct LogLineWriter {
     }
 
     mutating func string(_ key: Key, _ value: ArraySlice<UInt8>) {
+        value.withUnsafeBytes { string(key, $0) }
+    }
+
+    mutating func string(_ key: Key, _ value: UnsafeRawBufferPointer) {
         append(format == .json ? key.json : key.text)
-        value.withUnsafeBufferPointer { quoted($0) }
+        quoted(value.assumingMemoryBound(to: UInt8.self))
     }
 
     /// A value the caller knows to be non-empty and bare — only bytes 0x21–0x7E other than
     /// `"` and `\` (a request id, a method, a user id checked once when its session was
     /// opened) — so it needs neither escaping nor, in text, quotes.
     mutating func bare(_ key: Key, _ value: ArraySlice<UInt8>) {
+        value.withUnsafeBytes { bare(key, $0) }
+    }
+
+    mutating func bare(_ key: Key, _ value: UnsafeRawBufferPointer) {
         assert(!value.isEmpty && Self.isBare(value))
         let json = format == .json
         append(json ? key.json : key.text)
-        value.withUnsafeBufferPointer { bytes in
-            let at = out.reserve(bytes.count + 2)
-            var n = 0
-            if json { at[0] = UInt8(ascii: "\""); n = 1 }
-            if let source = bytes.baseAddress { (at + n).update(from: source, count: bytes.count) }
-            n += bytes.count
-            if json { at[n] = UInt8(ascii: "\""); n += 1 }
-            out.commit(n)
-        }
+        let at = out.reserve(value.count + 2)
+        var n = 0
+        if json { at[0] = UInt8(ascii: "\""); n = 1 }
+        if let source = value.baseAddress { UnsafeMutableRawPointer(at + n).copyMemory(from: source, byteCount: value.count) }
+        n += value.count
+        if json { at[n] = UInt8(ascii: "\""); n += 1 }
+        out.commit(n)
     }
 
     /// Whether `bare` may write `value`.
