@@ -25,8 +25,9 @@ extension StreamDelegate {
 /// Syscall discipline (the proxy's throughput depends on it): the read interest is one
 /// persistent level-triggered event registered for the stream's whole life; each readiness
 /// costs exactly one `read()` into the loop's scratch buffer, appended to `input` (never
-/// `evbuffer_read`, which adds an `ioctl(FIONREAD)` per call). Output is written immediately with one `writev`
-/// (`evbuffer_write`); the write interest is added only when a write would block.
+/// `evbuffer_read`, which adds an `ioctl(FIONREAD)` per call); reads are `recv` and writes
+/// `send`/`sendmsg` (`sendOutput`), socket calls, never the VFS's `read`/`writev`. The write
+/// interest is added only when a write would block.
 public final class Stream {
     public let fd: Int32
     public let input: OpaquePointer
@@ -94,7 +95,7 @@ public final class Stream {
         guard !connecting else { return 0 }
         if tls != nil { return flushTLS() }
         while evbuffer_get_length(output) > 0 {
-            let written = evbuffer_write(output, fd)
+            let (written, kernelFull) = sendOutput()
             if written > 0 { bytesWritten &+= UInt64(written) }
             if written < 0 {
                 let code = errno
@@ -102,7 +103,7 @@ public final class Stream {
                 if code == EINTR { continue }
                 return code == 0 ? EPIPE : code
             }
-            if evbuffer_get_length(output) > 0 { break }  // partial write: the kernel is full
+            if kernelFull { break }  // partial write: wait for the socket to drain
         }
         if evbuffer_get_length(output) > 0 {
             armWrite()
@@ -110,6 +111,41 @@ public final class Stream {
             disarmWrite()
         }
         return 0
+    }
+
+    /// Chains of `output` one send offers at most (a response head and its body are two).
+    public static let sendChains = 16
+
+    /// One `send` of the first chain of `output`, or one `sendmsg` of its first
+    /// `sendChains` chains, and drains what was written: socket calls skip the VFS layer
+    /// that `writev` (libevent's `evbuffer_write`) goes through, its file lookup with
+    /// position lock and, for one buffer, the iovec import (perf: ~3 % of the proxy's time
+    /// per request). Returns the bytes written (-1 with errno) and whether the kernel took
+    /// less than was offered.
+    private func sendOutput() -> (written: Int, kernelFull: Bool) {
+        // libevent's evbuffer_iovec is struct iovec (a macro where the platform has one).
+        let (written, offered) = withUnsafeTemporaryAllocation(of: iovec.self, capacity: Self.sendChains) {
+            chains -> (Int, Int) in
+            guard let vectors = chains.baseAddress else { return (0, 0) }
+            let count = min(Int(evbuffer_peek(output, -1, nil, vectors, Int32(Self.sendChains))), Self.sendChains)
+            guard count > 0 else { return (0, 0) }
+            if count == 1 {
+                return (Glibc.send(fd, vectors[0].iov_base, vectors[0].iov_len, Int32(MSG_NOSIGNAL)), vectors[0].iov_len)
+            }
+            var offered = 0
+            for i in 0..<count { offered += vectors[i].iov_len }
+            var message = msghdr()
+            message.msg_iov = vectors
+            message.msg_iovlen = count
+            return (offered == 0 ? 0 : Glibc.sendmsg(fd, &message, Int32(MSG_NOSIGNAL)), offered)
+        }
+        if offered == 0 {
+            // Only empty chains in front (libevent rarely leaves one): its own writev skips them.
+            let fallback = evbuffer_write(output, fd)
+            return (Int(fallback), true)
+        }
+        if written > 0 { _ = evbuffer_drain(output, written) }
+        return (written, written < offered)
     }
 
     /// Writes queued output once the loop has run this iteration's other callbacks. A proxy
@@ -172,7 +208,8 @@ public final class Stream {
     private func readReady() {
         guard !isClosed else { return }
         if tls != nil { return readTLS() }
-        let count = CEvent.read(fd, scratch, EventLoop.readScratchSize)
+        // recv, not read: a socket call skips the VFS layer (see `sendOutput`).
+        let count = Glibc.recv(fd, scratch, EventLoop.readScratchSize, 0)
         if count > 0 {
             guard evbuffer_add(input, scratch, count) == 0 else {
                 delegate?.stream(self, didRead: 0, error: ENOMEM)
