@@ -8,29 +8,7 @@ import XCTest
 /// a socketpair: the output must not reach the socket before the iteration ends, must reach it
 /// once after and be reported as drained (a closing client connection linger-closes on it),
 /// and a write that fails must reach the delegate (the proxy's retry/502 path).
-final class DeferredFlushTests: XCTestCase {
-    private final class Recorder: SidecarEvent.StreamDelegate {
-        var reads: [(count: Int, error: Int32)] = []
-        var drains = 0
-        func stream(_ stream: SidecarEvent.Stream, didRead count: Int, error: Int32) { reads.append((count, error)) }
-        func streamDidDrain(_ stream: SidecarEvent.Stream) { drains += 1 }
-        func stream(_ stream: SidecarEvent.Stream, didConnect error: Int32) {}
-    }
-
-    private var fds: [Int32] = [-1, -1]
-
-    override func setUp() {
-        SignalWatcher.ignoreSIGPIPE()
-        var pair: [Int32] = [-1, -1]
-        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair), 0)
-        for fd in pair { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
-        fds = pair
-    }
-
-    override func tearDown() {
-        if fds[1] >= 0 { close(fds[1]) }
-    }
-
+final class DeferredFlushTests: SocketPairTestCase {
     /// What the peer end holds right now, without waiting.
     private func peerBytes() -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -45,8 +23,8 @@ final class DeferredFlushTests: XCTestCase {
 
     /// A stream on our end of the pair, reporting to a recorder (kept alive by the caller: the
     /// delegate reference is unowned).
-    private func openStream(on loop: EventLoop) -> (SidecarEvent.Stream, Recorder) {
-        let stream = SidecarEvent.Stream(loop: loop, fd: fds[0]), recorder = Recorder()
+    private func openStream(on loop: EventLoop) -> (SidecarEvent.Stream, StreamRecorder) {
+        let stream = SidecarEvent.Stream(loop: loop, fd: fds[0]), recorder = StreamRecorder()
         stream.delegate = recorder
         return (stream, recorder)
     }
@@ -80,7 +58,7 @@ final class DeferredFlushTests: XCTestCase {
         _ = fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK)
         defer { close(pair[1]) }
         let first = SidecarEvent.Stream(loop: loop, fd: fds[0]), second = SidecarEvent.Stream(loop: loop, fd: pair[0])
-        let recorder = Recorder()
+        let recorder = StreamRecorder()
         first.delegate = recorder
         second.delegate = recorder
         var received = ""

@@ -7,29 +7,7 @@ import XCTest
 /// drains what the kernel took. These drive it over a real socketpair: output of more chains
 /// than one call offers must arrive whole and in order, and output larger than the socket
 /// buffer must wait for the write interest and end reported as drained, byte for byte.
-final class StreamSendTests: XCTestCase {
-    private final class Recorder: SidecarEvent.StreamDelegate {
-        var reads: [(count: Int, error: Int32)] = []
-        var drains = 0
-        func stream(_ stream: SidecarEvent.Stream, didRead count: Int, error: Int32) { reads.append((count, error)) }
-        func streamDidDrain(_ stream: SidecarEvent.Stream) { drains += 1 }
-        func stream(_ stream: SidecarEvent.Stream, didConnect error: Int32) {}
-    }
-
-    private var fds: [Int32] = [-1, -1]
-
-    override func setUp() {
-        SignalWatcher.ignoreSIGPIPE()
-        var pair: [Int32] = [-1, -1]
-        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair), 0)
-        for fd in pair { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
-        fds = pair
-    }
-
-    override func tearDown() {
-        if fds[1] >= 0 { close(fds[1]) }
-    }
-
+final class StreamSendTests: SocketPairTestCase {
     /// Everything the peer end holds right now.
     private func drainPeer(into received: inout [UInt8]) {
         var buffer = [UInt8](repeating: 0, count: 65536)
@@ -57,7 +35,7 @@ final class StreamSendTests: XCTestCase {
 
     func testMoreChainsThanOneSendOffersArriveWholeAndInOrder() throws {
         let loop = try EventLoop()
-        let stream = SidecarEvent.Stream(loop: loop, fd: fds[0]), recorder = Recorder()
+        let stream = SidecarEvent.Stream(loop: loop, fd: fds[0]), recorder = StreamRecorder()
         stream.delegate = recorder
         let pieces = SidecarEvent.Stream.sendChains * 2 + 5
         let (memory, expected) = queuePieces(pieces, size: 97, on: stream)
@@ -78,7 +56,7 @@ final class StreamSendTests: XCTestCase {
         var small: Int32 = 4096
         XCTAssertEqual(setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &small, socklen_t(MemoryLayout<Int32>.size)), 0)
         let loop = try EventLoop()
-        let stream = SidecarEvent.Stream(loop: loop, fd: fds[0]), recorder = Recorder()
+        let stream = SidecarEvent.Stream(loop: loop, fd: fds[0]), recorder = StreamRecorder()
         stream.delegate = recorder
         let (memory, expected) = queuePieces(300, size: 4000, on: stream)  // 1.2 MB in 300 chains
         defer { memory.deallocate() }
