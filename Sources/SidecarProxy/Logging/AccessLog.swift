@@ -48,23 +48,6 @@ final class AccessLog {
         var methodIsToken = false
         var userAgent = AccessLog.none
         var incomplete: IncompleteReason?
-
-        init(timestampMs: Int64, requestId: UnsafeRawBufferPointer, client: UnsafeRawBufferPointer,
-             path: UnsafeRawBufferPointer, status: Int, bytes: UInt64, durationMs: Int64,
-             upstream: UnsafeRawBufferPointer?, upstreamStatus: Int?, upstreamMs: Int64?,
-             incomplete: IncompleteReason?) {
-            self.timestampMs = timestampMs
-            self.requestId = requestId
-            self.client = client
-            self.path = path
-            self.status = status
-            self.bytes = bytes
-            self.durationMs = durationMs
-            self.upstream = upstream
-            self.upstreamStatus = upstreamStatus
-            self.upstreamMs = upstreamMs
-            self.incomplete = incomplete
-        }
     }
 
     /// An empty byte field.
@@ -86,7 +69,7 @@ final class AccessLog {
         if e.methodIsToken, !e.method.isEmpty { line.bare(Key.method, e.method) } else { line.string(Key.method, e.method) }
         if !e.host.isEmpty { line.string(Key.host, e.host) }
         line.string(Key.path, e.path)
-        if !e.query.isEmpty { line.maskedQuery("query", ArraySlice(e.query)) }
+        if !e.query.isEmpty { line.maskedQuery("query", e.query) }
         line.int(Key.status, Int64(e.status))
         line.int(Key.bytes, Int64(clamping: e.bytes))
         line.int(Key.durationMs, e.durationMs)

@@ -114,12 +114,12 @@ struct LogLineWriter {
 
     /// A query string with the values of parameters that carry secrets (`code`, `state`,
     /// `id_token`, `token`, …) replaced by `***`, so no access log holds a credential.
-    mutating func maskedQuery(_ key: StaticString, _ query: ArraySlice<UInt8>) {
+    mutating func maskedQuery(_ key: StaticString, _ query: UnsafeRawBufferPointer) {
         var masked: [UInt8] = []
         masked.reserveCapacity(query.count)
-        var start = query.startIndex
-        while start <= query.endIndex {
-            let end = query[start...].firstIndex(of: UInt8(ascii: "&")) ?? query.endIndex
+        var start = 0
+        while start <= query.count {
+            let end = query[start...].firstIndex(of: UInt8(ascii: "&")) ?? query.count
             let pair = query[start..<end]
             if let equals = pair.firstIndex(of: UInt8(ascii: "=")), SensitiveParameters.contains(pair[..<equals]) {
                 masked += pair[...equals]
@@ -127,7 +127,7 @@ struct LogLineWriter {
             } else {
                 masked += pair
             }
-            if end == query.endIndex { break }
+            if end == query.count { break }
             masked.append(UInt8(ascii: "&"))
             start = end + 1
         }
@@ -306,7 +306,7 @@ enum SensitiveParameters {
         "nonce", "password", "secret", "identitytoken", "authorizationcode", "code_verifier", "session",
     ].map { Array($0.utf8) }
 
-    static func contains(_ name: ArraySlice<UInt8>) -> Bool {
+    static func contains(_ name: some Collection<UInt8>) -> Bool {
         names.contains { candidate in
             candidate.count == name.count
                 && zip(candidate, name).allSatisfy { $0 == ($1 | (($1 >= 0x41 && $1 <= 0x5a) ? 0x20 : 0)) }
