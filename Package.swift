@@ -37,11 +37,14 @@ let package = Package(
         .target(name: "SidecarCrypto", dependencies: ["COpenSSL", "CByteScan"], swiftSettings: hotPathSettings),
         // Vector byte-class scans for the head parser, base64url blocks for sessions (SSE2/SSSE3, portable fallback).
         .target(name: "CByteScan", cSettings: [.unsafeFlags(["-O2"])]),
+        // Many sockets' sends in one system call (io_uring through Debian's liburing).
+        .target(name: "CSendRing", cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("uring")]),
         // HTTP/1.1 codec and URL/path rules: no I/O.
         .target(name: "SidecarHTTP", dependencies: ["CByteScan"], swiftSettings: hotPathSettings),
         // Event loop & sockets on libevent.
         .target(
-            name: "SidecarEvent", dependencies: ["CEvent", "COpenSSL", "SidecarHTTP"], swiftSettings: hotPathSettings),
+            name: "SidecarEvent", dependencies: ["CEvent", "COpenSSL", "CSendRing", "SidecarHTTP"],
+            swiftSettings: hotPathSettings),
         // Typed configuration read from sidecar.yaml. It reads the Apple key with the crypto
         // module, so a key `run` could not sign with is a config error with its line and column.
         .target(

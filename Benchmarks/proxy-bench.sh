@@ -69,14 +69,14 @@ EOF
   done
   echo "server on port $1 did not come up" >&2; return 1
 }
-server_cpu_ms() {  # utime+stime (ms) of the given processes and their children (nginx workers)
-  local p pids=() ms=0
+server_cpu_ms() {  # "utime+stime utime" (ms) of the given processes and their children (nginx workers)
+  local p pids=() ms=0 user=0
   for p in "$@"; do pids+=("$p"); mapfile -t -O "${#pids[@]}" pids < <(pgrep -P "$p"); done
   for p in "${pids[@]}"; do
-    ms=$(awk -v m="$ms" -v hz="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); print m + ($12 + $13) * 1000 / hz}' \
-      "/proc/$p/stat")
+    read -r ms user < <(awk -v m="$ms" -v u="$user" -v hz="$(getconf CLK_TCK)" \
+      '{sub(/.*\) /, ""); print m + ($12 + $13) * 1000 / hz, u + $12 * 1000 / hz}' "/proc/$p/stat")
   done
-  echo "$ms"
+  echo "$ms $user"
 }
 server_switches() {  # voluntary and involuntary context switches of every thread of the processes and children
   local p pids=()
@@ -276,6 +276,7 @@ for round in $(seq 1 "$ROUNDS"); do
       syscall_counter=$!; sleep 0.2
     fi
     cpu_before=$(server_cpu_ms "${case_pids[@]}")
+    upstream_before=$(server_cpu_ms "$UP_PID")
     switches_before=$(server_switches "${case_pids[@]}")
     out=$("${CLIENT_CPU[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "${extra[@]}" \
           "$CASE_SCHEME://127.0.0.1:$CASE_PORT/")
@@ -288,6 +289,7 @@ for round in $(seq 1 "$ROUNDS"); do
       if [ -n "${BENCH_PROFILE_OUT:-}" ]; then cp "$WORK/perf-$c.data" "$BENCH_PROFILE_OUT"; fi
     fi
     cpu_after=$(server_cpu_ms "${case_pids[@]}"); switches_after=$(server_switches "${case_pids[@]}")
+    upstream_after=$(server_cpu_ms "$UP_PID")
     syscalls=
     if [ -n "$syscall_counter" ]; then
       kill -INT "$syscall_counter"; wait "$syscall_counter" || true
@@ -297,7 +299,11 @@ for round in $(seq 1 "$ROUNDS"); do
     fi
     after_run
     rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
-    cpu_us=$(awk -v a="$cpu_before" -v b="$cpu_after" '/ requests in / {printf "%.2f", (b - a) * 1000 / $1}' <<<"$out")
+    cpu_us=$(awk -v a="${cpu_before% *}" -v b="${cpu_after% *}" '/ requests in / {printf "%.2f", (b - a) * 1000 / $1}' <<<"$out")
+    # The user-space share: on loopback most of a proxy's time is the kernel's TCP path.
+    user_us=$(awk -v a="${cpu_before#* }" -v b="${cpu_after#* }" '/ requests in / {printf "%.2f", (b - a) * 1000 / $1}' <<<"$out")
+    # The upstream shares the proxy's core: how a proxy batches its requests moves its cost too.
+    upstream_us=$(awk -v a="${upstream_before% *}" -v b="${upstream_after% *}" '/ requests in / {printf "%.2f", (b - a) * 1000 / $1}' <<<"$out")
     p99=$(to_ms "$(awk '$1 == "99%" {print $2}' <<<"$out")")
     errors=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
     printf '%s %s %s %s %s\n' "$c" "$round" "$rps" "$p99" "$cpu_us" >>"$RESULTS"
@@ -306,8 +312,8 @@ for round in $(seq 1 "$ROUNDS"); do
     # upstream, how often a proxy is put to sleep or preempted costs more than its own work.
     switches=$(awk -v a="$switches_before" -v b="$switches_after" '/ requests in / {
       split(a, x, " "); split(b, y, " "); printf "%.2f/%.2f", (y[1] - x[1]) / $1, (y[2] - x[2]) / $1}' <<<"$out")
-    printf '  round %d %-10s %10s req/s  p99 %8s ms  %6s us CPU/req  %s switches/req  %s%s\n' "$round" "$c" "$rps" \
-      "$p99" "$cpu_us" "$switches" "${syscalls:+$syscalls  }" "$errors"
+    printf '  round %d %-10s %10s req/s  p99 %8s ms  %6s us CPU/req (user %s, upstream %s)  %s switches/req  %s%s\n' "$round" "$c" "$rps" \
+      "$p99" "$cpu_us" "$user_us" "$upstream_us" "$switches" "${syscalls:+$syscalls  }" "$errors"
   done
 done
 

@@ -18,6 +18,19 @@ public final class EventLoop {
     /// ~30 instructions each time (callgrind), a clock read outside its dispatch.
     private var iterationNowMs: Int64 = -1
     private var iterating = false
+    /// The deferred writes of an iteration in one system call; nil where io_uring is refused.
+    /// Made on the first iteration that defers several writes: loops that never do (the
+    /// control thread's, the Apple client's) map no ring.
+    private lazy var sendBatch: SendBatch? = SendBatch()
+    /// System calls the batch made (tests).
+    var batchedSendCalls: Int { sendBatch?.calls ?? 0 }
+
+    /// Whether the deferred writes of an iteration go out in one system call (io_uring); not
+    /// where the kernel refuses it, e.g. under a container runtime's default seccomp profile.
+    public var usesBatchedSends: Bool { sendBatch != nil }
+
+    /// Whether this kernel lets loops batch their sends (asked once, with a ring of its own).
+    public static let batchedSendsAvailable: Bool = SendBatch() != nil
 
     public init() throws(EventError) {
         guard let config = event_config_new() else { throw .libevent("event_config_new") }
@@ -61,6 +74,10 @@ public final class EventLoop {
     /// read. Delegates may defer more output meanwhile: it is written in the same pass.
     private func flushDeferred() {
         guard !pendingFlushes.isEmpty else { return }
+        if pendingFlushes.count > 1, let batch = sendBatch {
+            batch.send(pendingFlushes)
+            if !batch.isUsable { sendBatch = nil }  // the ring failed: plain sends from now on
+        }
         var i = 0
         while i < pendingFlushes.count {
             // Guaranteed by the list's own reference, released below.

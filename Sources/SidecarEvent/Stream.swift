@@ -38,13 +38,15 @@ public final class Stream {
     /// Bytes written to the socket so far: an owner compares it with an earlier reading to
     /// tell a slow reader (it moved) from a stalled one without a callback per write.
     public internal(set) var bytesWritten: UInt64 = 0
-    private var connecting = false
+    var connecting = false
     private var readEvent: OpaquePointer?
     private var writeEvent: OpaquePointer?
     var writeArmed = false
     let scratch: UnsafeMutableRawPointer  // the loop's; streams never outlive it
     private unowned(unsafe) let loop: EventLoop
-    private var isFlushDeferred = false
+    var isFlushDeferred = false
+    /// A batched send (`SendBatch`) whose outcome is unknown: reported as a failed write.
+    var batchedSendFailure: Int32 = 0
     /// Server-side TLS state; nil for plain TCP and unix sockets (one nil check per read
     /// and per flush is all plain streams pay for it).
     var tls: TLSState?
@@ -164,7 +166,7 @@ public final class Stream {
         guard isFlushDeferred else { return }
         isFlushDeferred = false
         guard !isClosed else { return }
-        let error = flush()
+        let error = batchedSendFailure != 0 ? batchedSendFailure : flush()
         if error != 0 {
             delegate?.stream(self, didRead: 0, error: error)
         } else if evbuffer_get_length(output) == 0 {

@@ -171,6 +171,7 @@ public final class ProxyServer {
         logger.info("listening", metadata: [
             "address": "\(boundAddress)", "workers": .stringConvertible(listenFDs.count), "version": "\(options.version)",
             "admin": "\(options.adminListen ?? "off")", "tls": "\(options.tls?.summary ?? "off")",
+            "sends": "\(EventLoop.batchedSendsAvailable ? "io_uring" : "plain")",
         ])
         control.run()
         for thread in threads { thread.join() }

@@ -9,7 +9,7 @@ apt_ensure() {
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
   fi
 }
-ensure_build_deps() { apt_ensure libevent-dev libssl-dev pkg-config; }
+ensure_build_deps() { apt_ensure libevent-dev libssl-dev liburing-dev pkg-config; }
 ensure_test_deps() {
   apt_ensure nginx openssl curl chromium chromium-driver caddy redis-server redis-tools haproxy
   python3 -c 'import pytest, cryptography' 2>/dev/null || python3 -m pip install -q pytest cryptography
