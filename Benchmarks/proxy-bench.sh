@@ -226,7 +226,9 @@ if [ "$INSTRUCTIONS" = 1 ]; then
       if grep -q Non-2xx <<<"$out" || [ -z "$requests" ]; then FAILED+=("$c round $round: non-2xx or no result"); fi
       per=$(awk -v n="$requests" '/^totals:/ {printf "%.0f", $2 / n}' "$dump")
       IR[$c]="${IR[$c]:-} $per"
-      printf '  round %d %-10s %8s requests  %8s instructions/request\n' "$round" "$c" "$requests" "$per"
+      upstream_switches=$(awk -v a="$upstream_switches_before" -v b="$upstream_switches_after" '/ requests in / {
+      split(a, x, " "); split(b, y, " "); printf "%.2f/%.2f", (y[1] - x[1]) / $1, (y[2] - x[2]) / $1}' <<<"$out")
+    printf '  round %d %-10s %8s requests  %8s instructions/request\n' "$round" "$c" "$requests" "$per"
     done
   done
   if [ -n "${BENCH_INSTRUCTIONS_OUT:-}" ]; then mkdir -p "$BENCH_INSTRUCTIONS_OUT"; cp "$WORK"/callgrind.* "$BENCH_INSTRUCTIONS_OUT"/; fi
@@ -276,7 +278,7 @@ for round in $(seq 1 "$ROUNDS"); do
       syscall_counter=$!; sleep 0.2
     fi
     cpu_before=$(server_cpu_ms "${case_pids[@]}")
-    upstream_before=$(server_cpu_ms "$UP_PID")
+    upstream_before=$(server_cpu_ms "$UP_PID"); upstream_switches_before=$(server_switches "$UP_PID")
     switches_before=$(server_switches "${case_pids[@]}")
     out=$("${CLIENT_CPU[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "${extra[@]}" \
           "$CASE_SCHEME://127.0.0.1:$CASE_PORT/")
@@ -289,7 +291,7 @@ for round in $(seq 1 "$ROUNDS"); do
       if [ -n "${BENCH_PROFILE_OUT:-}" ]; then cp "$WORK/perf-$c.data" "$BENCH_PROFILE_OUT"; fi
     fi
     cpu_after=$(server_cpu_ms "${case_pids[@]}"); switches_after=$(server_switches "${case_pids[@]}")
-    upstream_after=$(server_cpu_ms "$UP_PID")
+    upstream_after=$(server_cpu_ms "$UP_PID"); upstream_switches_after=$(server_switches "$UP_PID")
     syscalls=
     if [ -n "$syscall_counter" ]; then
       kill -INT "$syscall_counter"; wait "$syscall_counter" || true
@@ -312,8 +314,10 @@ for round in $(seq 1 "$ROUNDS"); do
     # upstream, how often a proxy is put to sleep or preempted costs more than its own work.
     switches=$(awk -v a="$switches_before" -v b="$switches_after" '/ requests in / {
       split(a, x, " "); split(b, y, " "); printf "%.2f/%.2f", (y[1] - x[1]) / $1, (y[2] - x[2]) / $1}' <<<"$out")
-    printf '  round %d %-10s %10s req/s  p99 %8s ms  %6s us CPU/req (user %s, upstream %s)  %s switches/req  %s%s\n' "$round" "$c" "$rps" \
-      "$p99" "$cpu_us" "$user_us" "$upstream_us" "$switches" "${syscalls:+$syscalls  }" "$errors"
+    upstream_switches=$(awk -v a="$upstream_switches_before" -v b="$upstream_switches_after" '/ requests in / {
+      split(a, x, " "); split(b, y, " "); printf "%.2f/%.2f", (y[1] - x[1]) / $1, (y[2] - x[2]) / $1}' <<<"$out")
+    printf '  round %d %-10s %10s req/s  p99 %8s ms  %6s us CPU/req (user %s, upstream %s)  %s switches/req (upstream %s)  %s%s\n' "$round" "$c" "$rps" \
+      "$p99" "$cpu_us" "$user_us" "$upstream_us" "$switches" "$upstream_switches" "${syscalls:+$syscalls  }" "$errors"
   done
 done
 
