@@ -44,7 +44,14 @@ int sidecar_send_ring_send(sidecar_send_ring *ring, const int *fds, struct msghd
         if (sqe == NULL) break;  // not expected: every call reaps all it queued
         // MSG_DONTWAIT: a full socket completes with -EAGAIN at once instead of arming a
         // poll that would complete after this call returned.
-        io_uring_prep_sendmsg(sqe, fds[queued], &messages[queued], MSG_DONTWAIT | MSG_NOSIGNAL);
+        // One buffer (most requests and responses): a plain send, which spares the kernel
+        // copying in the message header and importing its vector.
+        if (messages[queued].msg_iovlen == 1) {
+            io_uring_prep_send(sqe, fds[queued], messages[queued].msg_iov[0].iov_base,
+                               messages[queued].msg_iov[0].iov_len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        } else {
+            io_uring_prep_sendmsg(sqe, fds[queued], &messages[queued], MSG_DONTWAIT | MSG_NOSIGNAL);
+        }
         io_uring_sqe_set_data64(sqe, queued);
     }
     // One enter submits them all and waits for as many completions.
