@@ -226,9 +226,7 @@ if [ "$INSTRUCTIONS" = 1 ]; then
       if grep -q Non-2xx <<<"$out" || [ -z "$requests" ]; then FAILED+=("$c round $round: non-2xx or no result"); fi
       per=$(awk -v n="$requests" '/^totals:/ {printf "%.0f", $2 / n}' "$dump")
       IR[$c]="${IR[$c]:-} $per"
-      upstream_switches=$(awk -v a="$upstream_switches_before" -v b="$upstream_switches_after" '/ requests in / {
-      split(a, x, " "); split(b, y, " "); printf "%.2f/%.2f", (y[1] - x[1]) / $1, (y[2] - x[2]) / $1}' <<<"$out")
-    printf '  round %d %-10s %8s requests  %8s instructions/request\n' "$round" "$c" "$requests" "$per"
+      printf '  round %d %-10s %8s requests  %8s instructions/request\n' "$round" "$c" "$requests" "$per"
     done
   done
   if [ -n "${BENCH_INSTRUCTIONS_OUT:-}" ]; then mkdir -p "$BENCH_INSTRUCTIONS_OUT"; cp "$WORK"/callgrind.* "$BENCH_INSTRUCTIONS_OUT"/; fi
