@@ -79,6 +79,67 @@ final class WycheproofSymmetricTests: XCTestCase {
         XCTAssertEqual(run, file.numberOfTests)
     }
 
+    /// The session opener's keyed context (the nonce set as RFC 5288's fixed and invocation
+    /// fields, one context reused for every message under its key) on every 96-bit-IV case:
+    /// valid ones open to the message, the others fail with the body zeroed; a failure must
+    /// not disturb the next message opened with the same context.
+    func testAESGCMKeyedContextReusedAcrossMessages() throws {
+        let file = try Wycheproof.load("aes_gcm_test.json", as: WycheproofFile<AEADGroup>.self)
+        var run = 0, refused = 0, reused = 0
+        var contexts: [[UInt8]: AESGCMKeyedContext] = [:]
+        for group in file.testGroups where group.ivSize == 96 {
+            for test in group.tests {
+                let key = try Wycheproof.bytes(test.key), iv = try Wycheproof.bytes(test.iv)
+                let aad = try Wycheproof.bytes(test.aad), msg = try Wycheproof.bytes(test.msg)
+                let ct = try Wycheproof.bytes(test.ct), tag = try Wycheproof.bytes(test.tag)
+                guard tag.count == AESGCM.tagByteCount else { continue }
+                if contexts[key] != nil { reused += 1 }
+                let context = try contexts[key] ?? key.withUnsafeBufferPointer { try AESGCMKeyedContext(key: $0) }
+                contexts[key] = context
+                // The associated data split in two, as the opener passes a header and a context.
+                let split = aad.count / 2
+                var body = ct
+                let outcome: Result<Void, CryptoError>
+                do {
+                    try Self.open(context, nonce: iv, aad: aad, split: split, body: &body, tag: tag)
+                    outcome = .success(())
+                } catch {
+                    outcome = .failure(error)
+                }
+                switch (outcome, test.result) {
+                case (.success, .valid):
+                    XCTAssertEqual(body, msg, "tcId \(test.tcId) \(test.comment)")
+                case (.failure(let error), .invalid):
+                    XCTAssertEqual(error, .authenticationFailed, "tcId \(test.tcId)")
+                    XCTAssertTrue(body.allSatisfy { $0 == 0 }, "tcId \(test.tcId): unauthenticated plaintext left")
+                    refused += 1
+                default:
+                    XCTFail("tcId \(test.tcId) \(test.comment): \(outcome) for a \(test.result) case")
+                }
+                run += 1
+            }
+        }
+        XCTAssertGreaterThan(run, 100)
+        XCTAssertGreaterThan(refused, 10)
+        XCTAssertGreaterThan(reused, 50, "contexts are reused across messages of the same key")
+    }
+
+    private static func open(
+        _ context: AESGCMKeyedContext, nonce: [UInt8], aad: [UInt8], split: Int, body: inout [UInt8], tag: [UInt8]
+    ) throws(CryptoError) {
+        try nonce.withUnsafeBufferPointer { nonce throws(CryptoError) in
+            try aad.withUnsafeBufferPointer { aad throws(CryptoError) in
+                try tag.withUnsafeBufferPointer { tag throws(CryptoError) in
+                    try body.withUnsafeMutableBufferPointer { body throws(CryptoError) in
+                        try context.open(
+                            nonce: nonce, aad: UnsafeBufferPointer(rebasing: aad[..<split]),
+                            aadSuffix: UnsafeBufferPointer(rebasing: aad[split...]), body: body, tag: tag)
+                    }
+                }
+            }
+        }
+    }
+
     /// HKDF-SHA256; the invalid cases ask for more than 255·32 bytes and must throw.
     func testHKDFSHA256() throws {
         let file = try Wycheproof.load("hkdf_sha256_test.json", as: WycheproofFile<HKDFGroup>.self)
