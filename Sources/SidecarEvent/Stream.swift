@@ -43,7 +43,9 @@ public final class Stream {
     private var writeEvent: OpaquePointer?
     var writeArmed = false
     let scratch: UnsafeMutableRawPointer  // the loop's; streams never outlive it
-    private unowned(unsafe) let loop: EventLoop
+    /// Not retained (streams never outlive their loop); unmanaged because an `unowned(unsafe)`
+    /// reference is still retained and released around every call made through it.
+    private let loop: Unmanaged<EventLoop>
     var isFlushDeferred = false
     /// A batched send (`SendBatch`) whose outcome is unknown: reported as a failed write.
     var batchedSendFailure: Int32 = 0
@@ -60,7 +62,7 @@ public final class Stream {
         self.connecting = connecting
         if let context { tls = TLSState(ssl: context.makeSSL(fd: fd)) }
         scratch = loop.readScratch
-        self.loop = loop
+        self.loop = .passUnretained(loop)
         let context = Unmanaged.passUnretained(self).toOpaque()
         readEvent = event_new(loop.base, fd, Int16(EV_READ | EV_PERSIST), { _, _, context in
             guard let context else { return }
@@ -159,7 +161,7 @@ public final class Stream {
     public func flushAtEndOfIteration() {
         guard !isFlushDeferred, !isClosed else { return }
         isFlushDeferred = true
-        loop.deferFlush(self)
+        loop._withUnsafeGuaranteedRef { $0.deferFlush(self) }
     }
 
     func writeDeferredOutput() {
