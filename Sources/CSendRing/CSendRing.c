@@ -14,10 +14,10 @@ sidecar_send_ring *sidecar_send_ring_new(unsigned entries) {
     sidecar_send_ring *ring = calloc(1, sizeof *ring);
     if (ring == NULL) return NULL;
     // SUBMIT_ALL (5.18): a send the kernel refuses completes with its error instead of
-    // stopping the submission there; without it (older kernels) a partial submission is
-    // finished by submitting again.
+    // stopping the submission there. Kernels without it are refused a ring (EINVAL) and the
+    // loop sends with plain calls: older kernels' handling of MSG_DONTWAIT in io_uring is not
+    // relied on, since a send that armed a poll instead of failing would block the loop.
     int status = io_uring_queue_init(entries, &ring->ring, IORING_SETUP_SUBMIT_ALL);
-    if (status == -EINVAL) status = io_uring_queue_init(entries, &ring->ring, 0);
     if (status < 0) {
         free(ring);
         errno = -status;

@@ -11,7 +11,7 @@
 typedef struct sidecar_send_ring sidecar_send_ring;
 
 /// A ring for at most `entries` sends per call; NULL (errno set) where the kernel refuses
-/// io_uring (a seccomp filter, kernel.io_uring_disabled, a kernel before 5.6).
+/// io_uring (a seccomp filter, kernel.io_uring_disabled) or is older than 5.18.
 sidecar_send_ring *sidecar_send_ring_new(unsigned entries);
 void sidecar_send_ring_free(sidecar_send_ring *ring);
 
