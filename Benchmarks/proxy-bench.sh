@@ -84,6 +84,11 @@ server_switches() {  # voluntary and involuntary context switches of every threa
   for p in "${pids[@]}"; do cat /proc/"$p"/task/*/status 2>/dev/null; done \
     | awk '/^voluntary_ctxt_switches:/ {v += $2} /^nonvoluntary_ctxt_switches:/ {i += $2} END {print v + 0, i + 0}'
 }
+per_request() {  # per_request BEFORE_MS AFTER_MS WRK_OUTPUT → µs per request
+  awk -v a="$1" -v b="$2" '/ requests in / {printf "%.2f", (b - a) * 1000 / $1}' <<<"$3"; }
+switches_per_request() {  # switches_per_request "VOL INVOL" "VOL INVOL" WRK_OUTPUT → vol/invol per request
+  awk -v a="$1" -v b="$2" '/ requests in / {
+    split(a, x, " "); split(b, y, " "); printf "%.2f/%.2f", (y[1] - x[1]) / $1, (y[2] - x[2]) / $1}' <<<"$3"; }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 private_kib() {  # private (dirty + clean) memory: RSS without the shared libraries' pages
   awk '/^Private_(Dirty|Clean):/ {k += $2} END {print k}' "/proc/$1/smaps_rollup"; }
@@ -299,21 +304,19 @@ for round in $(seq 1 "$ROUNDS"); do
     fi
     after_run
     rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
-    cpu_us=$(awk -v a="${cpu_before% *}" -v b="${cpu_after% *}" '/ requests in / {printf "%.2f", (b - a) * 1000 / $1}' <<<"$out")
+    cpu_us=$(per_request "${cpu_before% *}" "${cpu_after% *}" "$out")
     # The user-space share: on loopback most of a proxy's time is the kernel's TCP path.
-    user_us=$(awk -v a="${cpu_before#* }" -v b="${cpu_after#* }" '/ requests in / {printf "%.2f", (b - a) * 1000 / $1}' <<<"$out")
+    user_us=$(per_request "${cpu_before#* }" "${cpu_after#* }" "$out")
     # The upstream shares the proxy's core: how a proxy batches its requests moves its cost too.
-    upstream_us=$(awk -v a="${upstream_before% *}" -v b="${upstream_after% *}" '/ requests in / {printf "%.2f", (b - a) * 1000 / $1}' <<<"$out")
+    upstream_us=$(per_request "${upstream_before% *}" "${upstream_after% *}" "$out")
     p99=$(to_ms "$(awk '$1 == "99%" {print $2}' <<<"$out")")
     errors=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
     printf '%s %s %s %s %s\n' "$c" "$round" "$rps" "$p99" "$cpu_us" >>"$RESULTS"
     if [[ "$errors" == *Non-2xx* ]] || [ -z "$rps" ]; then FAILED+=("$c round $round: ${errors:-no result}"); fi
     # Context switches per request (voluntary/involuntary): on one core shared with the
     # upstream, how often a proxy is put to sleep or preempted costs more than its own work.
-    switches=$(awk -v a="$switches_before" -v b="$switches_after" '/ requests in / {
-      split(a, x, " "); split(b, y, " "); printf "%.2f/%.2f", (y[1] - x[1]) / $1, (y[2] - x[2]) / $1}' <<<"$out")
-    upstream_switches=$(awk -v a="$upstream_switches_before" -v b="$upstream_switches_after" '/ requests in / {
-      split(a, x, " "); split(b, y, " "); printf "%.2f/%.2f", (y[1] - x[1]) / $1, (y[2] - x[2]) / $1}' <<<"$out")
+    switches=$(switches_per_request "$switches_before" "$switches_after" "$out")
+    upstream_switches=$(switches_per_request "$upstream_switches_before" "$upstream_switches_after" "$out")
     printf '  round %d %-10s %10s req/s  p99 %8s ms  %6s us CPU/req (user %s, upstream %s)  %s switches/req (upstream %s)  %s%s\n' "$round" "$c" "$rps" \
       "$p99" "$cpu_us" "$user_us" "$upstream_us" "$switches" "$upstream_switches" "${syscalls:+$syscalls  }" "$errors"
   done

@@ -90,11 +90,8 @@ extension Stream {
     /// `vectors`); false when a batched send is not for this stream now.
     func prepareBatchedSend(vectors: UnsafeMutablePointer<iovec>, message: UnsafeMutablePointer<msghdr>) -> Bool {
         guard isFlushDeferred, !isClosed, !connecting, tls == nil else { return false }
-        let count = min(Int(evbuffer_peek(output, -1, nil, vectors, Int32(Self.sendChains))), Self.sendChains)
-        guard count > 0 else { return false }
-        var offered = 0
-        for i in 0..<count { offered += vectors[i].iov_len }
-        guard offered > 0 else { return false }
+        let (count, bytes) = peekOutput(into: vectors)
+        guard count > 0, bytes > 0 else { return false }
         message.initialize(to: msghdr())
         message.pointee.msg_iov = vectors
         message.pointee.msg_iovlen = count

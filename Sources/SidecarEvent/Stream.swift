@@ -127,17 +127,14 @@ public final class Stream {
     /// per request). Returns the bytes written (-1 with errno) and whether the kernel took
     /// less than was offered.
     private func sendOutput() -> (written: Int, kernelFull: Bool) {
-        // libevent's evbuffer_iovec is struct iovec (a macro where the platform has one).
         let (written, offered) = withUnsafeTemporaryAllocation(of: iovec.self, capacity: Self.sendChains) {
             chains -> (Int, Int) in
             guard let vectors = chains.baseAddress else { return (0, 0) }
-            let count = min(Int(evbuffer_peek(output, -1, nil, vectors, Int32(Self.sendChains))), Self.sendChains)
+            let (count, offered) = peekOutput(into: vectors)
             guard count > 0 else { return (0, 0) }
             if count == 1 {
-                return (Glibc.send(fd, vectors[0].iov_base, vectors[0].iov_len, Int32(MSG_NOSIGNAL)), vectors[0].iov_len)
+                return (Glibc.send(fd, vectors[0].iov_base, vectors[0].iov_len, Int32(MSG_NOSIGNAL)), offered)
             }
-            var offered = 0
-            for i in 0..<count { offered += vectors[i].iov_len }
             var message = msghdr()
             message.msg_iov = vectors
             message.msg_iovlen = count
@@ -150,6 +147,16 @@ public final class Stream {
         }
         if written > 0 { _ = evbuffer_drain(output, written) }
         return (written, written < offered)
+    }
+
+    /// The first `sendChains` chains of `output` described in `vectors` (room for
+    /// `sendChains`): how many there are and how many bytes they hold.
+    func peekOutput(into vectors: UnsafeMutablePointer<iovec>) -> (count: Int, bytes: Int) {
+        // libevent's evbuffer_iovec is struct iovec (a macro where the platform has one).
+        let count = min(Int(evbuffer_peek(output, -1, nil, vectors, Int32(Self.sendChains))), Self.sendChains)
+        var bytes = 0
+        for i in 0..<max(count, 0) { bytes += vectors[i].iov_len }
+        return (count, bytes)
     }
 
     /// Writes queued output once the loop has run this iteration's other callbacks. A proxy
