@@ -40,6 +40,10 @@ public final class EventLoop {
         _ = event_config_set_flag(config, Int32(EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST.rawValue))
         // Single-threaded by construction: no locks needed.
         _ = event_config_set_flag(config, Int32(EVENT_BASE_FLAG_NOLOCK.rawValue))
+        // Timers on CLOCK_MONOTONIC, not libevent's default CLOCK_MONOTONIC_COARSE: the coarse
+        // clock lags by up to a scheduler tick (4 ms at HZ=250), so a timer armed from it fires
+        // up to a tick before its duration by a fresh clock, and "at least N" is not kept.
+        _ = event_config_set_flag(config, Int32(EVENT_BASE_FLAG_PRECISE_TIMER.rawValue))
         guard let base = event_base_new_with_config(config) else {
             throw .libevent("event_base_new_with_config")
         }
@@ -95,6 +99,11 @@ public final class EventLoop {
     /// iteration's wake-up); cheap. Within one iteration of `run` it is read once: the
     /// callbacks of an iteration all see the time it woke at, as libevent's cache has them
     /// see, and the deferred writes after it the time they began.
+    ///
+    /// The cached time is for ordering and for costs. Where a duration is promised ("at least
+    /// N from now"), its start is `refreshedNowMilliseconds()`: an iteration that ran long has
+    /// a cached time already that much in the past, and a deadline counted from it would end
+    /// early by any fresh clock.
     public var nowMilliseconds: Int64 {
         if iterationNowMs >= 0 { return iterationNowMs }
         var tv = timeval()
@@ -102,6 +111,16 @@ public final class EventLoop {
         let ms = Int64(tv.tv_sec) * 1000 + Int64(tv.tv_usec) / 1000
         if iterating { iterationNowMs = ms }
         return ms
+    }
+}
+
+extension EventLoop {
+    /// Reads the clock afresh (one `clock_gettime`) and makes it the iteration's time from
+    /// here on, for libevent's timers too: the start of a deadline with a promised minimum.
+    public func refreshedNowMilliseconds() -> Int64 {
+        _ = event_base_update_cache_time(base)
+        iterationNowMs = -1
+        return nowMilliseconds
     }
 }
 

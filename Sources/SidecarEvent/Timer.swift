@@ -1,14 +1,17 @@
 import CEvent
 import Glibc
 
-/// A one-shot timer on a loop. `schedule` re-arms it (no syscall: libevent keeps timers in a
-/// heap); the handler is called on the loop thread.
+/// A one-shot timer on a loop. `schedule` re-arms it (libevent keeps timers in a heap); the
+/// handler is called on the loop thread, never before the duration has passed by a fresh
+/// monotonic clock read when `schedule` was called.
 public final class Timer {
     private var event: OpaquePointer?
+    private let base: OpaquePointer
     private let handler: () -> Void
 
     public init(loop: EventLoop, handler: @escaping () -> Void) {
         self.handler = handler
+        base = loop.base
         event = event_new(loop.base, -1, 0, { _, _, context in
             guard let context else { return }
             let timer = Unmanaged<Timer>.fromOpaque(context).takeUnretainedValue()
@@ -21,6 +24,9 @@ public final class Timer {
     public func schedule(afterMilliseconds ms: Int64) {
         guard let event else { return }
         var tv = timeval(milliseconds: max(0, ms))
+        // libevent adds the duration to its time cached at the iteration's wake-up: after a
+        // long callback that is already in the past, and the timer would fire that much early.
+        _ = event_base_update_cache_time(base)
         _ = event_add(event, &tv)
     }
 

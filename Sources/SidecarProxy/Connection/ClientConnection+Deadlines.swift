@@ -28,12 +28,15 @@ extension ClientConnection {
 
     // MARK: deadlines
 
+    /// Every deadline is a promised minimum (SPEC §3: "closed after", "a total deadline"), so
+    /// it starts at a fresh clock read, not at the iteration's cached time, and the part of a
+    /// millisecond already begun is rounded up: `deadlineFired` compares whole milliseconds.
     func arm(_ kind: Deadline, _ ms: Int64) {
         deadlineKind = kind
-        let now = worker.nowMs
-        deadlineAtMs = now + ms
+        let now = worker.loop.refreshedNowMilliseconds()
+        deadlineAtMs = now &+ ms &+ 1
         guard timerAtMs > deadlineAtMs || timerAtMs < now else { return }  // fires in time
-        deadline.schedule(afterMilliseconds: ms)
+        deadline.schedule(afterMilliseconds: ms &+ 1)
         timerAtMs = deadlineAtMs
     }
 

@@ -181,18 +181,29 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         if !promisedKeepAlive { keepAlive = false }
     }
 
-    /// Waiting for a request with nothing of one received, read or still in the socket (a
-    /// client accepted in the same batch has not been read yet): closing it loses nothing.
-    var isIdle: Bool { phase == .waitingForHead && stream.pendingInput == 0 && !Socket.hasPendingInput(stream.fd) }
+    /// Idle, so the first to close at the descriptor limit: waiting for a request with nothing
+    /// of one received, read or still in the socket, and either kept alive after an answer or
+    /// open for `firstRequestGraceMs` without sending anything. A connection accepted moments
+    /// ago usually has its request on the way (a client sends right after its handshake, and
+    /// accept can run in between): closing it then would drop a whole request unanswered.
+    var isIdle: Bool {
+        isQuiet && (stream.bytesWritten > 0 || worker.nowMs - openedMs >= Self.firstRequestGraceMs)
+    }
     /// Part of a request head received (read, or still in the socket), the rest still
     /// awaited (a slowloris candidate).
-    var isReadingHead: Bool { phase == .waitingForHead && !isIdle }
+    var isReadingHead: Bool { phase == .waitingForHead && !isQuiet }
+    private var isQuiet: Bool {
+        phase == .waitingForHead && stream.pendingInput == 0 && !Socket.hasPendingInput(stream.fd)
+    }
+    /// How long a new connection may stay silent before the descriptor limit counts it idle
+    /// (two and a half rounds of the listener's 100 ms back-off).
+    static let firstRequestGraceMs: Int64 = 250
 
     /// The drain's grace period is over: a connection with no request in progress closes.
     /// A request that reached the socket since the loop last read it is still answered
     /// (closing over unread bytes would also reset the connection instead of closing it).
     func closeIfIdle() {
-        if phase == .waitingForHead && stream.pendingInput == 0 && !Socket.hasPendingInput(stream.fd) { close() }
+        if isQuiet { close() }
     }
 
     func beginClosing() {
