@@ -439,7 +439,7 @@ struct ConfigSchema {
     private func readLimits(_ limits: Section) -> Config.Limits {
         Config.Limits(
             maxHeaderBytes: limits.value("max_header_bytes", default: 16 << 10, Parse.byteSize(in: (1 << 10)...(1 << 20))),
-            maxBodyBytes: limits.value("max_body_bytes", default: 1 << 20, Parse.byteSize(in: (1 << 10)...(1 << 30))),
+            maxBodyBytes: limits.value("max_body_bytes", default: 64 << 10, Parse.byteSize(in: (1 << 10)...(1 << 30))),
             maxUploadBytes: limits.value("max_upload_bytes", default: 0, Parse.byteSize),
             headerTimeout: limits.value("header_timeout", default: .seconds(10), Parse.positiveDuration),
             idleTimeout: limits.value("idle_timeout", default: .seconds(60), Parse.positiveDuration),

@@ -6,12 +6,36 @@ import SidecarHTTP
 /// fields minus hop-by-hop, identity names (every spelling) and the ones rewritten here
 /// (`Host`, `X-Forwarded-*`, `X-Request-Id`), then those rewritten fields.
 final class RequestRewriter {
-    private let dropping: HeaderNameSet
-    /// `dropping` plus Cookie / Authorization / both, for requests whose session cookie or
-    /// bearer token is rewritten (`ForwardedIdentity`).
-    private let droppingCookie: HeaderNameSet
-    private let droppingAuthorization: HeaderNameSet
-    private let droppingBoth: HeaderNameSet
+    /// What a request drops, by which credentials it carries that the sidecar removes.
+    private struct DropSets {
+        let plain, cookie, authorization, both: HeaderNameSet
+
+        init(_ dropped: [String]) {
+            plain = HeaderNameSet(dropped)
+            cookie = HeaderNameSet(dropped + ["cookie"])
+            authorization = HeaderNameSet(dropped + ["authorization"])
+            both = HeaderNameSet(dropped + ["cookie", "authorization"])
+        }
+
+        func set(strippingCookie: Bool, strippingAuthorization: Bool) -> HeaderNameSet {
+            switch (strippingCookie, strippingAuthorization) {
+            case (false, false): plain
+            case (true, false): cookie
+            case (false, true): authorization
+            case (true, true): both
+            }
+        }
+    }
+
+    /// Forwarding and routing fields an upstream framework may believe (Rack's `Forwarded`,
+    /// IIS's `X-Original-URL`, Spring's `X-Forwarded-Prefix`, …): only a trusted proxy in
+    /// front may set them (SPEC §3 `trusted_proxies`).
+    static let forwardingFields = [
+        "forwarded", "x-real-ip", "x-original-url", "x-rewrite-url", "x-forwarded-port", "x-forwarded-prefix",
+        "x-forwarded-server", "x-forwarded-scheme", "x-forwarded-ssl", "x-host", "x-client-ip", "true-client-ip",
+    ]
+    private let fromTrustedPeer: DropSets
+    private let fromOtherPeer: DropSets
     private let auth: AuthSettings?
     private let trustedProxies: [AddressRange]
     // Copied once into memory this object owns: written into every request without the
@@ -25,10 +49,8 @@ final class RequestRewriter {
         let dropped = options.strippedHeaders + [
             "host", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-request-id",
         ]
-        dropping = HeaderNameSet(dropped)
-        droppingCookie = HeaderNameSet(dropped + ["cookie"])
-        droppingAuthorization = HeaderNameSet(dropped + ["authorization"])
-        droppingBoth = HeaderNameSet(dropped + ["cookie", "authorization"])
+        fromTrustedPeer = DropSets(dropped)
+        fromOtherPeer = DropSets(dropped + Self.forwardingFields)
         auth = options.auth
         trustedProxies = options.trustedProxies.compactMap(AddressRange.init)
         switch options.upstream {
@@ -98,14 +120,11 @@ final class RequestRewriter {
         }
         out.append(" HTTP/1.1\r\n")
 
-        let drop: HeaderNameSet
-        switch (identity.stripCookie, identity.bearer != nil) {
-        case (false, false): drop = dropping
-        case (true, false): drop = droppingCookie
-        case (false, true): drop = droppingAuthorization
-        case (true, true): drop = droppingBoth
-        }
-        out.appendFields(of: view, dropping: drop, keepUpgrade: head.connection.upgrade)
+        let drop = (peerTrusted ? fromTrustedPeer : fromOtherPeer)
+            .set(strippingCookie: identity.stripCookie, strippingAuthorization: identity.stripBearer)
+        // Only a WebSocket upgrade passes; any other is forwarded as a plain request (its Upgrade,
+        // Connection and HTTP2-Settings are hop-by-hop and dropped).
+        out.appendFields(of: view, dropping: drop, keepUpgrade: head.connection.upgrade && head.upgradesToWebSocket)
         if let auth {
             ForwardedIdentity.append(view, identity: identity, settings: auth, into: &out)
         }

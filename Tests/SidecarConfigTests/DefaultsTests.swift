@@ -76,7 +76,7 @@ final class DefaultsTests: XCTestCase {
         XCTAssertFalse(config.log.pii)
 
         XCTAssertEqual(config.limits.maxHeaderBytes, 16 * 1024)
-        XCTAssertEqual(config.limits.maxBodyBytes, 1024 * 1024)
+        XCTAssertEqual(config.limits.maxBodyBytes, 64 * 1024)
         XCTAssertEqual(config.limits.maxUploadBytes, 0)
         XCTAssertEqual(config.limits.headerTimeout, .seconds(10))
         XCTAssertEqual(config.limits.idleTimeout, .seconds(60))

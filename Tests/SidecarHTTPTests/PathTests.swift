@@ -50,6 +50,26 @@ final class PathNormalizerTests: XCTestCase {
         }
     }
 
+    /// Servlet containers cut `;parameters` off a segment and then resolve dot segments:
+    /// `/public/..;/admin` is `/admin` to Tomcat. Any such segment is refused, wherever it is.
+    func testDotSegmentsWithParametersAreRefused() {
+        for bad in ["/public/..;/admin", "/public/..;jsessionid=1/admin", "/a/.;/b", "/public/%2e%2e;/admin",
+                    "/public/%2E.;x=1/admin", "/..;", "/a/..;", "/a/.;", "/.%2e;/x"] {
+            var out: [UInt8] = Array("kept".utf8)
+            XCTAssertThrowsError(try bad.utf8CString.withUnsafeBytes {
+                try PathNormalizer.normalize(UnsafeRawBufferPointer(rebasing: $0.dropLast()), into: &out)
+            }, bad) {
+                XCTAssertEqual($0 as? PathNormalizationError, .dotSegmentWithParameters, bad)
+            }
+            XCTAssertEqual(String(decoding: out, as: UTF8.self), "kept", "nothing appended for \(bad)")
+        }
+        // Segments that only begin with dots, or carry parameters without being dot segments.
+        for (good, normalized) in [("/a;b/c", "/a;b/c"), ("/.well-known/x", "/.well-known/x"), ("/...;/x", "/...;/x"),
+                                   ("/a/..b;c", "/a/..b;c"), ("/a/%3B../b", "/a/%3B../b"), ("/a/..%3B/b", "/a/..%3B/b")] {
+            XCTAssertEqual(try PathNormalizer.normalize(good), normalized, good)
+        }
+    }
+
     func testIdempotent() throws {
         for input in ["/public/%2e%2e/admin", "/a/%2f../b", "/x%20y%c3%a9/./", "/a|b"] {
             let once = try PathNormalizer.normalize(input)

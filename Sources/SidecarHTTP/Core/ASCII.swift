@@ -7,6 +7,7 @@
     @usableFromInline static let colon: UInt8 = 0x3A
     @usableFromInline static let comma: UInt8 = 0x2C
     @usableFromInline static let slash: UInt8 = 0x2F
+    @usableFromInline static let semicolon: UInt8 = 0x3B
     @usableFromInline static let percent: UInt8 = 0x25
 
     /// tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA

@@ -4,6 +4,10 @@ public enum PathNormalizationError: Error, Sendable, Hashable {
     case invalidEscape
     /// The path does not start with `/`.
     case notAbsolute
+    /// A segment that is `.` or `..` once its `;parameters` are cut off (`..;`, `.;x`, also
+    /// from `%2e%2e;`): Tomcat, Jetty and Spring cut them and then resolve the dot segment,
+    /// so `/public/..;/admin` would reach `/admin` behind a decision made on another path.
+    case dotSegmentWithParameters
 }
 
 /// Path normalization of SPEC §4.3: the form access decisions are made on and that is
@@ -30,7 +34,7 @@ public enum PathNormalizer {
         while i < n {
             let c = path[i]
             if c == ASCII.slash {
-                endSegment(&out, base: base, segmentStart: segmentStart, isLast: false)
+                try endSegment(&out, base: base, segmentStart: segmentStart, isLast: false)
                 out.append(ASCII.slash)
                 segmentStart = out.count - 1
                 i += 1
@@ -52,7 +56,7 @@ public enum PathNormalizer {
                 i += 1
             }
         }
-        endSegment(&out, base: base, segmentStart: segmentStart, isLast: true)
+        try endSegment(&out, base: base, segmentStart: segmentStart, isLast: true)
     }
 
     /// Normalized form of a path given as text (configuration, tests).
@@ -68,14 +72,21 @@ public enum PathNormalizer {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Removes the segment after `segmentStart` if it is `.` or `..` (with its parent).
-    private static func endSegment(_ out: inout [UInt8], base: Int, segmentStart: Int, isLast: Bool) {
+    /// Removes the segment after `segmentStart` if it is `.` or `..` (with its parent); refuses
+    /// one that is `.` or `..` followed by `;parameters`.
+    private static func endSegment(
+        _ out: inout [UInt8], base: Int, segmentStart: Int, isLast: Bool
+    ) throws(PathNormalizationError) {
         let length = out.count - segmentStart - 1
-        let isDot = length == 1 && out[segmentStart + 1] == 0x2E
-        let isDotDot = length == 2 && out[segmentStart + 1] == 0x2E && out[segmentStart + 2] == 0x2E
-        guard isDot || isDotDot else { return }
+        guard length >= 1, out[segmentStart + 1] == 0x2E else { return }  // only dot segments matter
+        let dots = length >= 2 && out[segmentStart + 2] == 0x2E ? 2 : 1
+        if length > dots {
+            guard out[segmentStart + 1 + dots] == ASCII.semicolon else { return }
+            out.removeSubrange(base...)
+            throw .dotSegmentWithParameters
+        }
         out.removeSubrange(segmentStart...)
-        if isDotDot {
+        if dots == 2 {
             var p = out.count - 1
             while p >= base, out[p] != ASCII.slash { p -= 1 }
             if p >= base { out.removeSubrange(p...) }

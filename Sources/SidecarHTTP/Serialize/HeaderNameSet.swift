@@ -70,6 +70,7 @@ public final class HeaderNameSet: Sendable {
     /// Hop-by-hop fields a proxy never forwards (RFC 9110 §7.6.1, plus `Proxy-*`).
     public static let hopByHop = HeaderNameSet([
         "connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "proxy-*",
+        "http2-settings",  // RFC 9113 §3.1: connection-specific, meaningful only with `Upgrade: h2c`
     ])
 
     @inline(__always) static func fold(_ c: UInt8) -> UInt8 {

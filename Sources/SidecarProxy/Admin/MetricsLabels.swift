@@ -88,6 +88,15 @@ enum SessionOutcome: Int, CaseIterable {
     case accepted = 0, malformed, unsupportedVersion, unknownKey, authenticationFailed, invalidPayload, expired,
          idleExpired, revoked
 
+    /// Refused although it was sealed by this sidecar: the token is its own (to strip), not
+    /// an upstream's credential that happens to use the Bearer scheme.
+    var isOwnToken: Bool {
+        switch self {
+        case .accepted, .expired, .idleExpired, .revoked, .invalidPayload: true
+        case .malformed, .unsupportedVersion, .unknownKey, .authenticationFailed: false
+        }
+    }
+
     init(_ error: SealedOpenError) {
         switch error {
         case .malformed: self = .malformed

@@ -52,9 +52,18 @@ enum AuthEndpoint {
         }
     }
 
-    /// Whether a request body is read (bounded by `limits.max_body_bytes`) before handling.
-    /// `/revoke` reads none: everything it needs is in the session and the query (`rd`).
-    var readsBody: Bool { self == .callback || self == .native || self == .androidCallback || self == .appleNotifications }
+    /// The most of a request body read before handling, below `limits.max_body_bytes`; 0:
+    /// the endpoint takes no body and reads none (`/revoke` and `/native/refresh` need only the
+    /// session and the query). What each takes is a few KiB: Apple's form_post (an id_token of
+    /// about 1 KiB, the code, the state, the first-time `user`), a native sign-in's JSON, a
+    /// notification's signed payload. Each byte held for a client that stalls is memory an
+    /// unauthenticated peer chooses, so the caps stay near what the endpoint needs.
+    var bodyLimit: Int {
+        switch self {
+        case .callback, .androidCallback, .native, .appleNotifications: 16 * 1024
+        case .login, .logout, .me, .check, .jwks, .nativeNonce, .nativeRefresh, .revoke: 0
+        }
+    }
 }
 
 enum RouteRefusal: Error {

@@ -98,7 +98,11 @@ final class Authenticator {
         var refusal = SessionOutcome.accepted
         for field in view.fields where view.name(of: field, is: "authorization") {
             guard let token = Self.bearerToken(view.bytes, field.value) else { continue }
-            if let opened = session(UnsafeBufferPointer(rebasing: typed[token]), via: .bearer, now: now, refusal: &refusal) {
+            var outcome = SessionOutcome.accepted
+            let opened = session(UnsafeBufferPointer(rebasing: typed[token]), via: .bearer, now: now, refusal: &outcome)
+            if outcome.isOwnToken { identity.stripBearer = true }
+            if outcome != .accepted { refusal = outcome }
+            if let opened {
                 identity.opened = opened
                 identity.bearer = field.value
                 if now >= opened.nextRevalidation, let confirmedAt = revalidate(opened, now: now) {
@@ -151,8 +155,19 @@ final class Authenticator {
 
     /// On a public path: only whether (and how) the session cookie is to be removed.
     func noteCookie(_ view: HeadView, into identity: inout RequestIdentity) {
+        if view.firstValue("authorization") != nil { noteBearer(view, into: &identity) }
         guard !settings.passCookie else { return }
         _ = cookieValue(view, settings: settings, into: &identity)
+    }
+
+    /// Marks a session token of this sidecar in `Authorization` (valid, expired or revoked)
+    /// for removal without opening a session: the request is decided without one.
+    private func noteBearer(_ view: HeadView, into identity: inout RequestIdentity) {
+        for field in view.fields where view.name(of: field, is: "authorization")
+            && ForwardedIdentity.carriesSessionToken(view.bytes, field.value, settings: settings) {
+            identity.stripBearer = true
+            return
+        }
     }
 
     /// The session cookie's value range; unless cookies pass through, it is marked to be

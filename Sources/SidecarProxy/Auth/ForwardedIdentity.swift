@@ -19,8 +19,8 @@ enum ForwardedIdentity {
             fields.append(identity.otherCookies)
             fields.append("\r\n")
         }
-        if let bearer = identity.bearer {
-            for field in view.fields where view.name(of: field, is: "authorization") && field.value != bearer {
+        if identity.stripBearer {
+            for field in view.fields where view.name(of: field, is: "authorization") && field.value != identity.bearer {
                 // A repeated field may carry this or another session token: never forward one.
                 if carriesSessionToken(view.bytes, field.value, settings: settings) { continue }
                 fields.append(view[field.name])
@@ -42,7 +42,7 @@ enum ForwardedIdentity {
 
     /// `Bearer <token>` whose token was sealed by this sidecar for sessions (expired or not):
     /// the sidecar's own credential, which the upstream must not see.
-    private static func carriesSessionToken(
+    static func carriesSessionToken(
         _ buf: UnsafeRawBufferPointer, _ value: ByteRange, settings: AuthSettings
     ) -> Bool {
         guard let token = Authenticator.bearerToken(buf, value) else { return false }

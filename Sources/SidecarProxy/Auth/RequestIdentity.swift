@@ -12,8 +12,11 @@ struct RequestIdentity {
     /// With `stripCookie`: the Cookie value without the session cookie (empty: no Cookie
     /// field is forwarded). Its capacity is kept from request to request.
     var otherCookies: [UInt8] = []
-    /// The `Authorization` value that carried the session token (removed when forwarding).
+    /// The `Authorization` value that carried the session token of this request.
     var bearer: ByteRange?
+    /// Some `Authorization` field carries a session token of this sidecar (valid, expired or
+    /// revoked): every such field is removed when forwarding, the others pass.
+    var stripBearer = false
     /// A `Set-Cookie` value to add to the upstream's response (re-sealed session).
     var setCookie: [UInt8]?
 
@@ -25,6 +28,7 @@ struct RequestIdentity {
         stripCookie = false
         if !otherCookies.isEmpty { otherCookies.removeAll(keepingCapacity: true) }
         bearer = nil
+        stripBearer = false
         if setCookie != nil { setCookie = nil }
     }
 }

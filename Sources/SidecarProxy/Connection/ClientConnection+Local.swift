@@ -7,18 +7,21 @@ import SidecarHTTP
 extension ClientConnection {
     // MARK: the sidecar's own endpoints
 
-    /// Buffers the body (at most `limits.max_body_bytes`, else 413) under the header
-    /// deadline, then hands the request to the authenticator.
+    /// Buffers the body (at most the endpoint's cap within `limits.max_body_bytes`, else 413;
+    /// a declared larger body is refused before any of it is read) under the header deadline,
+    /// then hands the request to the authenticator. An endpoint that takes no body reads none:
+    /// one sent anyway stays unread and the connection closes after the answer.
     func startLocal(_ endpoint: AuthEndpoint, _ head: HTTPRequestHead) {
         guard let auth = worker.auth else {
             respond(.plain(404))
             return
         }
-        if requestBodyDone {
+        let limit = UInt64(max(0, min(endpoint.bodyLimit, auth.settings.maxBodyBytes)))
+        if requestBodyDone || limit == 0 {
+            if !requestBodyDone { keepAlive = false }  // the unread body cannot be framed away
             runLocal(endpoint, body: [])
             return
         }
-        let limit = UInt64(max(0, auth.settings.maxBodyBytes))
         if case .contentLength(let n) = head.framing, n > limit {
             refuse(413)
             return

@@ -168,7 +168,11 @@ extension ClientConnection {
                 continue
             }
             if head.isSwitchingProtocols {
-                guard clientUpgrade, head.connection.upgrade, requestBodyDone else {
+                // Only to the protocol the client asked for (a WebSocket upgrade is all that
+                // passes): after any other switch the connection is closed with the 502, so
+                // nothing the client sends next can reach the upstream unchecked.
+                guard clientUpgrade, head.connection.upgrade, head.upgradesToWebSocket, requestBodyDone else {
+                    keepAlive = false
                     failUpstream(502, upstreamFault: true)
                     return
                 }

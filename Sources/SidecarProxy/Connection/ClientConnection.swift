@@ -270,6 +270,6 @@ struct RequestFacts {
         method = head.method
         version = head.version
         framing = head.framing
-        upgrade = head.connection.upgrade
+        upgrade = head.connection.upgrade && head.upgradesToWebSocket
     }
 }
