@@ -45,6 +45,9 @@ struct EmulatorCommand: ParsableCommand {
     @Option(help: "Directory holding the RS256 signing keys (<kid>.pem), created keys are saved there.")
     var keysDir: String?
 
+    @Flag(help: "Let POST /emulator/notify deliver to any host; without it only to localhost, 127.0.0.0/8 and [::1].")
+    var allowNotifyToAnyHost = false
+
     func validate() throws {
         guard !clients.isEmpty else { throw ValidationError("at least one --client is required") }
         guard !clientKeys.isEmpty else { throw ValidationError("at least one --client-key is required") }
@@ -57,6 +60,7 @@ struct EmulatorCommand: ParsableCommand {
         var options = EmulatorOptions(issuer: issuer ?? "", teamID: teamId,
                                       clients: try clients.map { try EmulatorClient(parsing: $0) },
                                       clientKeys: try loadClientKeys(), keyDirectory: keysDir)
+        options.allowNotifyToAnyHost = allowNotifyToAnyHost
         if let users { options.users = try EmulatorUsersFile.load(users) }
         if let email = autoApprove {
             guard TestUser.isPlausibleEmail(email) else { throw ValidationError("--auto-approve: not an email address") }

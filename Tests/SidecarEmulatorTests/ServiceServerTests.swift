@@ -12,7 +12,7 @@ final class ServiceServerTests: XCTestCase {
         defer { close(fd) }
         var pending: [UInt8] = []
         // Two pipelined requests on one connection, the second with a chunked JSON body.
-        RawHTTP.send(fd, Array("GET /auth/keys HTTP/1.1\r\nHost: x\r\n\r\nPOST /emulator/faults HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"fau\r\n14\r\nlt\":\"invalid_grant\"}\r\n0\r\n\r\n".utf8))
+        RawHTTP.send(fd, Array("GET /auth/keys HTTP/1.1\r\nHost: x\r\n\r\nPOST /emulator/faults HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"fau\r\n14\r\nlt\":\"invalid_grant\"}\r\n0\r\n\r\n".utf8))
         XCTAssertEqual(try RawHTTP.readResponse(fd, pending: &pending).status, 200)
         let second = try RawHTTP.readResponse(fd, pending: &pending)
         XCTAssertEqual(second.status, 200, second.text)

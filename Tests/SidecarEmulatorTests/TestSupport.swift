@@ -138,7 +138,8 @@ final class EmulatorFixture {
     var address: SocketAddress { running.address }
     var issuer: String { running.issuer }
 
-    init(autoApprove: TestUser? = TestUser(email: "maria@example.com", firstName: "Maria", lastName: "Ruiz")) throws {
+    init(autoApprove: TestUser? = TestUser(email: "maria@example.com", firstName: "Maria", lastName: "Ruiz"),
+         allowNotifyToAnyHost: Bool = false) throws {
         clientKey = try P256PrivateKey.generate()
         let clock = self.clock
         var options = EmulatorOptions(
@@ -151,6 +152,7 @@ final class EmulatorFixture {
             clientKeys: [Self.keyID: clientKey.publicKey], autoApprove: autoApprove,
             clock: { clock.now })
         options.users = EmulatorOptions.defaultUsers
+        options.allowNotifyToAnyHost = allowNotifyToAnyHost
         running = try RunningEmulator.start(options: options, listen: try SocketAddress(parsing: "127.0.0.1:0"))
     }
 

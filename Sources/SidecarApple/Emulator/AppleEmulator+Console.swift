@@ -15,7 +15,7 @@ extension AppleEmulator {
     func consoleAction(_ request: ServiceRequest, respond: @escaping (ServiceResponse) -> Void) {
         // The emulator is a local test tool, but a page elsewhere must still not drive it:
         // only a form from the console itself (same origin) is accepted.
-        guard isSameOrigin(request) else {
+        guard RequestSite(request, ownOrigin: ownOrigin) == .sameOrigin else {
             return respond(.text(403, "console actions are accepted only from the console's own page\n"))
         }
         guard let form = try? FormCoding.parameters(String(decoding: request.body, as: UTF8.self), plusIsSpace: true),
@@ -58,12 +58,6 @@ extension AppleEmulator {
             back.body = []
             respond(back)
         }
-    }
-
-    /// `Sec-Fetch-Site: same-origin`, else an `Origin` equal to the emulator's own (its issuer).
-    private func isSameOrigin(_ request: ServiceRequest) -> Bool {
-        if let site = request.header("sec-fetch-site") { return site == "same-origin" }
-        return request.header("origin") == options.issuer
     }
 
     private func note(_ entry: EmulatorConsole.Entry) {

@@ -6,7 +6,8 @@ import SidecarEvent
 /// it to loopback). Bodies and answers are JSON.
 extension AppleEmulator {
     static let controlHelp = """
-    Apple emulator test controls (JSON bodies):
+    Apple emulator test controls (JSON bodies, sent as Content-Type: application/json; requests that change
+    state are refused from other sites, by Origin or Sec-Fetch-Site):
       GET  /emulator/users            known test users
       POST /emulator/users            replace them: [{"email", "firstName"?, "lastName"?, "hideMyEmail"?}]
       GET  /emulator/auto-approve     the user every authorization is approved as (null: show the page)
@@ -20,7 +21,8 @@ extension AppleEmulator {
                                       signed like Apple's (type: consent-revoked, account-delete, account-deleted,
                                       email-disabled, email-enabled; event_time in ms). With "url" the emulator POSTs
                                       {"payload": JWT} there itself and adds "status", "delivered" and "body" (or
-                                      "error") to the answer
+                                      "error") to the answer; only to localhost, 127.0.0.0/8 or [::1] unless the
+                                      emulator was started with --allow-notify-to-any-host
       POST /emulator/revoke-consent   {"email" | "sub", "client_id"?} -> {"sub", "revoked_tokens"}: the user removes
                                       the app in their Apple ID settings (every client of the team without client_id);
                                       their refresh tokens then fail with invalid_grant
@@ -49,8 +51,12 @@ extension AppleEmulator {
             let wantsPage = request.headers("accept").contains { $0.lowercased().contains("text/html") }
             respond(wantsPage ? console() : .text(200, Self.controlHelp))
         case ("POST", EmulatorConsole.actionPath):
+            // Form-encoded by design; `consoleAction` demands proof of the console's own origin.
             consoleAction(request, respond: respond)
+        case ("GET", _), ("HEAD", _):
+            control(method: request.method, path: request.path, body: request.body, respond: respond)
         default:
+            if let refusal = controlRefusal(request) { return respond(refusal) }
             control(method: request.method, path: request.path, body: request.body, respond: respond)
         }
     }

@@ -40,6 +40,14 @@ extension AppleEmulator {
         guard let text = url.stringValue, let target = Self.pushTarget(text) else {
             return respond(.json(400, Self.message("url must be an absolute http(s) URL")))
         }
+        // The control API has no authentication: without the flag, whoever reaches it must not
+        // make the emulator post to other machines. The host counts as written (an IP literal,
+        // or `localhost`), never as a lookup resolves it, so a name cannot later point elsewhere.
+        guard target.endpoint.isLoopback || options.allowNotifyToAnyHost else {
+            return respond(.json(403, Self.message(
+                "notify posts only to localhost, 127.0.0.0/8 or [::1], not to \(target.endpoint.host); "
+                    + "start the emulator with --allow-notify-to-any-host to allow other hosts")))
+        }
         let client: AppleHTTPClient
         do {
             client = try AppleHTTPClient(

@@ -91,6 +91,9 @@ public struct EmulatorOptions: Sendable {
     public var clientSecretLeeway: Int64 = 60
     /// Where signing keys are kept (`<kid>.pem`), so several runs share them; nil: in memory.
     public var keyDirectory: String?
+    /// `POST /emulator/notify` may post to any host, not only loopback ones. Off, the
+    /// unauthenticated control API cannot be used to send requests into other networks.
+    public var allowNotifyToAnyHost = false
     /// Current Unix time in seconds (tests inject their own).
     public var clock: @Sendable () -> Int64
 
