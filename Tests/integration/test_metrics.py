@@ -175,6 +175,46 @@ def test_foreign_bearer_and_revoked_session_are_counted_by_carrier(site, browser
     assert value(samples, "sidecar_sessions_total", via="bearer", result="rejected", reason="malformed") == 1
 
 
+def test_a_request_refused_for_its_session_says_why_in_its_access_line(site, browser):
+    """The access line of a request whose session was refused carries the reason
+    `sidecar_sessions_total` counts it under, prefixed `session_`."""
+    import json
+    sc, apple = site
+    b = browser(sc, apple)
+    b.login()
+    name, cookie = b.session_cookie
+    assert b.request("POST", "/.auth/logout", [HTML]).status == 200
+    sc.request("GET", "/private", [HTML, ("Cookie", "%s=%s" % (name, cookie)), ("X-Request-Id", "revoked-1")])
+    middle = len(cookie) // 2  # a middle character: the last one's spare bits could make it non-canonical
+    tampered = cookie[:middle] + ("B" if cookie[middle] != "B" else "C") + cookie[middle + 1:]
+    sc.request("GET", "/private", [HTML, ("Cookie", "%s=%s" % (name, tampered)), ("X-Request-Id", "tampered-1")])
+    sc.request("GET", "/pub/x", [HTML, ("X-Request-Id", "public-1")])
+
+    def entries():
+        found = {}
+        for line in sc.output().splitlines():
+            if line.startswith("{") and '"msg":"request"' in line:
+                e = json.loads(line)
+                found[e["request_id"]] = e
+        return found if {"revoked-1", "tampered-1", "public-1"} <= found.keys() else None
+    found = poll(entries)
+    assert found, sc.output()
+    assert found["revoked-1"]["reason"] == "session_revoked" and found["revoked-1"]["status"] == 302
+    assert found["tampered-1"]["reason"] == "session_authentication_failed"
+    assert "reason" not in found["public-1"]
+
+
+def test_request_durations_are_a_histogram_by_who_answered(site):
+    sc, _ = site
+    assert sc.request("GET", "/pub/x").status == 200
+    assert sc.request("GET", "/.auth/me", [("Accept", "application/json")]).status == 401
+    samples = wait_for_metric(sc, "sidecar_request_duration_seconds_count", 1, route="upstream")
+    samples = wait_for_metric(sc, "sidecar_request_duration_seconds_count", 1, route="sidecar")
+    assert value(samples, "sidecar_request_duration_seconds_bucket", route="upstream", le="+Inf") >= 1
+    routes = {dict(labels).get("route") for name, labels in samples if name == "sidecar_request_duration_seconds_count"}
+    assert routes == {"upstream", "sidecar"}
+
+
 def test_readyz_waits_for_apple_keys(start_sidecar, start_emulator):
     port, apple_port = free_port(), free_port()
     sc = start_sidecar({"apple": {"base_url": "http://127.0.0.1:%d" % apple_port}}, port=port)

@@ -362,6 +362,8 @@ def test_text_format_logs_access_lines_as_text_too(start_sidecar):
     assert " info request " in access and " status=200" in access and " path=/echo/t" in access
     assert ' user_agent="two words"' in access and " query=token=***" in access
     assert "SECRET" not in sc.output()
+    listening = next(l for l in got if " listening " in l)
+    assert " logger=sidecar " in listening or listening.endswith(" logger=sidecar"), listening  # as in JSON
 
 
 # -- 8. SIGTERM and SIGHUP under concurrent keep-alive load ------------------------------------

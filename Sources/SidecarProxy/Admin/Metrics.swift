@@ -8,6 +8,8 @@ struct WorkerMetrics: Sendable {
     /// [route][status class 1xx…5xx, other]
     var requests = [UInt64](repeating: 0, count: Route.allCases.count * 6)
     var upstreamLatency = LatencyHistogram()
+    /// [Route]: from a request's first byte to the end of its answer, as the client saw it.
+    var requestDuration = [LatencyHistogram](repeating: LatencyHistogram(), count: Route.allCases.count)
     var openConnections = 0
     var upstreamConnectFailures: UInt64 = 0
     /// Accepts refused by the kernel for lack of file descriptors (EMFILE/ENFILE).
@@ -54,6 +56,7 @@ struct WorkerMetrics: Sendable {
         var sum = a
         add(b.requests, to: &sum.requests)
         sum.upstreamLatency = a.upstreamLatency + b.upstreamLatency
+        for i in sum.requestDuration.indices { sum.requestDuration[i] = a.requestDuration[i] + b.requestDuration[i] }
         sum.openConnections += b.openConnections
         sum.upstreamConnectFailures &+= b.upstreamConnectFailures
         sum.acceptDescriptorFailures &+= b.acceptDescriptorFailures

@@ -26,6 +26,12 @@ final class MetricsBoard: Sendable {
                            total.requests[route.rawValue * 6 + statusClass])
             }
         }
+        out.family("sidecar_request_duration_seconds", "histogram",
+                   "Time from a request's first byte to the end of its answer, by who answered.")
+        for route in WorkerMetrics.Route.allCases {
+            out.histogram("sidecar_request_duration_seconds", labels: "route=\"\(route == .upstream ? "upstream" : "sidecar")\"",
+                          total.requestDuration[route.rawValue])
+        }
         out.family("sidecar_upstream_response_seconds", "histogram",
                    "Time from sending a request upstream to its response head.")
         out.histogram("sidecar_upstream_response_seconds", labels: "", total.upstreamLatency)

@@ -111,6 +111,22 @@ enum SessionOutcome: Int, CaseIterable {
 
     var result: String { self == .accepted ? "accepted" : "rejected" }
 
+    /// The access line's `reason` for a request whose session credential was refused:
+    /// `session_` and the reason `sidecar_sessions_total` counts it under.
+    var accessReason: StaticString {
+        switch self {
+        case .accepted: "session_ok"
+        case .malformed: "session_malformed"
+        case .unsupportedVersion: "session_unsupported_version"
+        case .unknownKey: "session_unknown_key"
+        case .authenticationFailed: "session_authentication_failed"
+        case .invalidPayload: "session_invalid_payload"
+        case .expired: "session_expired"
+        case .idleExpired: "session_idle_expired"
+        case .revoked: "session_revoked"
+        }
+    }
+
     var reason: String {
         switch self {
         case .accepted: "ok"

@@ -31,6 +31,10 @@ final class MetricsRecorder {
     /// Part of a request's record: published with the request that follows it.
     func recordUpstreamLatency(ms: Int64) { metrics.upstreamLatency.record(ms: ms) }
 
+    func recordRequestDuration(route: WorkerMetrics.Route, ms: Int64) {
+        metrics.requestDuration[route.rawValue].record(ms: ms)
+    }
+
     func recordIncomplete(_ reason: IncompleteReason) {
         metrics.incomplete[reason.rawValue] &+= 1
         changed()

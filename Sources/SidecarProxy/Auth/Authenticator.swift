@@ -114,6 +114,7 @@ final class Authenticator {
                 break
             }
         }
+        defer { if identity.opened == nil { identity.refusal = refusal } }
         guard let value = cookieValue(view, settings: settings, into: &identity) else { return }
         guard identity.opened == nil,
               let opened = session(UnsafeBufferPointer(rebasing: typed[value]), via: .cookie, now: now, refusal: &refusal)

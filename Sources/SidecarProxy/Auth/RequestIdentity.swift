@@ -19,6 +19,9 @@ struct RequestIdentity {
     var stripBearer = false
     /// A `Set-Cookie` value to add to the upstream's response (re-sealed session).
     var setCookie: [UInt8]?
+    /// Why the session credential the request carried was refused (`.accepted`: none was,
+    /// or one was accepted), for the access line.
+    var refusal = SessionOutcome.accepted
 
     var session: Session? { opened?.session }
     var isAuthenticated: Bool { opened != nil }
@@ -29,6 +32,7 @@ struct RequestIdentity {
         if !otherCookies.isEmpty { otherCookies.removeAll(keepingCapacity: true) }
         bearer = nil
         stripBearer = false
+        refusal = .accepted
         if setCookie != nil { setCookie = nil }
     }
 }

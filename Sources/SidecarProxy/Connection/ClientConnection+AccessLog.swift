@@ -9,10 +9,12 @@ extension ClientConnection {
     /// formatting costs in cycles.
     func logExchange() {
         let reachedUpstream = response != nil
-        worker.metrics.recordRequest(route: reachedUpstream || upstreamFailure ? .upstream : .sidecar, status: status)
+        let route: WorkerMetrics.Route = reachedUpstream || upstreamFailure ? .upstream : .sidecar
+        let now = worker.nowMs
+        worker.metrics.recordRequest(route: route, status: status)
+        worker.metrics.recordRequestDuration(route: route, ms: now - startedMs)
         if let incomplete { worker.metrics.recordIncomplete(incomplete) }
         guard let log = worker.accessLog else { return }
-        let now = worker.nowMs
         // Moved out and back (no copy, so no retain): a read of the optional stored head copies it.
         let head = request.take()
         defer { request = head }
@@ -27,7 +29,8 @@ extension ClientConnection {
                             upstream: reachedUpstream || upstreamFailure ? upstreamText : nil,
                             upstreamStatus: reachedUpstream ? status : nil,
                             upstreamMs: upstreamStartedMs >= startedMs && reachedUpstream ? now - upstreamStartedMs : nil,
-                            incomplete: incomplete)
+                            incomplete: incomplete,
+                            sessionRefusal: identity.refusal == .accepted ? nil : identity.refusal)
                         guard let opened = identity.opened else {
                             record(&entry, head, log)
                             return

@@ -48,6 +48,9 @@ final class AccessLog {
         var methodIsToken = false
         var userAgent = AccessLog.none
         var incomplete: IncompleteReason?
+        /// Why the request's session credential was refused (it was then answered as one
+        /// without a session).
+        var sessionRefusal: SessionOutcome?
     }
 
     /// An empty byte field.
@@ -79,6 +82,10 @@ final class AccessLog {
         if let user = e.userId { if e.userIdIsBare { line.bare(Key.userID, user) } else { line.string(Key.userID, user) } }
         if !e.userAgent.isEmpty { line.string(Key.userAgent, e.userAgent) }
         if let reason = e.incomplete { line.string("error", reason.label) }
+        if let refusal = e.sessionRefusal {
+            let reason = refusal.accessReason
+            line.bare(Key.reason, UnsafeRawBufferPointer(start: reason.utf8Start, count: reason.utf8CodeUnitCount))
+        }
         line.end()
         if line.out.count >= Self.flushThreshold {
             flush()
@@ -97,6 +104,7 @@ final class AccessLog {
 }
 
 extension LogLineWriter.Key {
+    static let reason = Self(json: ",\"reason\":", text: " reason=")
     static let requestID = Self(json: ",\"request_id\":", text: " request_id=")
     static let client = Self(json: ",\"client\":", text: " client=")
     static let method = Self(json: ",\"method\":", text: " method=")

@@ -37,7 +37,7 @@ public struct SidecarLogHandler: LogHandler {
             }
             line += "}\n"
         case .text:
-            line = "\(time) \(event.level.rawValue) \(event.message)"
+            line = "\(time) \(event.level.rawValue) \(event.message) logger=\(Self.text(label))"
             for key in merged.keys.sorted() { line += " \(key)=\(Self.text(merged[key]!.description))" }
             line += "\n"
         }
