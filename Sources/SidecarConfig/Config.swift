@@ -190,6 +190,9 @@ public struct Config: Sendable {
         public var headerTimeout: TimeSpan
         public var idleTimeout: TimeSpan
         public var maxConnections: Int
+        /// `max_connections` was not set: `run` lowers it to what the descriptor limit allows
+        /// instead of warning about a number the operator never chose.
+        public var maxConnectionsIsDefault = false
         /// The most of one exchange's data held for the slower side, in each direction.
         public var responseBuffer: Int
         /// Bytes per second a request body must average from 10 s after its first byte; 0 = off.

@@ -125,7 +125,9 @@ struct ConfigSchema {
                           "lists a package twice")
         }
 
-        if !nativeAudiences.isEmpty && !nativeRequireNonce {
+        // Only a value the operator wrote warns: the default stays quiet (`check` shows
+        // "nonce optional" on its native line either way).
+        if !nativeAudiences.isEmpty && !nativeRequireNonce && apple.contains("native_require_nonce") {
             warnings.append(ConfigWarning(
                 path: "apple.native_require_nonce",
                 message: "false while native_audiences are configured: a native identity token can be replayed until it expires"))
@@ -259,7 +261,12 @@ struct ConfigSchema {
         }
         var failed = false
         let secrets = session.optionalList("secrets") { text -> Result<Secret, ValueError> in
-            let result = Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { secret in
+            let result = Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).mapError { error in
+                // A cookie secret is the one secret the operator makes: say how.
+                text.hasPrefix("env:") && error.kind == .unresolvable
+                    ? ValueError(error.message + " (make one with `sidecar secret`, then export it)", kind: .unresolvable)
+                    : error
+            }.flatMap { secret in
                 let trimmed = secret.string.trimmingCharacters(in: .whitespaces)
                 guard let decoded = Base64.decode(trimmed) else {
                     return Result<Secret, ValueError>.failure(ValueError(
@@ -444,6 +451,7 @@ struct ConfigSchema {
             headerTimeout: limits.value("header_timeout", default: .seconds(10), Parse.positiveDuration),
             idleTimeout: limits.value("idle_timeout", default: .seconds(60), Parse.positiveDuration),
             maxConnections: limits.value("max_connections", default: 10_000, Parse.integer(in: 1...1_000_000)),
+            maxConnectionsIsDefault: !limits.contains("max_connections"),
             responseBuffer: limits.value("response_buffer", default: 64 << 10, Parse.byteSize(in: (4 << 10)...(64 << 20))),
             minBodyRate: limits.value("min_body_rate", default: 256, Parse.byteSize(in: 0...(1 << 30))))
     }

@@ -97,7 +97,16 @@ enum FilePath {
         }
     }
 
+    /// Names the path as written and, when relative, where it resolved: a relative path is
+    /// read from the current directory, which is seldom the one the operator had in mind.
     private static func unreadable(_ path: String, _ code: Int32) -> ValueError {
-        ValueError("cannot read \(quoted(path)): \(String(cString: strerror(code)))", kind: .unresolvable)
+        var shown = quoted(path)
+        if !path.hasPrefix("/") {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            if let cwd = getcwd(&buffer, buffer.count) {
+                shown += " (\(String(cString: cwd))/\(path))"
+            }
+        }
+        return ValueError("cannot read \(shown): \(String(cString: strerror(code)))", kind: .unresolvable)
     }
 }

@@ -37,6 +37,12 @@ public enum DescriptorLimit {
         UInt64(max(0, maxConnections)) * 2 + reserve
     }
 
+    /// How many proxied connections `limits` can serve (at least one).
+    public static func fittingConnections(limits: Limits) -> Int {
+        let usable = max(limits.soft, limits.hard)
+        return Int(clamping: max(1, (usable - min(usable, reserve)) / 2))
+    }
+
     /// A warning naming both numbers when `maxConnections` cannot be served within `limits`
     /// (as it would be after raising the soft limit to the hard one), nil when it fits.
     public static func shortfall(maxConnections: Int, limits: Limits) -> String? {
@@ -45,6 +51,6 @@ public enum DescriptorLimit {
         guard needed > usable else { return nil }
         return "limits.max_connections: \(maxConnections) connections need about \(needed) file descriptors "
             + "(2 per proxied connection + \(reserve)) but the limit is \(usable) (soft \(limits.soft), hard \(limits.hard)): "
-            + "raise it (ulimit -n, systemd LimitNOFILE=) or lower max_connections to \(max(1, (usable - min(usable, reserve)) / 2))"
+            + "raise it (ulimit -n, systemd LimitNOFILE=) or lower max_connections to \(fittingConnections(limits: limits))"
     }
 }

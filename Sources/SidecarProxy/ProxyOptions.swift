@@ -56,6 +56,8 @@ public struct ProxyOptions: Sendable {
     public var headerTimeoutMs: Int64 = 10_000
     public var idleTimeoutMs: Int64 = 60_000
     public var maxConnections = 10_000
+    /// Not set by the operator: lowered to what the descriptor limit allows, without a warning.
+    public var maxConnectionsIsDefault = false
     /// `limits.response_buffer`: beyond this much data held for a slower side (response bytes
     /// for the client, body bytes for the upstream) the faster side is paused.
     public var responseBufferBytes = 64 * 1024

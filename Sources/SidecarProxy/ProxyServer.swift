@@ -10,13 +10,15 @@ public struct ProxyStartError: Error, CustomStringConvertible {
 /// The running proxy: N worker threads each with an event loop and its own SO_REUSEPORT
 /// listener, plus a control loop on the calling thread for signals and the admin listener.
 public final class ProxyServer {
-    private let options: ProxyOptions
+    private var options: ProxyOptions
     private let logger: Logger
     private let upstreamAddress: SocketAddress
     private var listenFDs: [Int32] = []
     private var adminFD: Int32?
     /// The bound public address (its port is the real one when `listen` asked for port 0).
     public let boundAddress: SocketAddress
+    /// The bound admin address (health, readiness, metrics), nil without an admin listener.
+    public var adminAddress: SocketAddress? { adminFD.flatMap(Socket.localAddress(of:)) }
     /// Reads the configuration again (SIGHUP); its error is logged and the old one kept.
     public var reload: (@Sendable () throws -> ProxyOptions)?
 
@@ -31,7 +33,14 @@ public final class ProxyServer {
                 "from": .stringConvertible(limits.before.soft), "to": .stringConvertible(limits.after.soft),
             ])
         }
-        if let warning = DescriptorLimit.shortfall(maxConnections: options.maxConnections, limits: limits.after) {
+        if options.maxConnectionsIsDefault {
+            let fitting = DescriptorLimit.fittingConnections(limits: limits.after)
+            if fitting < options.maxConnections {
+                logger.info("limits.max_connections: \(fitting), what the file-descriptor limit allows (the default is \(options.maxConnections))",
+                            metadata: ["limit": .stringConvertible(max(limits.after.soft, limits.after.hard))])
+                self.options.maxConnections = fitting
+            }
+        } else if let warning = DescriptorLimit.shortfall(maxConnections: options.maxConnections, limits: limits.after) {
             logger.warning("\(warning)")
         }
         do {

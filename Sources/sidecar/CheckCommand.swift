@@ -63,6 +63,19 @@ struct CheckCommand: ParsableCommand {
             rows.insert(("android", config.publicURL.origin + config.routes.prefix + "/android/callback for "
                             + config.apple.androidPackages.joined(separator: ", ")), at: rows.count - 2)
         }
+        // Who may sign in and what needs no session: what an operator most often gets wrong.
+        let access = config.access
+        var allowed: [String] = []
+        if !access.allowedEmails.isEmpty { allowed.append("emails " + access.allowedEmails.joined(separator: ", ")) }
+        if !access.allowedEmailDomains.isEmpty { allowed.append("domains " + access.allowedEmailDomains.joined(separator: ", ")) }
+        if !access.allowedSubjects.isEmpty { allowed.append("subjects " + access.allowedSubjects.joined(separator: ", ")) }
+        rows.append(("access", (allowed.isEmpty ? "any Apple user" : allowed.joined(separator: "; "))
+                        + (access.allowPrivateRelay ? "" : "; no private relay addresses")))
+        rows.append(("public paths", access.publicPaths.isEmpty ? "none" : access.publicPaths.joined(separator: ", ")))
+        rows.append(("api paths", access.apiPaths.isEmpty ? "none" : access.apiPaths.joined(separator: ", ")))
+        // Apple's portal asks for it under the Services ID's "Server-to-Server Notification Endpoint".
+        rows.append(("notifications", config.publicURL.origin + config.routes.prefix + "/apple/notifications"
+                        + " (register at Apple)"))
         rows.append(("pages", (config.pages.signIn ? "sign-in page" : "redirect to sign in")
                         + ", " + (config.pages.templates.map { "templates from \($0)" } ?? "built-in templates")))
         rows += extra

@@ -103,6 +103,7 @@ struct DemoCommand: ParsableCommand {
               open            \(publicURL)/
               Apple emulator  \(emulator.issuer)/emulator   (console: test users, faults, consent, notifications)
               demo app        http://\(upstream.address)/   (behind the sidecar; it trusts its headers)
+              admin           \(server.adminAddress.map { "http://\($0)/metrics" } ?? "off")   (also /healthz, /readyz)
               files           \(directory)   (sidecar.yaml, client key, cookie secret)
             Press Ctrl-C to stop.
 

@@ -97,6 +97,7 @@ extension ProxyOptions {
         headerTimeoutMs = config.limits.headerTimeout.milliseconds
         idleTimeoutMs = config.limits.idleTimeout.milliseconds
         maxConnections = config.limits.maxConnections
+        maxConnectionsIsDefault = config.limits.maxConnectionsIsDefault
         responseBufferBytes = config.limits.responseBuffer
         minBodyRate = config.limits.minBodyRate
         signInPage = config.pages.signIn

@@ -69,7 +69,7 @@ struct ServingConfiguration {
         } catch {
             throw Refusal(lines: ["\(file): \(error)"])
         }
-        let descriptorWarning = DescriptorLimit.shortfall(
+        let descriptorWarning = config.limits.maxConnectionsIsDefault ? nil : DescriptorLimit.shortfall(
             maxConnections: config.limits.maxConnections, limits: DescriptorLimit.current())
         return ServingConfiguration(
             config: config, options: options, warnings: config.warnings.map(\.description) + tlsWarnings,

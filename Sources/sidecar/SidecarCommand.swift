@@ -2,7 +2,7 @@ import ArgumentParser
 import Glibc
 import SidecarConfig
 
-/// `sidecar` — the Sign in with Apple reverse-proxy sidecar (SPEC §2).
+/// `sidecar` — the Sign in with Apple reverse-proxy sidecar.
 /// Each subcommand lives in its own file. Exit codes: 0 ok, 1 config/usage error,
 /// 2 runtime failure (`RuntimeFailure`).
 @main
@@ -26,34 +26,40 @@ struct SidecarCommand: ParsableCommand {
     /// What `sidecar --help` prints below the usage: the sections of a man page, since an
     /// installed binary may be all an operator has (`scripts/install` also installs sidecar.1).
     static let manual = """
-        A reverse proxy that runs the Sign in with Apple web flow and the code-for-token
-        exchange itself, keeps sessions in sealed cookies (or bearer tokens for native
-        apps) and forwards authenticated requests to the upstream with identity headers
-        that clients can never forge (every client copy is removed).
+        A reverse proxy that runs the Sign in with Apple web flow and the
+        code-for-token exchange itself, keeps sessions in sealed cookies (or
+        bearer tokens for native apps) and forwards authenticated requests to
+        the upstream with identity headers that clients can never forge
+        (every client copy is removed).
 
         FILES
-          sidecar.yaml      the configuration (`--config`; default ./sidecar.yaml); every
-                            key, its default and its errors: the README and SPEC §3
-          AuthKey_*.p8      Apple's ES256 key that signs client secrets (apple.private_key_file)
+          sidecar.yaml     the configuration (--config; default
+                           ./sidecar.yaml); every key with its default:
+                           the README's configuration section
+          AuthKey_*.p8     Apple's ES256 key that signs client secrets
+                           (apple.private_key_file)
 
         SIGNALS
-          SIGHUP            reload the configuration, TLS certificate, assertion key and page
-                            templates; a configuration that fails keeps the running one
-          SIGTERM, SIGINT   stop accepting, answer what is in flight, exit 0
+          SIGHUP           reload the configuration, TLS certificate,
+                           assertion key and page templates; a
+                           configuration that fails keeps the running one
+          SIGTERM, SIGINT  stop accepting, answer what is in flight, exit 0
 
         EXIT STATUS
-          0 success; 1 invalid configuration or usage (file, key, line and column are
-          named); 2 a runtime failure (a port in use, a worker that cannot start)
+          0 success; 1 invalid configuration or usage (file, key, line and
+          column are named); 2 a runtime failure (a port in use, a worker
+          that cannot start)
 
         ENVIRONMENT
           Any secret value may be env:NAME or file:/path (session.secrets,
           apple.private_key, revocations.password, revocations.store).
 
         EXAMPLES
-          sidecar secret > cookie.secret        a fresh session secret
-          sidecar check --config sidecar.yaml   validate, print a summary
-          sidecar run --config sidecar.yaml     serve
-          sidecar demo                          try it with the built-in Apple emulator
+          sidecar secret > cookie.secret       a fresh session secret
+          sidecar check --config sidecar.yaml  validate, print a summary
+          sidecar run --config sidecar.yaml    serve
+          sidecar demo                         try it with the built-in
+                                               Apple emulator
         """
 
     static func main() {
@@ -66,7 +72,7 @@ struct SidecarCommand: ParsableCommand {
         } catch {
             let code = exitCode(for: error)
             guard code != .success else { exit(withError: error) }
-            // ArgumentParser's usage errors exit 64; the sidecar promises 1 (SPEC §2).
+            // ArgumentParser's usage errors exit 64; the sidecar promises 1 for usage errors.
             writeStandardError(fullMessage(for: error) + "\n")
             Glibc.exit(code == .validationFailure ? 1 : code.rawValue)
         }

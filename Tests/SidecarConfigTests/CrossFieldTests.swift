@@ -116,9 +116,11 @@ final class CrossFieldTests: XCTestCase {
                        ["session.idle_timeout: longer than session.lifetime (7d, its default): it never takes effect"])
     }
 
-    func testNativeAudiencesWithoutNonceWarns() throws {
-        let config = try parse(replacing(appleKey, with: appleKey + "  native_audiences: [com.example.ios]\n"))
-        XCTAssertEqual(config.apple.nativeAudiences, ["com.example.ios"])
+    func testNativeAudiencesWithNonceOptionalWarnsOnlyWhenSetSo() throws {
+        let byDefault = try parse(replacing(appleKey, with: appleKey + "  native_audiences: [com.example.ios]\n"))
+        XCTAssertEqual(byDefault.apple.nativeAudiences, ["com.example.ios"])
+        XCTAssertEqual(byDefault.warnings, [], "defaults never warn")
+        let config = try parse(replacing(appleKey, with: appleKey + "  native_audiences: [com.example.ios]\n  native_require_nonce: false\n"))
         XCTAssertEqual(config.warnings.map(\.path), ["apple.native_require_nonce"])
         let strict = try parse(replacing(appleKey, with: appleKey + "  native_audiences: [com.example.ios]\n  native_require_nonce: true\n"))
         XCTAssertEqual(strict.warnings, [])

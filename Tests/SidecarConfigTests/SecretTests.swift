@@ -26,7 +26,8 @@ final class SecretTests: XCTestCase {
         XCTAssertEqual(errors.first?.path, "session.secrets[0]")
         XCTAssertEqual(errors.first?.line, 10)
         XCTAssertEqual(errors.first?.column, 13)
-        XCTAssertEqual(errors.first?.message, "environment variable SIDECAR_COOKIE_SECRET is not set")
+        XCTAssertEqual(errors.first?.message,
+                       "environment variable SIDECAR_COOKIE_SECRET is not set (make one with `sidecar secret`, then export it)")
     }
 
     func testEnvSecretEmpty() throws {

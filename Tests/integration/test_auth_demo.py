@@ -26,6 +26,9 @@ def test_demo_signs_in_end_to_end(tmp_path):
         emulator = re.search(r"Apple emulator\s+http://127\.0\.0\.1:(\d+)", text)
         assert emulator, text
         emulator_port = int(emulator.group(1))
+        admin = re.search(r"admin\s+http://127\.0\.0\.1:(\d+)/metrics", text)
+        assert admin, text  # the demo names its admin listener: an operator's next stop
+        assert rawhttp.request(int(admin.group(1)), "GET", "/metrics").status == 200
         # Unauthenticated: to the login, then to Apple (the emulator, another site).
         r = rawhttp.request(port, "GET", "/", [HTML, ("Host", "localhost:%d" % port)])
         assert r.status == 302 and r.header("Location").startswith("/.auth/login")

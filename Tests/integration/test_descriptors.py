@@ -42,11 +42,11 @@ def test_a_low_soft_limit_is_raised_to_the_hard_limit_at_start(start_sidecar):
 
 
 def test_max_connections_beyond_the_hard_limit_is_warned_about_once_naming_both_numbers(start_sidecar):
-    """`run` under nofile 256:256 with the default max_connections warns at start, naming
-    what is needed and what the limit is — once: the configuration's warnings and the
-    server's own start-up check once both logged it. Would catch no warning, one without the
-    numbers, and the duplicate."""
-    sc = start_sidecar(preexec=limit_nofile(256, 256))
+    """`run` under nofile 256:256 with max_connections 10000 set warns at start, naming what
+    is needed and what the limit is — once: the configuration's warnings and the server's own
+    start-up check once both logged it. Would catch no warning, one without the numbers, and
+    the duplicate."""
+    sc = start_sidecar({"limits": {"max_connections": 10000}}, preexec=limit_nofile(256, 256))
     warnings = [e for e in lines(sc) if "limits.max_connections" in e["msg"]]
     assert len(warnings) == 1, warnings
     warning = warnings[0]
@@ -55,13 +55,25 @@ def test_max_connections_beyond_the_hard_limit_is_warned_about_once_naming_both_
     assert "the limit is 256" in warning["msg"], warning
 
 
-@pytest.mark.parametrize("max_connections,warned", [(None, True), (64, False)], ids=["default", "fits"])
+def test_the_default_max_connections_is_lowered_to_what_the_limit_allows_without_a_warning(start_sidecar):
+    """Defaults never warn: unset, max_connections is the default 10000 or what the descriptor
+    limit serves, whichever is less ((256 - 128) / 2 = 64 under nofile 256:256), said once
+    at info level."""
+    sc = start_sidecar(preexec=limit_nofile(256, 256))
+    said = [e for e in lines(sc) if "limits.max_connections" in e["msg"]]
+    assert len(said) == 1 and said[0]["level"] == "info", said
+    assert said[0]["msg"].startswith("limits.max_connections: 64,"), said
+    assert not any(e["level"] == "warning" and "descriptor" in e["msg"] for e in lines(sc))
+
+
+@pytest.mark.parametrize("max_connections,warned", [(None, False), (10000, True), (64, False)],
+                         ids=["default", "set-too-high", "fits"])
 def test_check_warns_when_max_connections_cannot_fit_the_descriptor_limit(base_config, tmp_path, max_connections, warned):
-    """`sidecar check` under nofile 256:256 (issue 16: "also from `sidecar check`"): with the
-    default max_connections (10000: about 20128 descriptors) one warning on stderr naming both
-    numbers, exit 0; with max_connections 64 (64 x 2 + 128 = 256, it fits) none. Would catch a
-    check that never looks at the limit, one that warns whatever the numbers, and a message
-    without them."""
+    """`sidecar check` under nofile 256:256: with max_connections 10000 set (about 20128
+    descriptors) one warning on stderr naming both numbers, exit 0; with 64 (64 x 2 + 128 =
+    256, it fits) none; unset, none either (the default adapts to the limit). Would catch a
+    check that never looks at the limit, one that warns whatever the numbers, one that warns
+    about a default, and a message without the numbers."""
     config = base_config(free_port(), free_port())
     if max_connections is not None:
         config["limits"] = {"max_connections": max_connections}

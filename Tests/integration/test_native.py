@@ -161,12 +161,17 @@ def test_every_malicious_identity_token_is_401_and_no_session(app, fault, reason
 
 
 @pytest.mark.parametrize("token", [
-    "garbage", "a.b.c", "eyJhbGciOiJSUzI1NiJ9..", "\u00e9\u00e9.\u00e9.\u00e9", "x" * 70000,
+    "garbage", "a.b.c", "eyJhbGciOiJSUzI1NiJ9..", "\u00e9\u00e9.\u00e9.\u00e9", "x" * 15000,
 ])
 def test_garbage_identity_tokens_are_401(app, token):
     sc, apple = app
     r = post_native(sc, {"identityToken": token, "authorizationCode": "c"})
     assert r.status == 401 and r.json()["error"].startswith("token_"), r.body
+
+
+def test_a_native_body_over_its_16_kib_cap_is_413(app):
+    sc, _ = app
+    assert post_native(sc, {"identityToken": "x" * 70000, "authorizationCode": "c"}).status == 413
 
 
 @pytest.mark.parametrize("client_id", [WEB, UNLISTED])
@@ -340,8 +345,10 @@ def test_native_require_nonce(start_native):
     assert "native_require_nonce" not in sc.output()
 
 
-def test_start_up_warns_when_nonces_are_optional(app):
+def test_start_up_warns_when_nonces_are_set_optional_and_only_then(app, start_native):
     sc, _ = app
+    assert "native_require_nonce" not in sc.output()  # the default: defaults never warn
+    sc, _ = start_native({"apple": {"native_require_nonce": False}})
     out = sc.output()
     assert "native_require_nonce" in out and "replayed" in out
 
@@ -352,4 +359,4 @@ def test_check_accepts_native_audiences_and_shows_them(app):
                           capture_output=True, text=True, timeout=30)
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(r"native\s+com\.example\.ios \(nonce optional\)", done.stdout), done.stdout
-    assert "native_require_nonce" in done.stderr and "apple.native_audiences:" not in done.stderr
+    assert "native_require_nonce" not in done.stderr and "apple.native_audiences:" not in done.stderr

@@ -1,4 +1,5 @@
 """SPEC §2 and §7 end to end: admin endpoints, signals, exit codes and config errors."""
+import re
 import signal
 import socket
 import subprocess
@@ -216,3 +217,30 @@ def test_root_command_accepts_config_and_serves(start_sidecar):
 def test_help_on_run(tmp_path):
     code, out = run_once(["run", "--help"])
     assert code == 0 and "--config" in out, out
+
+
+@pytest.mark.parametrize("command", [[], ["run"], ["check"], ["demo"], ["emulator"], ["secret"]])
+def test_help_wraps_cleanly_and_stands_alone(command):
+    """The help is all an installed binary carries: no line wider than a terminal's 80
+    columns (ArgumentParser re-wraps longer ones mid-phrase) and no reference to documents
+    a user does not have."""
+    done = subprocess.run([str(sidecar_binary())] + command + ["--help"], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    # The USAGE line is ArgumentParser's own synopsis of the options, one line by design.
+    wide = [line for line in done.stdout.splitlines() if len(line) > 80 and not line.startswith("USAGE:")]
+    assert wide == [], wide
+    assert "SPEC" not in done.stdout and "../shared" not in done.stdout, done.stdout
+
+
+def test_check_summary_names_who_may_sign_in_what_is_public_and_the_notification_url(base_config, tmp_path):
+    config = base_config(free_port(), free_port())
+    config["access"] = {"allowed_emails": ["maria@example.com"], "allowed_email_domains": ["corp.example"],
+                        "public_paths": ["/pub/**", "/healthz"], "api_paths": ["/api/**"]}
+    path = tmp_path / "sidecar.yaml"
+    path.write_text(to_yaml(config) + "\n")
+    code, out = run_once(["check", "--config", str(path)])
+    assert code == 0, out
+    rows = dict(re.findall(r"^  (\S+(?: paths)?)\s{2,}(.*)$", out, re.M))
+    assert rows["access"] == "emails maria@example.com; domains corp.example", rows
+    assert rows["public paths"] == "/pub/**, /healthz" and rows["api paths"] == "/api/**", rows
+    assert rows["notifications"] == config["public_url"] + "/.auth/apple/notifications (register at Apple)", rows

@@ -51,15 +51,20 @@ public enum Upstream: Sendable, Hashable, CustomStringConvertible {
         if text.hasPrefix("unix:") {
             return UnixSocketPath.parse(String(text.dropFirst(5)), baseDirectory: baseDirectory).map { .unix(path: $0) }
         }
+        // Every refusal ends with the same two forms, so the examples never disagree.
+        let forms = "(use http://host:port[/base], e.g. http://127.0.0.1:3000, or unix:/path, e.g. unix:/run/app.sock)"
         if text.lowercased().hasPrefix("https://") {
-            return .failure(ValueError("upstream \(quoted(text)): TLS to the upstream is not supported (use http://host:port or unix:/path)"))
+            return .failure(ValueError("upstream \(quoted(text)): TLS to the upstream is not supported \(forms)"))
+        }
+        if let separator = text.range(of: "://"), text[..<separator.lowerBound].lowercased() != "http" {
+            return .failure(ValueError("invalid upstream scheme \(quoted(String(text[..<separator.lowerBound]))) \(forms)"))
         }
         switch HTTPURL.parse(text, allowPath: true, allowQuery: false, allowUnderscoreHost: true) {
         case .failure(let error):
-            return .failure(ValueError("invalid upstream: \(error.message) (use http://host:port[/base] or unix:/path)"))
+            return .failure(ValueError("invalid upstream: \(error.message) \(forms)"))
         case .success(let url):
             guard url.scheme == "http" else {
-                return .failure(ValueError("invalid upstream scheme \(quoted(url.scheme)) (use http://host:port[/base] or unix:/path)"))
+                return .failure(ValueError("invalid upstream scheme \(quoted(url.scheme)) \(forms)"))
             }
             return .success(.http(host: url.host, port: url.port, basePath: url.path))
         }
