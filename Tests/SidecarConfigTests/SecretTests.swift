@@ -32,7 +32,7 @@ final class SecretTests: XCTestCase {
 
     func testEnvSecretEmpty() throws {
         let errors = try errors(Fixture.minimal, environment: ["SIDECAR_COOKIE_SECRET": ""])
-        XCTAssertEqual(errors.first?.message, "environment variable SIDECAR_COOKIE_SECRET is empty")
+        XCTAssertEqual(errors.first?.message, "environment variable SIDECAR_COOKIE_SECRET is empty (make one with `sidecar secret`, then export it)")
     }
 
     func testFileSecretTrimsOneTrailingNewline() throws {
