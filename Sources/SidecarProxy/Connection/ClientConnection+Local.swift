@@ -14,6 +14,12 @@ extension ClientConnection {
             respond(.plain(404))
             return
         }
+        if let refusal = auth.signInRateRefusal(
+            endpoint, head, peer: peerText, peerTrusted: peerTrusted, apiClient: worker.policy.isAPIClient(head, path: path)) {
+            if !requestBodyDone { keepAlive = false }  // the unread body cannot be framed away
+            respond(refusal)
+            return
+        }
         if requestBodyDone {
             runLocal(endpoint, body: [])
             return
