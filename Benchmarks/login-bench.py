@@ -134,6 +134,8 @@ access:
 log:
   access: false
   level: warning
+limits:
+  sign_in_rate: 0  # every login comes from one address: measure the login path, not the limit
 """ % {"port": port, "emulator": emulator_port, "workers": workers, "key": self.key,
        "secret": self.secret, "admin": admin})
         proc = self.spawn("sidecar-%d" % port, ["run", "--config", str(config)])

@@ -153,11 +153,13 @@ public struct Config: Sendable {
         public var keyPrefix: String = "sidecar:"
         /// Extra trust anchors for `rediss://` (a private CA).
         public var caFile: String? = nil
+        /// Single-use keys of each kind a memory or file store keeps; nil: the store's default.
+        public var maxSingleUseKeys: Int? = nil
 
         /// The password by where it comes from, not by value (`Secret` is not Equatable).
         public static func == (a: Revocations, b: Revocations) -> Bool {
             a.store == b.store && a.keyPrefix == b.keyPrefix && a.caFile == b.caFile
-                && a.password?.source == b.password?.source
+                && a.password?.source == b.password?.source && a.maxSingleUseKeys == b.maxSingleUseKeys
         }
     }
 
@@ -197,6 +199,8 @@ public struct Config: Sendable {
         public var responseBuffer: Int
         /// Bytes per second a request body must average from 10 s after its first byte; 0 = off.
         public var minBodyRate: Int
+        /// Requests per client address to the endpoints that store a single-use key or call Apple.
+        public var signInRate: SignInRate = .default
     }
 }
 

@@ -47,7 +47,9 @@ struct ConfigSchema {
             ListenAddress.parse($0, baseDirectory: baseDirectory)
         })
         let log = readLog(root.section("log"))
-        let limits = readLimits(root.section("limits"))
+        let limitsSection = root.section("limits")
+        var limits = readLimits(limitsSection)
+        limits.signInRate = readSignInRate(limitsSection)
         let pagesSection = root.section("pages")
         let pages = Config.Pages(
             signIn: pagesSection.bool("sign_in", default: false),
@@ -320,8 +322,13 @@ struct ConfigSchema {
                 ? .success(text) : .failure(ValueError("key_prefix must be at most 64 visible characters without spaces"))
         }
         revocations.caFile = section.optional("ca_file", Parse.readableFile(baseDirectory: baseDirectory))
+        revocations.maxSingleUseKeys = section.optional("max_single_use_keys", Parse.integer(in: 4...100_000_000))
         let isRedis: Bool
         if case .redis = store { isRedis = true } else { isRedis = false }
+        if isRedis && section.contains("max_single_use_keys") {
+            warnings.append(ConfigWarning(path: "revocations.max_single_use_keys",
+                                          message: "applies to the memory and file stores only; Redis expires each key itself"))
+        }
         if !isRedis {
             for key in ["password", "key_prefix", "ca_file"] where section.contains(key) {
                 warnings.append(ConfigWarning(path: "revocations.\(key)", message: "applies to a redis:// or rediss:// store only; ignored for \(store)"))

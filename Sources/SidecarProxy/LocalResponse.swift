@@ -32,6 +32,7 @@ struct LocalResponse {
         case 405: return ("Method Not Allowed", "method not allowed")
         case 408: return ("Request Timeout", "request timeout")
         case 413: return ("Content Too Large", "request body too large")
+        case 429: return ("Too Many Requests", "too many requests")
         case 431: return ("Request Header Fields Too Large", "request header fields too large")
         case 502: return ("Bad Gateway", "bad gateway: the upstream failed")
         case 503: return ("Service Unavailable", "service unavailable")

@@ -4,7 +4,7 @@
 /// expire (login states after minutes, session revocations after the session's lifetime)
 /// or are acknowledged. When the file has grown past twice what its live entries take
 /// (and past `StoreLimits.compactionMinimumBytes`, so small logs are left alone), it is
-/// rewritten: unexpired revocations and claims, pending forwards and the forward id
+/// rewritten: unexpired revocations, claims and horizons, pending forwards and the forward id
 /// sequence go to `<path>.compact`, which is synced, locked and renamed over the log, then
 /// the directory is synced (`LogFile.replace`). Checks happen when the file reaches
 /// `nextCompactionCheck` — twice its size after the last check — so the cost of counting
@@ -63,7 +63,10 @@ extension FileStore {
             bytes += LogRecord.revokeSubject(subject, revocation).framedByteCount
         }
         let claimRecord = LogRecord.claim(ClaimKey(namespace: .loginState, key: Key128(high: 0, low: 0)), expiresAt: 0)
-        bytes += tables.claims.entries.values.reduce(0) { $1 > now ? $0 + claimRecord.framedByteCount : $0 }
+        for table in tables.claims.tables {
+            bytes += table.entries.values.reduce(0) { $1 > now ? $0 + claimRecord.framedByteCount : $0 }
+            if table.horizon > now { bytes += claimRecord.framedByteCount }
+        }
         for forward in tables.forwards.entries.values { bytes += LogRecord.enqueueForward(forward).framedByteCount }
         return Int64(bytes)
     }

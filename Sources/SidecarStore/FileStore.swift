@@ -48,7 +48,7 @@ public final class FileStore: SynchronousStore {
         self.counters = counters
         let now = clock.now()
         let opened = try LogFile.open(path: path, counters: counters)
-        var tables = StoreTables(claimCapacity: limits.fileClaimCapacity, whenFull: .refuse, limits: limits)
+        var tables = StoreTables(claimCapacity: limits.fileClaimCapacity, limits: limits)
         var replayed = ReplayedRevocations()
         let replay = LogReplay.replay(opened.contents, from: opened.recordsStart) { record in
             tables.apply(record, revocations: &replayed)

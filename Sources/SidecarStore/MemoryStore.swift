@@ -12,7 +12,7 @@ public final class MemoryStore: SynchronousStore {
 
     public init(limits: StoreLimits = StoreLimits(), clock: StoreClock = .system) {
         self.clock = clock
-        tables = Mutex(StoreTables(claimCapacity: limits.memoryClaimCapacity, whenFull: .forgetSoonestToExpire, limits: limits))
+        tables = Mutex(StoreTables(claimCapacity: limits.memoryClaimCapacity, limits: limits))
     }
 
     public var health: StoreHealth {

@@ -2,6 +2,8 @@
 ///
 /// A struct rather than an enum so a log written by a newer sidecar with one more
 /// namespace still replays (the unknown namespace's keys are kept like any other).
+/// Namespaces 0x80 and above are reserved: `0x80 | n` records the horizon of namespace `n`
+/// (see `SingleUseKeyTable.horizon`).
 public struct ClaimNamespace: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
@@ -13,6 +15,14 @@ public struct ClaimNamespace: RawRepresentable, Hashable, Sendable, CustomString
     /// An Apple notification `jti` already handled (§4.7).
     public static let notificationJTI = ClaimNamespace(rawValue: 3)
 
+    static let horizonBit: UInt8 = 0x80
+
+    /// The reserved namespace whose one record holds this namespace's horizon.
+    var horizon: ClaimNamespace { ClaimNamespace(rawValue: rawValue | Self.horizonBit) }
+    var isHorizon: Bool { rawValue & Self.horizonBit != 0 }
+    /// For a horizon namespace, the namespace it belongs to.
+    var horizonOwner: ClaimNamespace { ClaimNamespace(rawValue: rawValue & ~Self.horizonBit) }
+
     public var description: String {
         switch self {
         case .loginState: return "login_state"
@@ -23,14 +33,52 @@ public struct ClaimNamespace: RawRepresentable, Hashable, Sendable, CustomString
     }
 }
 
+/// The partitions of a memory or file store's single-use keys. Each has its own capacity, so
+/// a flood of one kind — login states are the cheapest to make: two unauthenticated
+/// requests — never evicts or blocks another.
+public enum ClaimKind: Int, CaseIterable, Sendable {
+    case loginState, nativeNonce, notificationJTI
+    /// Namespaces this version does not know (from a log a newer sidecar wrote).
+    case other
+
+    init(_ namespace: ClaimNamespace) {
+        switch namespace {
+        case .loginState: self = .loginState
+        case .nativeNonce: self = .nativeNonce
+        case .notificationJTI: self = .notificationJTI
+        default: self = .other
+        }
+    }
+
+    /// The `kind` label of the store metrics.
+    public var label: String {
+        switch self {
+        case .loginState: "login_state"
+        case .nativeNonce: "native_nonce"
+        case .notificationJTI: "notification_jti"
+        case .other: "other"
+        }
+    }
+
+    /// Login states forget their oldest keys behind a horizon: a login state's expiry is the
+    /// same on every try (sealed in its cookie, 10 minutes after the login began), so "expires
+    /// no later than the horizon" identifies exactly the states that may have been forgotten,
+    /// and those are refused. Refusing instead would let a flood stop every web sign-in until
+    /// its states expire. The other kinds refuse new keys when full: a nonce's claim expiry
+    /// depends on when it is claimed, so no horizon could recognise a forgotten one, and each
+    /// of their keys needs a token Apple signed, so a full table is no cheap flood.
+    var whenFull: SingleUseKeyTable.WhenFull { self == .loginState ? .forgetOldest : .refuse }
+}
+
 /// The outcome of claiming a single-use key.
 public enum ClaimResult: Sendable, Equatable {
     /// First use: the caller goes ahead.
     case claimed
     /// Used before and not yet expired: a replay, refuse it.
     case alreadyUsed
-    /// The store cannot tell (Redis unreachable, a failed disk write, a full table): the
-    /// caller must refuse too — 503 with this reason — since going ahead could allow a replay.
+    /// The store cannot tell (Redis unreachable, a failed disk write, a full table, a key
+    /// forgotten to make room): the caller must refuse too — 503 with this reason — since
+    /// going ahead could allow a replay.
     case unavailable(String)
 }
 
@@ -38,91 +86,4 @@ public enum ClaimResult: Sendable, Equatable {
 struct ClaimKey: Hashable {
     var namespace: ClaimNamespace
     var key: Key128
-}
-
-/// The single-use keys of a store with their expiries, in memory (callers hold a lock).
-///
-/// Memory is bounded by `capacity`. Expired keys are swept away at most once a minute
-/// (a pass over everything) or when the table is full and something has expired by then
-/// (`earliestExpiry` says whether anything can have). When it is full of unexpired keys —
-/// a flood: anyone can obtain login states — the policy decides:
-/// - `.forgetSoonestToExpire` (memory store): drops the quarter of the keys closest to
-///   their expiry (the least replay window lost) and accepts. Sorting for it costs
-///   O(n log n) once per n/4 claims, so a flood never makes each claim a full scan.
-/// - `.refuse` (file store): a durable store must not forget an unexpired claim, so the
-///   claim is refused (`.unavailable`, 503) until keys expire. Its capacity is therefore
-///   much larger; every claim there is an fsynced append, which also slows a flood down.
-struct SingleUseKeyTable {
-    enum WhenFull { case forgetSoonestToExpire, refuse }
-
-    enum Admission: Equatable { case fresh, alreadyUsed, full }
-
-    static let sweepIntervalSeconds: Int64 = 60
-
-    let capacity: Int
-    let whenFull: WhenFull
-    private(set) var entries: [ClaimKey: Int64] = [:]
-    /// No key expires before this (a lower bound; `.max` when empty).
-    private var earliestExpiry: Int64 = .max
-    private var nextSweepAt: Int64 = .min
-    /// Claims refused or keys forgotten early because the table was full.
-    private(set) var overflows: UInt64 = 0
-
-    init(capacity: Int, whenFull: WhenFull) {
-        self.capacity = max(4, capacity)
-        self.whenFull = whenFull
-    }
-
-    var count: Int { entries.count }
-
-    /// Whether `key` may be claimed now; makes room if the policy allows. A `.fresh` answer
-    /// guarantees `insert` stays within the capacity.
-    mutating func admit(_ key: ClaimKey, now: Int64) -> Admission {
-        if let expiry = entries[key] {
-            if expiry > now { return .alreadyUsed }
-            entries[key] = nil
-        }
-        if now >= nextSweepAt && now >= earliestExpiry { sweep(now: now) }
-        guard entries.count >= capacity else { return .fresh }
-        if now >= earliestExpiry { sweep(now: now) }
-        guard entries.count >= capacity else { return .fresh }
-        overflows &+= 1
-        switch whenFull {
-        case .refuse:
-            return .full
-        case .forgetSoonestToExpire:
-            forgetSoonestToExpire(count: max(1, capacity / 4))
-            return .fresh
-        }
-    }
-
-    /// Remembers `key` until `expiresAt` (after `admit` said `.fresh`, or at replay).
-    mutating func insert(_ key: ClaimKey, expiresAt: Int64) {
-        entries[key] = max(expiresAt, entries[key] ?? .min)
-        earliestExpiry = min(earliestExpiry, expiresAt)
-    }
-
-    /// Drops every expired key.
-    mutating func sweep(now: Int64) {
-        entries = entries.filter { $0.value > now }
-        earliestExpiry = entries.values.min() ?? .max
-        nextSweepAt = now + Self.sweepIntervalSeconds
-    }
-
-    private mutating func forgetSoonestToExpire(count quota: Int) {
-        let countBefore = entries.count
-        let threshold = entries.values.sorted()[min(quota, countBefore) - 1]
-        // Strictly earlier ones first, then ties at the threshold until the quota is met.
-        entries = entries.filter { $0.value >= threshold }
-        let removed = countBefore - entries.count
-        if removed < quota {
-            var ties = quota - removed
-            entries = entries.filter { entry in
-                guard ties > 0, entry.value == threshold else { return true }
-                ties -= 1
-                return false
-            }
-        }
-        earliestExpiry = entries.values.min() ?? .max
-    }
 }

@@ -41,8 +41,12 @@ public struct StoreMetrics: Sendable, Equatable {
     public var fileBytes: UInt64 = 0
     /// Changes that failed to reach the disk.
     public var writeFailures: UInt64 = 0
-    /// Claims refused (file) or keys forgotten early (memory) because the table was full.
+    /// Claims refused or keys forgotten early because their kind's table was full.
     public var claimOverflows: UInt64 = 0
+    /// `singleUseKeys` and `claimOverflows` by `ClaimKind` (indexed by its raw value); empty
+    /// for a store that does not count them (Redis).
+    public var singleUseKeysByKind: [UInt64] = []
+    public var claimOverflowsByKind: [UInt64] = []
     public var revokedSessions: UInt64 = 0
     public var revokedSubjects: UInt64 = 0
     public var singleUseKeys: UInt64 = 0
@@ -70,6 +74,9 @@ final class StoreCounters: Sendable {
     let writeFailures = Atomic<UInt64>(0)
     let claimOverflows = Atomic<UInt64>(0)
     let singleUseKeys = Atomic<UInt64>(0)
+    /// Per kind: keys, overflows. A lock of its own, held for a copy of eight numbers.
+    let byKind = Mutex<(keys: [UInt64], overflows: [UInt64])>(
+        (Array(repeating: 0, count: ClaimKind.allCases.count), Array(repeating: 0, count: ClaimKind.allCases.count)))
     let pendingForwards = Atomic<UInt64>(0)
     let pendingForwardBytes = Atomic<UInt64>(0)
 
@@ -80,9 +87,18 @@ final class StoreCounters: Sendable {
     }
 
     /// The table sizes after a change.
-    func recordSizes(claims: SingleUseKeyTable, forwards: ForwardQueue) {
-        singleUseKeys.store(UInt64(claims.count), ordering: .relaxed)
-        claimOverflows.store(claims.overflows, ordering: .relaxed)
+    func recordSizes(claims: SingleUseKeySets, forwards: ForwardQueue) {
+        var keys: UInt64 = 0, overflows: UInt64 = 0
+        byKind.withLock { counts in
+            for (index, table) in claims.tables.enumerated() {
+                counts.keys[index] = UInt64(table.count)
+                counts.overflows[index] = table.overflows
+                keys += UInt64(table.count)
+                overflows &+= table.overflows
+            }
+        }
+        singleUseKeys.store(keys, ordering: .relaxed)
+        claimOverflows.store(overflows, ordering: .relaxed)
         pendingForwards.store(UInt64(forwards.count), ordering: .relaxed)
         pendingForwardBytes.store(UInt64(forwards.payloadBytes), ordering: .relaxed)
     }
@@ -97,6 +113,7 @@ final class StoreCounters: Sendable {
         metrics.fileBytes = fileBytes.load(ordering: .relaxed)
         metrics.writeFailures = writeFailures.load(ordering: .relaxed)
         metrics.claimOverflows = claimOverflows.load(ordering: .relaxed)
+        (metrics.singleUseKeysByKind, metrics.claimOverflowsByKind) = byKind.withLock { ($0.keys, $0.overflows) }
         let counts = revocations.counts
         metrics.revokedSessions = UInt64(counts.sessions)
         metrics.revokedSubjects = UInt64(counts.subjects)

@@ -23,11 +23,12 @@ public enum StoreSpec: Sendable, Equatable, CustomStringConvertible {
 
 /// Bounds on what a store keeps; the defaults suit one sidecar.
 public struct StoreLimits: Sendable, Equatable {
-    /// Single-use keys the memory store keeps; beyond that it forgets those closest to
-    /// expiry (like the login-state table it replaces, which kept 2 × 50,000).
+    /// Single-use keys of each kind (`ClaimKind`) the memory store keeps. When a kind is
+    /// full, login states forget their oldest and refuse those no newer; the other kinds
+    /// refuse new keys (503) until keys expire (see `ClaimKind.whenFull`).
     public var memoryClaimCapacity = 100_000
-    /// Single-use keys the file store keeps; beyond that it refuses claims (503) rather
-    /// than forget one early. ~50 bytes of memory and 34 of disk each: ~50 MB when full.
+    /// The same for the file store, with the same policies. ~50 bytes of memory and 34 of
+    /// disk per key: ~50 MB for a full kind.
     public var fileClaimCapacity = 1_000_000
     /// Undelivered forwards kept; beyond either bound `enqueueForward` throws.
     public var maximumPendingForwards = 10_000

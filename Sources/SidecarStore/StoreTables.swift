@@ -6,30 +6,51 @@
 struct StoreTables {
     typealias Persist = (LogRecord) throws(StoreError) -> Void
 
-    var claims: SingleUseKeyTable
+    var claims: SingleUseKeySets
     var forwards: ForwardQueue
 
-    init(claimCapacity: Int, whenFull: SingleUseKeyTable.WhenFull, limits: StoreLimits) {
-        claims = SingleUseKeyTable(capacity: claimCapacity, whenFull: whenFull)
+    /// `claimCapacity` keys of each `ClaimKind`.
+    init(claimCapacity: Int, limits: StoreLimits) {
+        claims = SingleUseKeySets(capacity: claimCapacity)
         forwards = ForwardQueue(limits: limits)
     }
 
     mutating func claim(_ key: ClaimKey, expiresAt: Int64, now: Int64, persist: Persist) -> ClaimResult {
-        switch claims.admit(key, now: now) {
+        let kind = ClaimKind(key.namespace)
+        switch claims[kind].admit(key, expiresAt: expiresAt, now: now) {
         case .alreadyUsed:
             return .alreadyUsed
-        case .full:
-            return .unavailable("single-use key table full (\(claims.count) unexpired keys); retry later")
-        case .fresh:
-            guard expiresAt > now else { return .claimed }  // nothing left to protect
-            do {
-                try persist(.claim(key, expiresAt: expiresAt))
-            } catch {
-                return .unavailable("\(error)")
+        case .forgotten:
+            return .unavailable(Self.forgottenReason(kind))
+        case .full(nil):
+            return .unavailable("single-use keys of kind \(kind.label) full (\(claims[kind].count) unexpired); retry later")
+        case .full(let horizon?):
+            // The horizon is recorded before anything is forgotten: after a crash the
+            // forgotten keys are still refused.
+            if let namespace = kind.namespace {
+                do {
+                    try persist(.claim(SingleUseKeySets.horizonKey(namespace), expiresAt: horizon))
+                } catch {
+                    return .unavailable("\(error)")
+                }
             }
-            claims.insert(key, expiresAt: expiresAt)
-            return .claimed
+            claims[kind].forget(through: horizon)
+            if claims[kind].isForgotten(expiresAt: expiresAt, now: now) { return .unavailable(Self.forgottenReason(kind)) }
+        case .fresh:
+            break
         }
+        guard expiresAt > now else { return .claimed }  // nothing left to protect
+        do {
+            try persist(.claim(key, expiresAt: expiresAt))
+        } catch {
+            return .unavailable("\(error)")
+        }
+        claims[kind].insert(key, expiresAt: expiresAt)
+        return .claimed
+    }
+
+    private static func forgottenReason(_ kind: ClaimKind) -> String {
+        "single-use keys of kind \(kind.label) this old were forgotten to make room (a flood); start again"
     }
 
     mutating func enqueueForward(payload: [UInt8], now: Int64, persist: Persist) throws(StoreError) -> ForwardID {
@@ -61,7 +82,7 @@ struct StoreTables {
             let previous = revocations.subjects[subject]
             revocations.subjects[subject] = previous.map { $0.merged(with: revocation) } ?? revocation
         case .claim(let key, let expiresAt):
-            claims.insert(key, expiresAt: expiresAt)
+            claims.apply(key, expiresAt: expiresAt)
         case .enqueueForward(let forward):
             forwards.insert(forward)
         case .ackForward(let id):
@@ -73,14 +94,11 @@ struct StoreTables {
         }
     }
 
-    /// The live state as records, for a compacted log: unexpired claims, every pending
-    /// forward, and the forward id sequence.
+    /// The live state as records, for a compacted log: unexpired claims and horizons, every
+    /// pending forward, and the forward id sequence.
     func liveRecords(now: Int64) -> [LogRecord] {
         var records: [LogRecord] = [.forwardSequence(next: forwards.nextID)]
-        records.reserveCapacity(1 + claims.count + forwards.count)
-        for (key, expiresAt) in claims.entries where expiresAt > now {
-            records.append(.claim(key, expiresAt: expiresAt))
-        }
+        records.append(contentsOf: claims.liveRecords(now: now))
         records.append(contentsOf: forwards.pending().map { .enqueueForward($0) })
         return records
     }

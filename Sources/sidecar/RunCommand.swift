@@ -23,7 +23,9 @@ struct RunCommand: ParsableCommand {
                 // The store is opened once, here: a reload keeps it and what it holds.
                 let spec = StoreSpec(loaded.revocations)
                 do {
-                    let store = try openStore(spec) { ready, reason in storeLog.report(ready: ready, reason: reason) }
+                    let store = try openStore(spec, limits: StoreLimits(loaded.revocations)) { ready, reason in
+                        storeLog.report(ready: ready, reason: reason)
+                    }
                     let shared = AuthShared(store: store, writesAssertionKeys: true)
                     opened = shared
                     return shared

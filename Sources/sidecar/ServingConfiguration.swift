@@ -90,3 +90,14 @@ extension StoreSpec {
         }
     }
 }
+
+extension StoreLimits {
+    /// The defaults, with `revocations.max_single_use_keys` when set.
+    init(_ revocations: Config.Revocations) {
+        self.init()
+        if let capacity = revocations.maxSingleUseKeys {
+            memoryClaimCapacity = capacity
+            fileClaimCapacity = capacity
+        }
+    }
+}

@@ -85,7 +85,7 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 15)
+        XCTAssertEqual(uncommented, 16)
 
         let config = try load(text, preparing: directory,
                               environment: Fixture.environment.merging(["SIDECAR_REDIS_PASSWORD": "pw"]) { $1 })
@@ -100,5 +100,6 @@ final class ExampleConfigTests: XCTestCase {
         XCTAssertEqual(config.revocations.password?.source, "env:SIDECAR_REDIS_PASSWORD")
         XCTAssertEqual(config.revocations.keyPrefix, "sidecar:")
         XCTAssertEqual(config.revocations.caFile, directory + "/redis-ca.pem")
+        XCTAssertEqual(config.revocations.maxSingleUseKeys, 100_000)
     }
 }

@@ -72,23 +72,6 @@ final class ClaimTests: XCTestCase {
         XCTAssertLessThanOrEqual(big.metrics.singleUseKeys, 100_000)
     }
 
-    /// The file store never forgets an unexpired claim for room: when full it refuses new
-    /// claims (503 upstream) until keys expire.
-    func testAFullFileStoreRefusesUntilKeysExpire() throws {
-        let directory = try TemporaryDirectory()
-        var limits = StoreLimits()
-        limits.fileClaimCapacity = 50
-        let store = try FileStore(path: directory.file("store"), limits: limits, clock: clock.storeClock)
-        for i in 0..<50 { XCTAssertEqual(store.claim(.loginState, key: [UInt8(i)], expiresAt: clock.now + 10), .claimed) }
-        guard case .unavailable(let reason) = store.claim(.loginState, key: [200], expiresAt: clock.now + 10) else {
-            return XCTFail("a full file store must refuse")
-        }
-        XCTAssertTrue(reason.contains("full"), reason)
-        XCTAssertEqual(store.claim(.loginState, key: [0], expiresAt: clock.now + 10), .alreadyUsed)
-        clock.advance(10)
-        XCTAssertEqual(store.claim(.loginState, key: [200], expiresAt: clock.now + 10), .claimed)
-        XCTAssertEqual(store.metrics.singleUseKeys, 1)
-    }
 
     func testExpiredKeysAreSweptFromMemory() throws {
         try eachStore(clock: clock) { store in

@@ -39,11 +39,14 @@ class Response:
 
 class Conn:
     def __init__(self, port=None, host="127.0.0.1", timeout=DEFAULT_TIMEOUT, unix=None,
-                 rcvbuf=None):
+                 rcvbuf=None, source=None):
+        """`source`: the local address to connect from (e.g. "127.0.0.2": another client)."""
         if unix:
             self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         else:
             self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        if source:
+            self.sock.bind((source, 0))
         if rcvbuf:
             self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
         self.sock.settimeout(timeout)

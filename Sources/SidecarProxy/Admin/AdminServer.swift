@@ -15,6 +15,7 @@ final class AdminServer {
     private let options: ProxyOptions
     var version: String { options.version }
     var store: (any StoreBackend)? { options.auth?.shared.store }
+    var authShared: AuthShared? { options.auth?.shared }
     private var connections: [ObjectIdentifier: AdminConnection] = [:]
     let reaper: Reaper
 
@@ -161,7 +162,7 @@ final class AdminConnection: StreamDelegate {
         case "/healthz":
             answer(200, "ok\n")
         case "/metrics":
-            answer(200, server.metrics.render() + StoreMetricsExposition.render(server.store) + ProcessMetrics.render(version: server.version), contentType: "text/plain; version=0.0.4; charset=utf-8")
+            answer(200, server.metrics.render() + StoreMetricsExposition.render(server.store) + SignInRateMetrics.render(server.authShared) + ProcessMetrics.render(version: server.version), contentType: "text/plain; version=0.0.4; charset=utf-8")
         case "/readyz":
             server.checkReadiness { [weak self] failing in
                 self?.answer(failing.isEmpty ? 200 : 503, failing.isEmpty ? "ready\n" : failing.joined(separator: "\n") + "\n")

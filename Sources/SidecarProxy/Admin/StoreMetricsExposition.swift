@@ -21,10 +21,11 @@ enum StoreMetricsExposition {
                [("backend=\"\(health.backend)\",state=\"\(state)\"", health.isReady ? "1" : "0")])
         family("sidecar_store_revoked_sessions", "gauge", "Session ids revoked and not yet expired.", [("", "\(m.revokedSessions)")])
         family("sidecar_store_revoked_subjects", "gauge", "Users whose earlier sessions are revoked.", [("", "\(m.revokedSubjects)")])
-        family("sidecar_store_single_use_keys", "gauge", "Spent login states, nonces and notification ids remembered.",
-               [("", "\(m.singleUseKeys)")])
-        family("sidecar_store_claim_overflows_total", "counter", "Single-use claims refused or forgotten early because the table was full.",
-               [("", "\(m.claimOverflows)")])
+        family("sidecar_store_single_use_keys", "gauge", "Spent login states, nonces and notification ids remembered, by kind.",
+               byKind(m.singleUseKeysByKind, total: m.singleUseKeys))
+        family("sidecar_store_claim_overflows_total", "counter",
+               "Single-use claims refused, or login states forgotten early, because their kind's table was full.",
+               byKind(m.claimOverflowsByKind, total: m.claimOverflows))
         family("sidecar_store_pending_forwards", "gauge", "Notification forwards not yet delivered.", [("", "\(m.pendingForwards)")])
         family("sidecar_store_write_failures_total", "counter", "Changes that failed to reach the disk.", [("", "\(m.writeFailures)")])
         if health.backend == "redis" {
@@ -50,5 +51,11 @@ enum StoreMetricsExposition {
                    [("", "\(m.compactions)")])
         }
         return out
+    }
+
+    /// One sample per kind; a store that does not count by kind (Redis) gives its total.
+    private static func byKind(_ counts: [UInt64], total: UInt64) -> [(String, String)] {
+        guard !counts.isEmpty else { return [("", "\(total)")] }
+        return zip(ClaimKind.allCases, counts).map { ("kind=\"\($0.label)\"", "\($1)") }
     }
 }

@@ -69,6 +69,8 @@ public final class AuthSettings: Sendable {
     let passCookie: Bool
     let logEmails: Bool
     let maxBodyBytes: Int
+    /// `limits.sign_in_rate` (SPEC §3): requests per client address to the sign-in endpoints.
+    let signInRate: SignInRate
 
     /// The signed identity assertion (SPEC §4.9); nil when `assertion.enabled` is false.
     let assertion: AssertionSettings?
@@ -161,6 +163,7 @@ public final class AuthSettings: Sendable {
         passCookie = config.headers.passCookie
         logEmails = config.log.pii
         maxBodyBytes = config.limits.maxBodyBytes
+        signInRate = config.limits.signInRate
         lifecycle = try LifecycleSettings(config: config)
         assertion = try AssertionSettings.make(config: config, ring: shared.assertionKeys)
     }

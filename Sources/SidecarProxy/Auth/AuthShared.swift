@@ -1,6 +1,7 @@
 import Glibc
 import SidecarEvent
 import SidecarStore
+import Synchronization
 
 /// Sign-in state shared by every worker and kept across reloads: the store of SPEC §6
 /// (revocations, single-use values, notification forwards). Created once per process; a
@@ -20,6 +21,10 @@ public final class AuthShared: Sendable {
 
     /// The assertion keys across reloads (SPEC §4.9): current and previous.
     let assertionKeys: AssertionKeyRing
+
+    /// `limits.sign_in_rate`'s buckets, one set for every worker (and kept across reloads),
+    /// so the rate holds per address whatever worker a connection lands on.
+    let signInLimiter = Mutex(SignInRateLimiter())
 
     /// `writesAssertionKeys`: create a configured `assertion.private_key_file` that does not
     /// exist yet (`run`); without it such a key lives in memory only (`check`, tests).

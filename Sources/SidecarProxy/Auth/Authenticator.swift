@@ -26,6 +26,8 @@ final class Authenticator {
     private var assertions: AssertionCache?
     /// The worker's counters (sessions, logins, Apple calls) and its Apple-key readiness.
     let metrics: MetricsRecorder
+    /// A flood refused by `limits.sign_in_rate` is one log line per minute, not one per request.
+    var signInLimitLog = RateLimitedLog(intervalMs: 60_000)
 
     init(loop: EventLoop, settings: AuthSettings, upstreamTimeoutMs: Int64, metrics: MetricsRecorder) throws(AuthSetupError) {
         self.loop = loop

@@ -31,6 +31,14 @@ final class CallbackFlow {
         let login: LoginState
         do throws(LoginFailure) { login = try openLoginState(state) } catch { return fail(error) }
         self.login = login
+        // Only a callback that could sign someone in spends its state: an `error` (a cancel)
+        // or an empty form stores nothing, so abandoned sign-ins cost the store nothing.
+        if let error = form.single("error") {
+            return fail(error == "user_cancelled_authorize" ? .appleCancelled : .appleRefused)
+        }
+        guard Self.nonEmpty(form.single("code")) || Self.nonEmpty(form.single("id_token")) else {
+            return fail(.codeMissing)
+        }
         // Spent before Apple is asked: a replayed form_post (at this replica or another) is
         // refused without a second code exchange.
         settings.shared.claimOnce(.loginState, SHA256.hash(Array(state.utf8)), until: login.expiresAt) { [self] claim in
@@ -46,9 +54,6 @@ final class CallbackFlow {
 
     private func afterStateSpent(_ form: FormFields) {
         guard let login else { return fail(.stateInvalid) }
-        if let error = form.single("error") {
-            return fail(error == "user_cancelled_authorize" ? .appleCancelled : .appleRefused)
-        }
         guard let code = form.single("code"), !code.isEmpty else { return fail(.codeMissing) }
         let secret: String
         do {
@@ -72,6 +77,8 @@ final class CallbackFlow {
             }
         }
     }
+
+    private static func nonEmpty(_ value: String?) -> Bool { !(value ?? "").isEmpty }
 
     /// Step 1: the login cookie named by this state, authentic, unexpired, same state.
     private func openLoginState(_ state: String) throws(LoginFailure) -> LoginState {

@@ -16,6 +16,12 @@ extension ClientConnection {
             respond(.plain(404))
             return
         }
+        if let refusal = auth.signInRateRefusal(
+            endpoint, head, peer: peerText, peerTrusted: peerTrusted, apiClient: worker.policy.isAPIClient(head, path: path)) {
+            if !requestBodyDone { keepAlive = false }  // the unread body cannot be framed away
+            respond(refusal)
+            return
+        }
         let limit = UInt64(max(0, min(endpoint.bodyLimit, auth.settings.maxBodyBytes)))
         if requestBodyDone || limit == 0 {
             if !requestBodyDone { keepAlive = false }  // the unread body cannot be framed away

@@ -13,6 +13,10 @@
 /// | 5    | ack forward      | id u64                                                                  |
 /// | 6    | forward attempt  | id u64 ‖ at i64                                                         |
 /// | 7    | forward sequence | next id u64 (written by compaction: ids are never reused)               |
+///
+/// A claim whose namespace has the high bit set (`ClaimNamespace.horizon`) is not a key but
+/// the horizon of namespace `n & 0x7F`: its keys expiring no later than `expiresAt` were
+/// forgotten to make room and stay refused. Older sidecars keep it as an unknown key.
 enum LogRecord: Equatable {
     case revokeSession(Key128, expiresAt: Int64)
     case revokeSubject(String, SubjectRevocation)
