@@ -17,6 +17,9 @@ struct LocalResponse {
     /// the response is written. Request ids are `[A-Za-z0-9._-]` by construction (a client's
     /// is kept only when it matches), so they need no HTML escaping.
     var requestIdOffsets: [Int] = []
+    /// The Apple user an endpoint acted for (signed in, refreshed, signed out, deleted), for
+    /// the access line of a request that carried no session of its own.
+    var userID: String?
 
     /// Status codes the proxy produces, with a one-line plain-text body.
     static func plain(_ status: Int) -> LocalResponse {

@@ -1,3 +1,4 @@
+import Logging
 import SidecarHTTP
 
 /// The sidecar's own endpoints under `routes.prefix` (SPEC §4).
@@ -80,4 +81,12 @@ struct EndpointRequest {
     /// The exchange's request id (the client's valid `X-Request-Id` or a generated one), so
     /// an endpoint's log lines can be matched with the access line and the user's report.
     var requestId: String = ""
+
+    /// The sign-in logger with this request's id on every line, so each line an endpoint
+    /// writes joins its access line.
+    var logger: Logger {
+        var logger = Authenticator.endpointLogger
+        logger[metadataKey: "request_id"] = .string(requestId)
+        return logger
+    }
 }

@@ -10,6 +10,8 @@ import SidecarStore
 final class Authenticator {
     private(set) var settings: AuthSettings
     let logger = Logger(label: "sidecar.auth")
+    /// What `EndpointRequest.logger` starts from (made once: a Logger asks the bootstrap).
+    static let endpointLogger = Logger(label: "sidecar.auth")
     private let loop: EventLoop
     private let appleTimeoutSeconds: Double
     private(set) var api: AppleTokenAPI

@@ -46,7 +46,7 @@ final class CallbackFlow {
             case .claimed: afterStateSpent(form)
             case .alreadyUsed: fail(.stateReplayed)
             case .unavailable(let why):
-                auth.logger.error("login state could not be spent", metadata: ["error": "\(why)", "request_id": "\(request.requestId)"])
+                request.logger.error("login state could not be spent", metadata: ["error": "\(why)"])
                 fail(.storeUnavailable)
             }
         }
@@ -59,7 +59,7 @@ final class CallbackFlow {
         do {
             secret = try settings.secrets.secret(forClientID: settings.clientID)
         } catch {
-            auth.logger.error("client secret could not be signed", metadata: ["error": "\(error)"])
+            request.logger.error("client secret could not be signed", metadata: ["error": "\(error)"])
             return fail(.internalError)
         }
         let startedMs = auth.clockMs
@@ -151,7 +151,7 @@ final class CallbackFlow {
             switch AppleUserName.parse(user) {
             case .name(let parsed): name = parsed
             case .noName: break
-            case .invalidJSON: auth.logger.warning("callback user field ignored", metadata: ["reason": "user_json_invalid"])
+            case .invalidJSON: request.logger.warning("callback user field ignored", metadata: ["reason": "user_json_invalid"])
             }
         }
         if let denial = settings.access.check(
@@ -177,9 +177,10 @@ final class CallbackFlow {
         let target = login.flatMap { settings.redirects.safeTarget($0.redirectTarget) } ?? "/"
         var metadata: [String: Logger.MetadataValue] = ["reason": "ok", "sub": "\(identity.subject)"]
         if settings.logEmails, let email = identity.email { metadata["email"] = "\(email)" }
-        auth.logger.info("login succeeded", metadata: metadata)
+        request.logger.info("login succeeded", metadata: metadata)
         var answer = AuthPages.redirect(303, to: target)
         answer.extraFields.append(("Set-Cookie", cookie))
+        answer.userID = identity.subject
         respond(answer, outcome: "ok")
     }
 
@@ -190,10 +191,10 @@ final class CallbackFlow {
 
     private func fail(_ failure: LoginFailure, subject: String? = nil) {
         var metadata: [String: Logger.MetadataValue] = [
-            "reason": "\(failure.reason)", "status": .stringConvertible(failure.status), "request_id": "\(request.requestId)",
+            "reason": "\(failure.reason)", "status": .stringConvertible(failure.status),
         ]
         if let subject { metadata["sub"] = "\(subject)" }
-        auth.logger.warning("login failed", metadata: metadata)
+        request.logger.warning("login failed", metadata: metadata)
         respond(AuthPages.failure(
             failure, json: request.isAPIClient, loginPath: auth.loginPath, pages: auth.settings.pages), outcome: failure.reason)
     }

@@ -22,7 +22,7 @@ extension Authenticator {
             nonce = Base64URL.encode(try SecureRandom.bytes(24))
             verifier = settings.pkce ? Base64URL.encode(try SecureRandom.bytes(32)) : nil
         } catch {
-            logger.error("login failed", metadata: ["reason": "random_failed"])
+            request.logger.error("login failed", metadata: ["reason": "random_failed"])
             metrics.recordLogin("random_failed")
             return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages)
         }
@@ -31,7 +31,7 @@ extension Authenticator {
             expiresAt: now + AuthSettings.loginStateSeconds)
         let cookieName = loginCookieName(forState: state)
         guard login.isEncodable, let sealed = try? settings.loginStates.seal(login, context: cookieName) else {
-            logger.error("login failed", metadata: ["reason": "state_seal_failed"])
+            request.logger.error("login failed", metadata: ["reason": "state_seal_failed"])
             metrics.recordLogin("state_seal_failed")
             return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages)
         }
@@ -57,7 +57,7 @@ extension Authenticator {
         }
         answer.extraFields.append(("Set-Cookie", SetCookie.loginState(
             name: cookieName, value: sealed, maxAge: AuthSettings.loginStateSeconds, settings: settings)))
-        logger.info("login started", metadata: ["reason": "redirect_to_apple", "pkce": "\(verifier != nil)"])
+        request.logger.info("login started", metadata: ["reason": "redirect_to_apple", "pkce": "\(verifier != nil)"])
         return answer
     }
 

@@ -12,22 +12,22 @@ extension Authenticator {
     func logout(_ request: EndpointRequest, completion: @escaping (LocalResponse) -> Void) -> LocalResponse? {
         let head = request.head
         if head.method == .get && !isSameSite(head) {
-            logger.warning("logout refused", metadata: ["reason": "logout_cross_site", "status": .stringConvertible(403)])
+            request.logger.warning("logout refused", metadata: ["reason": "logout_cross_site", "status": .stringConvertible(403)])
             if request.isAPIClient { return AuthPages.json(403, .object(["error": .string("cross_site")])) }
             return settings.pages.confirmSignOut(logoutURL: Array((settings.prefix + "/logout").utf8))
         }
         var identity = RequestIdentity()
         identify(head, into: &identity)
         guard let session = identity.session else {
-            logger.info("logout", metadata: ["reason": "no_session"])
+            request.logger.info("logout", metadata: ["reason": "no_session"])
             return signedOut(request)
         }
         // The answer waits for the store (an fsync, a Redis round trip): "signed out" must
         // be true everywhere a copy of the cookie could be presented.
         settings.shared.store.revokeSession(id: session.id, expiresAt: session.expiresAt) { [self] recorded in
             if case .failure(let error) = recorded {
-                logger.error("logout not recorded", metadata: [
-                    "reason": "store_failed", "error": "\(error)", "request_id": "\(request.requestId)",
+                request.logger.error("logout not recorded", metadata: [
+                    "reason": "store_failed", "error": "\(error)",
                 ])
                 return completion(AuthPages.storeUnavailable(
                     json: request.isAPIClient, loginPath: loginPath, pages: settings.pages))
@@ -35,8 +35,10 @@ extension Authenticator {
             if let refreshToken = session.appleRefreshToken {
                 revokeAtApple(refreshToken, clientID: session.appleClientID ?? settings.clientID)
             }
-            logger.info("logout", metadata: ["reason": "ok", "sub": "\(session.subject)", "request_id": "\(request.requestId)"])
-            completion(signedOut(request, userName: session.name))
+            request.logger.info("logout", metadata: ["reason": "ok", "sub": "\(session.subject)"])
+            var answer = signedOut(request, userName: session.name)
+            answer.userID = session.subject
+            completion(answer)
         }
         return nil
     }
@@ -118,6 +120,7 @@ extension Authenticator {
             "expires_at": .integer(session.expiresAt),
         ]))
         if let cookie = identity.setCookie { answer.extraFields.append(("Set-Cookie", cookie)) }
+        answer.userID = session.subject
         return answer
     }
 
@@ -132,6 +135,7 @@ extension Authenticator {
             answer.dynamicFields.append(field)
         }
         if let cookie = identity.setCookie { answer.extraFields.append(("Set-Cookie", cookie)) }
+        answer.userID = session.subject
         return answer
     }
 

@@ -32,7 +32,14 @@ extension ClientConnection {
                             incomplete: incomplete,
                             sessionRefusal: identity.refusal == .accepted ? nil : identity.refusal)
                         guard let opened = identity.opened else {
-                            record(&entry, head, log)
+                            guard var user = actedForUser else {
+                                record(&entry, head, log)
+                                return
+                            }
+                            user.withUTF8 { bytes in
+                                entry.userId = UnsafeRawBufferPointer(bytes)
+                                record(&entry, head, log)
+                            }
                             return
                         }
                         opened.withSubject { subject in

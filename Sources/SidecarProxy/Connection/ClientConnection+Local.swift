@@ -124,6 +124,7 @@ extension ClientConnection {
 
     func respond(_ answer: LocalResponse) {
         status = answer.status
+        actedForUser = answer.userID
         worker.lineScratch.reset()
         answer.write(
             keepAlive: keepAlive, headOnly: facts.present && facts.method == .head, requestId: requestId,
@@ -140,6 +141,7 @@ extension ClientConnection {
     }
 
     func finishExchange() {
+        actedForUser = nil
         clearLocal()
         awaitingLocal = false
         if let head = request.take() { worker.recycle(HeadArrays(of: head)) }

@@ -74,6 +74,8 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     var localRelay: BodyRelay?
     var localBody: OpaquePointer?
     var awaitingLocal = false
+    /// `LocalResponse.userID` of the answer, for its access line.
+    var actedForUser: String?
     /// Bumped per local exchange: a late answer for an earlier one is dropped.
     var localGeneration: UInt64 = 0
 

@@ -114,26 +114,26 @@ final class NotificationFlow {
         auth.metrics.recordNotification(outcome)
         var metadata: Logger.Metadata = [
             "outcome": "\(outcome.label)", "type": "\(event.type.label)", "sub": "\(event.subject)",
-            "event_time_ms": .stringConvertible(event.eventTimeMilliseconds), "request_id": "\(request.requestId)",
+            "event_time_ms": .stringConvertible(event.eventTimeMilliseconds),
         ]
         if settings.logEmails, let email = event.email { metadata["email"] = "\(email)" }
-        auth.logger.info("apple notification", metadata: metadata)
+        request.logger.info("apple notification", metadata: metadata)
         completion(AuthPages.json(status, .object([:])))
     }
 
     private func refuse(_ reason: String) {
         auth.metrics.recordNotification(.invalid)
-        auth.logger.warning("apple notification refused", metadata: [
-            "reason": "\(reason)", "status": .stringConvertible(400), "request_id": "\(request.requestId)",
+        request.logger.warning("apple notification refused", metadata: [
+            "reason": "\(reason)", "status": .stringConvertible(400),
         ])
         completion(AuthPages.json(400, .object(["error": .string("invalid_notification")])))
     }
 
     private func unavailable(_ reason: String, error: StoreError? = nil) {
         auth.metrics.recordNotification(.unavailable)
-        var metadata: Logger.Metadata = ["reason": "\(reason)", "status": .stringConvertible(503), "request_id": "\(request.requestId)"]
+        var metadata: Logger.Metadata = ["reason": "\(reason)", "status": .stringConvertible(503)]
         if let error { metadata["error"] = "\(error)" }
-        auth.logger.error("apple notification not processed; Apple will retry", metadata: metadata)
+        request.logger.error("apple notification not processed; Apple will retry", metadata: metadata)
         completion(AuthPages.json(503, .object(["error": .string(reason)])))
     }
 }

@@ -60,8 +60,8 @@ final class AccountRevocationFlow {
         settings.shared.store.revokeSubject(session.subject, issuedAtOrBeforeMs: nowMs, keepUntil: keepUntil) {
             [self] result in
             if case .failure(let error) = result {
-                auth.logger.error("account deletion not recorded", metadata: [
-                    "reason": "store_failed", "error": "\(error)", "request_id": "\(request.requestId)",
+                request.logger.error("account deletion not recorded", metadata: [
+                    "reason": "store_failed", "error": "\(error)",
                 ])
                 return finish(.storeFailed, session: session, answer: AuthPages.storeUnavailable(
                     json: request.isAPIClient, loginPath: auth.loginPath, pages: settings.pages))
@@ -83,10 +83,9 @@ final class AccountRevocationFlow {
             switch result {
             case .success: settings.shared.forwardDoorbell?.notify()
             case .failure(let error):
-                auth.logger.error("account deletion not forwarded to the upstream", metadata: [
+                request.logger.error("account deletion not forwarded to the upstream", metadata: [
                     "reason": "forward_queue_failed", "error": "\(error)", "sub": "\(session.subject)",
-                    "request_id": "\(request.requestId)",
-                ])
+                    ])
             }
             next()
         }
@@ -112,15 +111,17 @@ final class AccountRevocationFlow {
     ) {
         auth.metrics.recordAccountDeletion(outcome)
         var metadata: Logger.Metadata = [
-            "outcome": "\(outcome.label)", "status": .stringConvertible(answer.status), "request_id": "\(request.requestId)",
+            "outcome": "\(outcome.label)", "status": .stringConvertible(answer.status),
         ]
         if let session { metadata["sub"] = "\(session.subject)" }
         if let reason { metadata["reason"] = "\(reason)" }
         switch outcome {
-        case .revoked, .noRefreshToken: auth.logger.notice("account deleted", metadata: metadata)
-        case .appleFailed, .storeFailed: auth.logger.warning("account deletion failed; nothing revoked", metadata: metadata)
-        case .crossSite, .unauthenticated: auth.logger.info("account deletion refused", metadata: metadata)
+        case .revoked, .noRefreshToken: request.logger.notice("account deleted", metadata: metadata)
+        case .appleFailed, .storeFailed: request.logger.warning("account deletion failed; nothing revoked", metadata: metadata)
+        case .crossSite, .unauthenticated: request.logger.info("account deletion refused", metadata: metadata)
         }
+        var answer = answer
+        answer.userID = session?.subject
         completion(answer)
     }
 

@@ -57,14 +57,14 @@ extension Authenticator {
             guard let form = FormFields(request.body) else { throw .formInvalid }
             let location = try AndroidRelay.intentURL(form: form, package: package)
             // Field values are the user's and Apple's (and anyone's who posts here): not logged.
-            logger.info("android relay", metadata: [
+            request.logger.info("android relay", metadata: [
                 "reason": "ok", "package": "\(package)", "apple_error": "\(form.single("error") != nil)",
             ])
             return LocalResponse(
                 status: 307, reason: "Temporary Redirect", contentType: "text/plain; charset=utf-8",
                 body: Array("Returning to the app.\n".utf8), extraFields: [("Location", Array(location.utf8))])
         } catch {
-            logger.warning("android relay refused", metadata: ["reason": "\(error.rawValue)", "status": .stringConvertible(400)])
+            request.logger.warning("android relay refused", metadata: ["reason": "\(error.rawValue)", "status": .stringConvertible(400)])
             return Authenticator.nativeError(400, error.rawValue)
         }
     }

@@ -68,7 +68,7 @@ extension Authenticator {
         do {
             sealed = try settings.nativeNonces.seal(NativeNonce.random(expiresAt: expiresAt), context: NativeNonces.context)
         } catch {
-            logger.error("native nonce failed", metadata: ["reason": "internal_error"])
+            request.logger.error("native nonce failed", metadata: ["reason": "internal_error"])
             return AuthPages.json(500, .object(["error": .string("internal_error")]))
         }
         return AuthPages.json(200, .object(["nonce": .string(sealed), "expires_at": .integer(expiresAt)]))

@@ -43,9 +43,9 @@ extension Authenticator {
         case .session(let session):
             opened = session
         case .refused(let outcome):
-            return refuseRefresh(outcome, reason: "session_" + outcome.reason)
+            return refuseRefresh(outcome, reason: "session_" + outcome.reason, request)
         case .missing:
-            return refuseRefresh(nil, reason: "bearer_missing")
+            return refuseRefresh(nil, reason: "bearer_missing", request)
         }
         var renewed = opened.session
         // A revalidation confirmed since this token was sealed travels in the new one, so the
@@ -58,17 +58,19 @@ extension Authenticator {
         do {
             token = try settings.sessions.sealSession(renewed, cookieName: settings.cookieName)
         } catch {
-            logger.error("native refresh failed", metadata: ["reason": "internal_error", "status": .stringConvertible(500)])
+            request.logger.error("native refresh failed", metadata: ["reason": "internal_error", "status": .stringConvertible(500)])
             return Self.nativeError(500, "internal_error")
         }
         metrics.recordNativeRefresh(.accepted)
-        logger.info("native session refreshed", metadata: ["reason": "ok", "sub": "\(renewed.subject)"])
-        return Self.nativeSessionAnswer(token: token, renewed)
+        request.logger.info("native session refreshed", metadata: ["reason": "ok", "sub": "\(renewed.subject)"])
+        var answer = Self.nativeSessionAnswer(token: token, renewed)
+        answer.userID = renewed.subject
+        return answer
     }
 
-    private func refuseRefresh(_ outcome: SessionOutcome?, reason: String) -> LocalResponse {
+    private func refuseRefresh(_ outcome: SessionOutcome?, reason: String, _ request: EndpointRequest) -> LocalResponse {
         metrics.recordNativeRefresh(outcome)
-        logger.info("native refresh refused", metadata: ["reason": "\(reason)", "status": .stringConvertible(401)])
+        request.logger.info("native refresh refused", metadata: ["reason": "\(reason)", "status": .stringConvertible(401)])
         return Self.nativeError(401, reason)
     }
 }

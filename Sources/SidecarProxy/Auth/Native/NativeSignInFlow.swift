@@ -112,7 +112,7 @@ final class NativeSignInFlow {
             case .claimed: afterNonceSpent(identity, body: body, redirectURI: redirectURI)
             case .alreadyUsed: fail(.nonceReplayed, subject: identity.subject)
             case .unavailable(let why):
-                auth.logger.error("native nonce could not be spent", metadata: ["error": "\(why)"])
+                request.logger.error("native nonce could not be spent", metadata: ["error": "\(why)"])
                 fail(.storeUnavailable, subject: identity.subject)
             }
         }
@@ -139,7 +139,7 @@ final class NativeSignInFlow {
         do {
             secret = try settings.secrets.secret(forClientID: clientID)
         } catch {
-            auth.logger.error("client secret could not be signed", metadata: ["error": "\(error)"])
+            request.logger.error("client secret could not be signed", metadata: ["error": "\(error)"])
             return fail(.internalError, subject: identity.subject)
         }
         let startedMs = auth.clockMs
@@ -182,14 +182,16 @@ final class NativeSignInFlow {
             "refresh_token": "\(session.appleRefreshToken != nil)",
         ]
         if settings.logEmails, let email = identity.email { metadata["email"] = "\(email)" }
-        auth.logger.info("native sign-in succeeded", metadata: metadata)
-        respond(Authenticator.nativeSessionAnswer(token: token, session), outcome: "ok")
+        request.logger.info("native sign-in succeeded", metadata: metadata)
+        var answer = Authenticator.nativeSessionAnswer(token: token, session)
+        answer.userID = identity.subject
+        respond(answer, outcome: "ok")
     }
 
     private func fail(_ failure: LoginFailure, subject: String? = nil) {
-        var metadata: [String: Logger.MetadataValue] = ["reason": "\(failure.reason)", "status": .stringConvertible(failure.status), "request_id": "\(request.requestId)"]
+        var metadata: [String: Logger.MetadataValue] = ["reason": "\(failure.reason)", "status": .stringConvertible(failure.status)]
         if let subject { metadata["sub"] = "\(subject)" }
-        auth.logger.warning("native sign-in failed", metadata: metadata)
+        request.logger.warning("native sign-in failed", metadata: metadata)
         respond(Authenticator.nativeError(failure.status, failure.reason), outcome: failure.reason)
     }
 
