@@ -37,6 +37,9 @@ public struct Config: Sendable {
     /// Things that load but look wrong (e.g. a public_url Apple would never accept).
     public var warnings: [ConfigWarning]
 
+    /// The keys `SIDECAR_*` variables set (over the file's), by key path.
+    public var environment: [EnvironmentSetting] = []
+
     /// `public_url` + `routes.prefix` + `/callback`: the redirect_uri registered with Apple.
     public var redirectURI: String { publicURL.origin + routes.prefix + "/callback" }
 

@@ -1,6 +1,8 @@
 /// One problem found in a configuration file, located by key path, line and column.
 ///
-/// `description` reads `sidecar.yaml:12:3: limits.header_timeout: invalid duration "10x" (…)`.
+/// `description` reads `sidecar.yaml:12:3: limits.header_timeout: invalid duration "10x" (…)`,
+/// or for a value from the environment
+/// `environment SIDECAR_LIMITS_HEADER_TIMEOUT: limits.header_timeout: invalid duration "10x" (…)`.
 /// Messages never contain secret values.
 public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
@@ -25,19 +27,23 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     public var line: Int?
     public var column: Int?
     public var message: String
+    /// The `SIDECAR_*` variable that set the value, when it did not come from the file.
+    public var variable: String?
 
-    public init(kind: Kind, file: String, path: String, line: Int?, column: Int?, message: String) {
+    public init(kind: Kind, file: String, path: String, line: Int?, column: Int?, message: String,
+                variable: String? = nil) {
         self.kind = kind
         self.file = file
         self.path = path
         self.line = line
         self.column = column
         self.message = message
+        self.variable = variable
     }
 
     public var description: String {
-        var text = file
-        if let line {
+        var text = variable.map { "environment \($0)" } ?? file
+        if variable == nil, let line {
             text += ":\(line)"
             if let column { text += ":\(column)" }
         }

@@ -3,16 +3,29 @@ import Yams
 /// Walks the YAML tree, collecting every error with its key path and position.
 ///
 /// Keys are declared by being read: once the whole schema has been read, every key that no
-/// one asked for is reported as unknown, with the closest known key as a suggestion.
+/// one asked for is reported as unknown, with the closest known key as a suggestion. Reading
+/// the schema over an empty document therefore lists every key it knows (`keyPaths`).
+///
+/// Values from the environment are laid over the file's as each section is read, so the
+/// schema reads them through the same parsers, and their errors name the variable.
 final class ConfigReader {
     let file: String
     let document: YAMLDocument
+    /// False when there is no file: positions mean nothing, and a missing key is set by its variable.
+    let hasFile: Bool
+    let overlay: EnvironmentOverlay
     private(set) var errors: [ConfigError] = []
     private var sections: [Section] = []
+    /// Keys whose values turned out to be secrets (never shown).
+    private(set) var secretPaths: Set<String> = []
+    /// Keys set by the environment that the file sets too: where the file's value was.
+    private(set) var overridden: [String: Location] = [:]
 
-    init(file: String, document: YAMLDocument) {
+    init(file: String, document: YAMLDocument, hasFile: Bool = true, overlay: EnvironmentOverlay = EnvironmentOverlay()) {
         self.file = file
         self.document = document
+        self.hasFile = hasFile
+        self.overlay = overlay
     }
 
     var root: Section {
@@ -23,8 +36,14 @@ final class ConfigReader {
     }
 
     func report(_ kind: ConfigError.Kind, _ path: String, at location: Location?, _ message: String) {
-        errors.append(ConfigError(kind: kind, file: file, path: path, line: location?.line,
-                                  column: location?.column, message: message))
+        if let variable = location?.variable {
+            errors.append(ConfigError(kind: kind, file: file, path: path, line: nil, column: nil, message: message,
+                                      variable: variable))
+            return
+        }
+        let hint = !hasFile && kind == .missingKey ? "; set \(EnvironmentOverlay.variable(for: path))" : ""
+        errors.append(ConfigError(kind: kind, file: file, path: path, line: hasFile ? location?.line : nil,
+                                  column: hasFile ? location?.column : nil, message: message + hint))
     }
 
     func report(_ error: ValueError, _ path: String, at location: Location?) {
@@ -32,6 +51,20 @@ final class ConfigReader {
     }
 
     fileprivate func register(_ section: Section) { sections.append(section) }
+
+    fileprivate func noteSecret(_ path: String) {
+        secretPaths.insert(path.firstIndex(of: "[").map { String(path[..<$0]) } ?? path)
+    }
+
+    fileprivate func noteOverridden(_ path: String, fileValueAt location: Location) { overridden[path] = location }
+
+    /// Every key read or declared so far, and every section: after reading the whole schema
+    /// over an empty document, all the keys it knows.
+    func keyPaths() -> (keys: [String], sections: [String]) {
+        let sectionPaths = Set(sections.map(\.path))
+        let read = Set(sections.flatMap { section in section.readKeys.map { Section.join(section.path, $0) } })
+        return (read.subtracting(sectionPaths).sorted(), sectionPaths.subtracting([""]).sorted())
+    }
 
     /// Reports unknown keys (call after the whole schema has been read) and sorts errors by position.
     func finish() -> [ConfigError] {
@@ -58,17 +91,37 @@ final class Section {
     let path: String
     /// The mapping's position, or where it would be (its parent's) when absent.
     let location: Location
-    private var entries: [String: (key: Location, value: Node)] = [:]
+    private var entries: [String: Entry] = [:]
     private var order: [String] = []
     fileprivate private(set) var readKeys: [String] = []
     /// Set when this mapping (or its parent) had the wrong type: its keys' absence is not news.
     private var isMalformed: Bool
+
+    private struct Entry {
+        var key: Location
+        var value: Node
+        /// The variable that set the value (a scalar, even for a list), nil for the file's.
+        var variable: String?
+    }
 
     fileprivate init(reader: ConfigReader, path: String, node: Node?, fallback: Location, parentMalformed: Bool = false) {
         self.reader = reader
         self.path = path
         location = reader.document.location(node?.mark) ?? fallback
         isMalformed = parentMalformed
+        readMapping(node)
+        for (key, setting) in reader.overlay.settings(in: path) {
+            let here = Location.environment(setting.variable)
+            if let fileEntry = entries[key] {
+                reader.noteOverridden(setting.path, fileValueAt: valueLocation(fileEntry))
+            } else {
+                order.append(key)
+            }
+            entries[key] = Entry(key: here, value: .scalar(Node.Scalar(setting.value)), variable: setting.variable)
+        }
+    }
+
+    private func readMapping(_ node: Node?) {
         guard let node, !Self.isNull(node) else { return }
         guard let mapping = node.mapping else {
             reader.report(.wrongType, path, at: location,
@@ -88,7 +141,7 @@ final class Section {
                               "duplicate key \(quoted(key)) (first set at line \(first.key.line))")
                 continue
             }
-            entries[key] = (keyLocation, value)
+            entries[key] = Entry(key: keyLocation, value: value)
             order.append(key)
         }
     }
@@ -103,7 +156,11 @@ final class Section {
 
     /// Where `key`'s value is, or this section's position when it is absent.
     func location(of key: String) -> Location {
-        entries[key].flatMap { reader.document.location($0.value.mark) } ?? location
+        entries[key].map(valueLocation) ?? location
+    }
+
+    private func valueLocation(_ entry: Entry) -> Location {
+        entry.variable.map(Location.environment) ?? reader.document.location(entry.value.mark) ?? location
     }
 
     /// Marks keys as known without reading them (their values are read conditionally).
@@ -111,7 +168,9 @@ final class Section {
         for key in keys where !readKeys.contains(key) { readKeys.append(key) }
     }
 
+    /// Whether `key` is set (not null); asking declares it, as its value is read when set.
     func contains(_ key: String) -> Bool {
+        if !readKeys.contains(key) { readKeys.append(key) }
         guard let value = entries[key]?.value else { return false }
         return !Self.isNull(value)
     }
@@ -144,7 +203,7 @@ final class Section {
 
     func optional<T>(_ key: String, _ parse: (String) -> Result<T, ValueError>) -> T? {
         guard let node = node(key) else { return nil }
-        return convert(node, path: Self.join(path, key), parse)
+        return convert(node, path: Self.join(path, key), variable: entries[key]?.variable, parse)
     }
 
     func bool(_ key: String, default fallback: Bool) -> Bool {
@@ -164,6 +223,17 @@ final class Section {
     func optionalList<T>(_ key: String, _ parse: (String) -> Result<T, ValueError>) -> [T]? {
         guard let node = node(key) else { return nil }
         let keyPath = Self.join(path, key)
+        if let variable = entries[key]?.variable, let text = node.scalar?.string {
+            return commaSeparated(text).enumerated().compactMap { index, item in
+                let itemPath = "\(keyPath)[\(index)]"
+                guard !item.isEmpty else {
+                    reader.report(.invalidValue, itemPath, at: .environment(variable),
+                                  "empty item in a comma-separated list")
+                    return nil
+                }
+                return check(item, path: itemPath, at: .environment(variable), variable: variable, parse)
+            }
+        }
         guard let sequence = node.sequence else {
             reader.report(.wrongType, keyPath, at: reader.document.location(node.mark) ?? location,
                           "expected a list, found \(Self.describe(node))")
@@ -179,17 +249,41 @@ final class Section {
         return value
     }
 
-    private func convert<T>(_ node: Node, path: String, _ parse: (String) -> Result<T, ValueError>) -> T? {
-        let location = reader.document.location(node.mark) ?? location
+    private func convert<T>(_ node: Node, path: String, variable: String? = nil,
+                            _ parse: (String) -> Result<T, ValueError>) -> T? {
+        let location = variable.map(Location.environment) ?? reader.document.location(node.mark) ?? location
         guard let scalar = node.scalar else {
             reader.report(.wrongType, path, at: location, "expected a single value, found \(Self.describe(node))")
             return nil
         }
-        switch parse(scalar.string) {
-        case .success(let value): return value
+        return check(scalar.string, path: path, at: location, variable: variable, parse)
+    }
+
+    private func check<T>(_ text: String, path: String, at location: Location, variable: String?,
+                          _ parse: (String) -> Result<T, ValueError>) -> T? {
+        switch parse(text) {
+        case .success(let value):
+            guard let secret = value as? Secret else { return value }
+            reader.noteSecret(path)
+            // The value of a variable is no more "inline" than an env:NAME reference is.
+            if let variable, secret.source == "inline",
+               let relabelled = Secret(bytes: secret.bytes, source: "env:\(variable)") as? T {
+                return relabelled
+            }
+            return value
         case .failure(let error):
             reader.report(error, path, at: location)
             return nil
+        }
+    }
+
+    /// `a, b,c` → `["a", "b", "c"]`: items trimmed of spaces and tabs, empty ones kept (to be refused).
+    private func commaSeparated(_ text: String) -> [String] {
+        text.split(separator: ",", omittingEmptySubsequences: false).map { item in
+            let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+            guard let first = item.firstIndex(where: { !isBlank($0) }),
+                  let last = item.lastIndex(where: { !isBlank($0) }) else { return "" }
+            return String(item[first...last])
         }
     }
 
@@ -226,7 +320,7 @@ enum Suggestion {
         Array(text.lowercased().filter { $0 != "_" && $0 != "-" })
     }
 
-    private static func distance(_ lhs: [Character], _ rhs: [Character]) -> Int {
+    static func distance(_ lhs: [Character], _ rhs: [Character]) -> Int {
         if lhs.isEmpty { return rhs.count }
         var previous = Array(0...rhs.count)
         for (i, left) in lhs.enumerated() {

@@ -1,11 +1,16 @@
 import Yams
 
-/// A position in the configuration file (1-based, columns in Unicode scalars as libyaml counts).
+/// A position in the configuration file (1-based, columns in Unicode scalars as libyaml counts),
+/// or the environment variable a value came from instead.
 struct Location: Sendable, Equatable {
     var line: Int
     var column: Int
+    /// Set for a value from the environment; `line` and `column` mean nothing then.
+    var variable: String? = nil
 
     static let start = Location(line: 1, column: 1)
+
+    static func environment(_ variable: String) -> Location { Location(line: 0, column: 0, variable: variable) }
 }
 
 /// The composed YAML tree of a configuration file.
@@ -24,6 +29,9 @@ struct YAMLDocument {
     private(set) var duplicateKeys: [Int: String] = [:]
     /// Markers inserted, in order, in the coordinates of the text at the time.
     private var insertions: [(line: Int, column: Int, length: Int)] = []
+
+    /// No file at all: every setting comes from the environment.
+    init() {}
 
     init(text: String, file: String) throws(ConfigError) {
         var working = text

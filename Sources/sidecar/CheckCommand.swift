@@ -12,12 +12,15 @@ struct CheckCommand: ParsableCommand {
         discussion: """
             Loads the file exactly as `sidecar run` does, through the same code: every key is \
             checked, env: and file: secrets are resolved, the Apple key is read and must be a \
-            P-256 key, and the sign-in settings are built. Errors name the file, key, line and \
-            column and go to stderr with exit status 1; otherwise a summary (never secret \
-            values) is printed with any warnings, and the exit status is 0.
+            P-256 key, and the sign-in settings are built. SIDECAR_* variables override the \
+            file's keys as they do for `run` (`--config none`: no file at all). Errors name the \
+            file, key, line and column (or the variable) and go to stderr with exit status 1; \
+            otherwise a summary (never secret values), the keys set by the environment and any \
+            warnings are printed, and the exit status is 0.
             """)
 
-    @Option(name: .long, help: ArgumentHelp("The configuration file.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp(
+        "The configuration file, or none to take every setting from SIDECAR_* variables.", valueName: "file"))
     var config: String = "sidecar.yaml"
 
     func run() throws {
@@ -26,7 +29,8 @@ struct CheckCommand: ParsableCommand {
             prepared = try ServingConfiguration.load(file: config, shared: AuthShared())
         } catch {
             let count = error.lines.count
-            writeStandardError(error.description + "\n\(config): \(count) error\(count == 1 ? "" : "s")\n")
+            writeStandardError(error.description
+                + "\n\(ServingConfiguration.label(config)): \(count) error\(count == 1 ? "" : "s")\n")
             // Exit here: the messages are complete, the root would add its own line for a thrown ExitCode.
             Glibc.exit(1)
         }
@@ -40,7 +44,7 @@ struct CheckCommand: ParsableCommand {
         }
         print(Self.summary(of: prepared.config, extra: extra), terminator: "")
         for warning in prepared.warnings + [prepared.descriptorWarning].compactMap({ $0 }) {
-            writeStandardError("\(config): warning: \(warning)\n")
+            writeStandardError("\(ServingConfiguration.label(config)): warning: \(warning)\n")
         }
     }
 
@@ -79,9 +83,14 @@ struct CheckCommand: ParsableCommand {
         rows.append(("pages", (config.pages.signIn ? "sign-in page" : "redirect to sign in")
                         + ", " + (config.pages.templates.map { "templates from \($0)" } ?? "built-in templates")))
         rows += extra
+        if !config.environment.isEmpty {
+            let count = config.environment.count
+            rows.append(("environment", "\(count) key\(count == 1 ? "" : "s") from SIDECAR_* variables"
+                            + (config.file == "environment" ? " (no file)" : ", the rest from \(config.file)")))
+        }
         let width = rows.map(\.0.count).max() ?? 0
         return "\(config.file): OK\n" + rows.map { name, value in
             "  " + name + String(repeating: " ", count: width - name.count + 2) + value + "\n"
-        }.joined()
+        }.joined() + config.environment.map { "    \($0)\n" }.joined()
     }
 }

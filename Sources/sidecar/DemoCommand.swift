@@ -91,7 +91,8 @@ struct DemoCommand: ParsableCommand {
 
             """, to: "sidecar.yaml")
         let config: Config
-        do { config = try Config.load(file: configFile) } catch {
+        // The demo's settings are its own: SIDECAR_* variables meant for a real deployment stay out.
+        do { config = try Config.load(file: configFile, environment: [:]) } catch {
             throw RuntimeFailure("demo configuration: \(error)")
         }
         var options = ProxyOptions(config)

@@ -11,7 +11,9 @@ struct RunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Serve: proxy requests to the upstream behind Sign in with Apple.")
 
-    @Option(name: .long, help: "Path to sidecar.yaml.")
+    @Option(name: .long, help: ArgumentHelp(
+        "Path to sidecar.yaml, or none to take every setting from SIDECAR_* variables (which override the file's keys).",
+        valueName: "file"))
     var config: String = "sidecar.yaml"
 
     func run() throws {
@@ -30,7 +32,7 @@ struct RunCommand: ParsableCommand {
                     opened = shared
                     return shared
                 } catch {
-                    throw .init(lines: ["\(config): revocations.store: \(error)"])
+                    throw .init(lines: ["\(ServingConfiguration.label(config)): revocations.store: \(error)"])
                 }
             }
         } catch {

@@ -22,6 +22,14 @@ struct ServingConfiguration {
         var description: String { lines.joined(separator: "\n") }
     }
 
+    /// `--config none`: no file, every setting from `SIDECAR_*` variables.
+    static let noFile = "none"
+
+    static func configFile(_ argument: String) -> String? { argument == noFile ? nil : argument }
+
+    /// What messages call the configuration.
+    static func label(_ argument: String) -> String { argument == noFile ? "environment" : argument }
+
     /// Reads `file` (resolving secrets, reading key files and the TLS pair),
     /// and builds the sign-in settings exactly as serving them would.
     static func load(file: String, shared: AuthShared) throws(Refusal) -> ServingConfiguration {
@@ -33,7 +41,7 @@ struct ServingConfiguration {
     static func load(file: String, shared makeShared: (Config) throws(Refusal) -> AuthShared) throws(Refusal) -> ServingConfiguration {
         let config: Config
         do {
-            config = try Config.load(file: file)
+            config = try Config.load(file: configFile(file))
         } catch {
             throw Refusal(lines: error.errors.map(\.description))
         }
@@ -41,7 +49,7 @@ struct ServingConfiguration {
         do {
             options.pages = try PageRenderer.load(templates: config.pages.templates)
         } catch {
-            throw Refusal(lines: error.lines.map { "\($0) (pages.templates in \(file))" })
+            throw Refusal(lines: error.lines.map { "\($0) (pages.templates in \(label(file)))" })
         }
         var tlsWarnings: [String] = []
         if let tls = config.tls {
@@ -60,14 +68,14 @@ struct ServingConfiguration {
                         + "plain http (redirect_uri, cookies without Secure); make public_url https://")
                 }
             } catch {
-                throw Refusal(lines: ["\(file): \(error)"])
+                throw Refusal(lines: ["\(label(file)): \(error)"])
             }
         }
         let shared = try makeShared(config)
         do {
             options.auth = try AuthSettings(config: config, shared: shared, pages: options.pages)
         } catch {
-            throw Refusal(lines: ["\(file): \(error)"])
+            throw Refusal(lines: ["\(label(file)): \(error)"])
         }
         let descriptorWarning = config.limits.maxConnectionsIsDefault ? nil : DescriptorLimit.shortfall(
             maxConnections: config.limits.maxConnections, limits: DescriptorLimit.current())

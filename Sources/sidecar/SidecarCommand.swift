@@ -51,6 +51,10 @@ struct SidecarCommand: ParsableCommand {
           that cannot start)
 
         ENVIRONMENT
+          SIDECAR_<KEY>     sets a key, overriding the file: SIDECAR_ and the key path
+                            upper-cased with . as _ (SIDECAR_SESSION_LIFETIME=7d,
+                            SIDECAR_ACCESS_ALLOWED_EMAIL_DOMAINS=example.com,corp.example);
+                            lists are comma-separated; `--config none` runs without a file
           Any secret value may be env:NAME or file:/path (session.secrets,
           apple.private_key, revocations.password, revocations.store).
 

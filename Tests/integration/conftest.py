@@ -180,7 +180,7 @@ def _per_test(request):
 class Sidecar:
     """One running `sidecar run --config F` process."""
 
-    def __init__(self, config_path, port, admin_port, workdir, args=None, preexec=None):
+    def __init__(self, config_path, port, admin_port, workdir, args=None, preexec=None, env=None):
         self.config_path, self.port, self.admin_port = config_path, port, admin_port
         self.out_path, self.err_path = workdir / "stdout.log", workdir / "stderr.log"
         self.stopped = False
@@ -188,7 +188,8 @@ class Sidecar:
         cmd = [str(sidecar_binary())] + [a.replace("{config}", str(config_path)) for a in args]
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                         preexec_fn=preexec)
+                                         preexec_fn=preexec,
+                                         env=None if env is None else {**os.environ, **env})
         self.pid = self.proc.pid
 
     def output(self):
@@ -295,9 +296,12 @@ def base_config(upstream, keydir):
 
 @pytest.fixture
 def start_sidecar(request, base_config, tmp_path):
-    """start_sidecar(overrides=None, text=None, ready=True, args=None, port=None, preexec=None) -> Sidecar.
+    """start_sidecar(overrides=None, text=None, ready=True, args=None, port=None, preexec=None,
+    env=None) -> Sidecar.
 
     `args` replaces `run --config {config}` ({config} is the written file's path).
+    `env` adds variables to the sidecar's environment: a dict, or a function of the config
+    dict (to reach the ports chosen for it).
     `overrides` is deep-merged into the base config (None removes a key); `text` replaces
     the YAML entirely. Every started sidecar is stopped after the test, and its output is
     attached to the report of a failing test.
@@ -305,7 +309,7 @@ def start_sidecar(request, base_config, tmp_path):
     started = []
     request.node._sidecars = started
 
-    def start(overrides=None, text=None, ready=True, args=None, port=None, preexec=None):
+    def start(overrides=None, text=None, ready=True, args=None, port=None, preexec=None, env=None):
         # free_port() can race with other processes on the machine: when the ports were ours
         # to pick and the sidecar lost that race (exit 2, "address already in use"), pick again.
         fixed_ports = port is not None or text is not None or not ready
@@ -316,7 +320,8 @@ def start_sidecar(request, base_config, tmp_path):
             config = merge(base_config(chosen, admin_port), overrides)
             path = workdir / "sidecar.yaml"
             path.write_text(text if text is not None else to_yaml(config) + "\n")
-            sc = Sidecar(path, chosen, admin_port, workdir, args, preexec)
+            extra_env = env(config) if callable(env) else env
+            sc = Sidecar(path, chosen, admin_port, workdir, args, preexec, extra_env)
             sc.config = config
             started.append(sc)
             if not ready:
