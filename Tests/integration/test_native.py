@@ -24,7 +24,8 @@ def test_ios_sign_in_answers_a_bearer_session_token(app):
     r = post_native(sc, body_of(cred, firstName="Maria", lastName="Ruiz"))
     assert r.status == 200, r.body
     answer = r.json()
-    assert set(answer) == {"token", "expires_at", "user"}
+    assert set(answer) == {"token", "expires_at", "session_expires_at", "user"}
+    assert answer["expires_at"] <= answer["session_expires_at"]
     assert answer["user"] == {"id": cred["user"], "email": "maria.ruiz@example.com", "name": "Maria Ruiz"}
     assert time.time() < answer["expires_at"] <= time.time() + 24 * 3600 + 5
     me = sc.request("GET", "/.auth/me", bearer(answer["token"])).json()
@@ -323,6 +324,21 @@ def test_forged_nonces_are_refused(app, forge):
     else:
         nonce = new_nonce(sc)[:-6]
     refused(post_native(sc, body_of(device(apple, nonce=nonce), nonce=nonce)), 401, "nonce_invalid")
+
+
+def test_a_hashed_nonce_in_the_body_names_the_mix_up(app):
+    """The body carries the nonce as /native/nonce gave it; only Apple's request may take its
+    SHA-256 hex. A body with the hex gets an error that says so, not a bare nonce_invalid."""
+    import hashlib
+    sc, apple = app
+    nonce = new_nonce(sc)
+    hashed = hashlib.sha256(nonce.encode()).hexdigest()
+    r = post_native(sc, body_of(device(apple, nonce=hashed), nonce=hashed))
+    assert r.status == 400, (r.status, r.body)
+    answer = r.json()
+    assert answer["error"] == "nonce_hashed" and "exactly as /native/nonce gave it" in answer["message"], answer
+    # The same token with the nonce as given signs in: the hex in Apple's request is fine.
+    assert post_native(sc, body_of(device(apple, nonce=hashed), nonce=nonce)).status == 200
 
 
 def test_expired_nonce_is_refused(app):

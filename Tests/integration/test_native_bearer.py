@@ -65,10 +65,11 @@ def test_refresh_reseals_with_a_new_idle_deadline_and_the_old_token_expires(star
     r = sc.request("POST", "/.auth/native/refresh", bearer(first["token"]))
     assert r.status == 200, r.body
     second = r.json()
-    assert set(second) == {"token", "expires_at", "user"} and second["user"] == first["user"]
+    assert set(second) == {"token", "expires_at", "session_expires_at", "user"} and second["user"] == first["user"]
     assert second["token"] != first["token"] and second["expires_at"] >= first["expires_at"] + 2
     me_after = sc.request("GET", "/.auth/me", bearer(second["token"])).json()
-    assert me_after["id"] == me_before["id"] and me_after["expires_at"] == me_before["expires_at"]
+    assert me_after["id"] == me_before["id"] and me_after["session_expires_at"] == me_before["session_expires_at"]
+    assert me_after["expires_at"] == second["expires_at"]  # /me and /native mean the same by expires_at
     # Past the old token's idle deadline: it is refused, the new one lives on.
     time.sleep(max(0, first["expires_at"] - time.time()) + 0.3)
     assert sc.request("GET", "/private", bearer(first["token"])).status == 401

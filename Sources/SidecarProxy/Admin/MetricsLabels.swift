@@ -49,7 +49,7 @@ enum NativeOutcome {
 
     static let labels: [String] = {
         var labels = [
-            "ok", "body_invalid", "identity_token_missing", "nonce_required", "nonce_invalid", "nonce_expired",
+            "ok", "body_invalid", "identity_token_missing", "nonce_required", "nonce_invalid", "nonce_hashed", "nonce_expired",
             "nonce_replayed", "no_id_token", "jwks_unavailable", "code_sub_mismatch", "session_too_large",
             "internal_error", "android_nonce_required", "relay_package_not_listed",
         ]

@@ -117,7 +117,8 @@ extension Authenticator {
             "email_verified": .bool(session.emailVerified),
             "private_email": .bool(session.privateEmail),
             "name": session.name.map(JSONValue.string) ?? .null,
-            "expires_at": .integer(session.expiresAt),
+            "expires_at": .integer(session.credentialExpiresAt),
+            "session_expires_at": .integer(session.expiresAt),
         ]))
         if let cookie = identity.setCookie { answer.extraFields.append(("Set-Cookie", cookie)) }
         answer.userID = session.subject

@@ -12,6 +12,9 @@ extension LoginFailure {
     static let nonceRequired = LoginFailure("nonce_required", 400)
     /// The nonce is not one this sidecar sealed (forged, tampered, another deployment's).
     static let nonceInvalid = LoginFailure("nonce_invalid", 401)
+    /// The body carries the SHA-256 hex of a nonce instead of the nonce as `/native/nonce`
+    /// gave it (only Apple's request may take the hash): the most common mix-up, named.
+    static let nonceHashed = LoginFailure("nonce_hashed", 400)
     /// Sealed by us, but older than `AuthShared.nativeNonceSeconds`.
     static let nonceExpired = LoginFailure("nonce_expired", 401)
     /// Already spent by an earlier sign-in: a replay.

@@ -31,6 +31,7 @@ enum NativeNonces {
         } catch .expired {
             throw .nonceExpired
         } catch {
+            if nonce.utf8.count == 64, Hex.decode(nonce) != nil { throw .nonceHashed }
             throw .nonceInvalid
         }
         let bytes = Array(nonce.utf8)

@@ -7,13 +7,15 @@ import SidecarCrypto
 /// A bearer token is the very value the session cookie carries, sealed under the cookie
 /// name as associated data, so the proxy path opens both with one `SessionOpener`.
 extension Authenticator {
-    /// `{"token", "expires_at", "user": {"id", "email", "name"}}`. `expires_at` is when this
-    /// token stops being accepted — its idle deadline, never after the session's absolute
-    /// expiry — so the app knows when to refresh at the latest.
+    /// `{"token", "expires_at", "session_expires_at", "user": {"id", "email", "name"}}`.
+    /// `expires_at` is when this token stops being accepted unless refreshed — its idle
+    /// deadline, never after the session's absolute end, `session_expires_at` — the same two
+    /// times `/me` answers, so the app knows when to refresh and when to sign in again.
     static func nativeSessionAnswer(token: String, _ session: Session) -> LocalResponse {
         AuthPages.json(200, .object([
             "token": .string(token),
-            "expires_at": .integer(min(session.idleDeadline, session.expiresAt)),
+            "expires_at": .integer(session.credentialExpiresAt),
+            "session_expires_at": .integer(session.expiresAt),
             "user": .object([
                 "id": .string(session.subject),
                 "email": session.email.map(JSONValue.string) ?? .null,
@@ -23,8 +25,16 @@ extension Authenticator {
     }
 
     /// A native endpoint's refusal: `{"error": "<reason>"}` with the status of the reason.
+    /// A sentence for the errors an app developer most often causes, in the JSON answer.
+    private static let nativeHints = [
+        "nonce_hashed": "send the nonce in the body exactly as /native/nonce gave it; only Apple's request "
+            + "(ASAuthorizationAppleIDRequest.nonce) may carry its SHA-256 hex",
+    ]
+
     static func nativeError(_ status: Int, _ reason: String) -> LocalResponse {
-        var answer = AuthPages.json(status, .object(["error": .string(reason)]))
+        var fields: [String: JSONValue] = ["error": .string(reason)]
+        if let hint = nativeHints[reason] { fields["message"] = .string(hint) }
+        var answer = AuthPages.json(status, .object(fields))
         if status == 401 { answer.extraFields.append(("WWW-Authenticate", Array("Bearer realm=\"sidecar\"".utf8))) }
         return answer
     }
@@ -73,4 +83,11 @@ extension Authenticator {
         request.logger.info("native refresh refused", metadata: ["reason": "\(reason)", "status": .stringConvertible(401)])
         return Self.nativeError(401, reason)
     }
+}
+
+extension Session {
+    /// When the credential that carries this session (cookie or bearer token) stops being
+    /// accepted unless used again (a cookie is re-sealed on use, a token refreshed): its idle
+    /// deadline, never after the absolute end. `expires_at` in `/me` and `/native` alike.
+    var credentialExpiresAt: Int64 { min(idleDeadline, expiresAt) }
 }
