@@ -42,17 +42,62 @@ final class SessionCacheTests: XCTestCase {
         XCTAssertEqual(cache.count, 1)
     }
 
-    func testAFullSetAdmitsOnlyASessionSeenBefore() {
+    func testAFullSetAdmitsOnlyASessionSeenBeforeAndInPlaceOfAnEntryWithoutHits() {
         let cache = SessionCache(capacity: 4)  // one set of four ways
         for token in ["t1", "t2", "t3", "t4"] { XCTAssertTrue(cache.admit(entry(token))) }  // free ways
         XCTAssertFalse(cache.admit(entry("t5")), "a first sighting does not evict")
         XCTAssertNil(lookup(cache, "t5"))
-        for token in ["t1", "t2", "t3", "t4"] { XCTAssertNotNil(lookup(cache, token), token) }
         _ = lookup(cache, "t1"); _ = lookup(cache, "t3"); _ = lookup(cache, "t4")
         XCTAssertTrue(cache.admit(entry("t5")), "the second sighting gets in")
         XCTAssertNotNil(lookup(cache, "t5"))
-        XCTAssertNil(lookup(cache, "t2"), "instead of the least recently used")
+        XCTAssertNil(lookup(cache, "t2"), "instead of the one entry without hits")
+        for token in ["t1", "t3", "t4"] { XCTAssertNotNil(lookup(cache, token), token) }
         XCTAssertEqual(cache.count, 4)
+        XCTAssertFalse(cache.admit(entry("t6")))
+        XCTAssertFalse(cache.admit(entry("t6")), "seen, but every entry has earned its place")
+        XCTAssertNil(lookup(cache, "t6"))
+    }
+
+    /// More users in turn than the cache holds: plain LRU (or admission that evicts any
+    /// entry) replaces every entry before its user comes back and never hits. Entries that
+    /// hit stay, so about capacity ÷ users of the requests hit once it settles.
+    func testUsersCyclingThroughMoreThanTheCacheHoldsStillHit() {
+        let cache = SessionCache(capacity: 256, mixKeys: (0x0123_4567_89ab_cdef, 0x0fed_cba9_8765_4321))
+        // Distinct characters 8..<24, where a sealed value carries its random nonce (the mix reads them).
+        let users = (0..<640).map { i -> OpenedSession in
+            let id = String(UInt64(i + 1) &* 0x9E37_79B9_7F4A_7C15, radix: 16)
+            return entry("user----" + String(repeating: "0", count: 16 - id.count) + id + "-rest-of-the-token")
+        }
+        var hits = 0
+        for round in 0..<8 {
+            for user in users {
+                let found = user.withToken { cache.lookup($0) }
+                if found != nil {
+                    if round >= 4 { hits += 1 }
+                } else {
+                    cache.admit(user)
+                }
+            }
+        }
+        let ratio = Double(hits) / Double(4 * users.count)
+        XCTAssertGreaterThan(ratio, 0.25, "256 of 640 users can stay cached (0.4 at best)")
+    }
+
+    /// Hit counts are halved as admissions go on: entries whose users stopped coming give
+    /// way to a new set of regular users.
+    func testEntriesThatStopHittingAgeOut() {
+        let cache = SessionCache(capacity: 4, mixKeys: (0x0123_4567_89ab_cdef, 0x0fed_cba9_8765_4321),
+                                 doorkeeperBits: 1 << 16)
+        let old = ["o1", "o2", "o3", "o4"].map(entry)
+        for e in old { cache.admit(e) }
+        for e in old { _ = e.withToken { cache.lookup($0) } }  // one hit each
+        let newcomer = entry("regular")
+        var admitted = false
+        for i in 0..<40 where !admitted {
+            admitted = cache.admit(newcomer)
+            if !admitted { cache.admit(entry("passer-\(i)")) }
+        }
+        XCTAssertTrue(admitted, "after the counts were halved, a regular gets in")
     }
 
     func testTheDoorkeeperForgetsAfterItsWindow() {

@@ -20,6 +20,14 @@ import SidecarHTTP
 /// of user time per request instead of 11 µs without the churn (Benchmarks/RESULTS.md).
 /// Users who come back within the window get in; one-off sessions do not push them out.
 ///
+/// Nor does a newcomer push out an entry that has earned hits: a full set gives a way only
+/// to a session seen before, and only in place of an entry with no hits since the hit counts
+/// were last halved (every `4 × capacity` admissions: old favourites age out). When more
+/// users cycle through than the cache holds (20,000 in turn through 8,192 entries), plain
+/// LRU replaced every entry before its user came back — no hits at all, and each miss
+/// allocated an entry and evicted another, memory traffic that grew with every worker on
+/// the machine; now a stable share stays cached and hits (capacity ÷ users of them).
+///
 /// Sized in entries; an entry (`OpenedSession`) holds the sealed value, its rendered identity
 /// fields and the session's payload — 985 bytes of RSS for a web session with an Apple
 /// refresh token (measured: Benchmarks/RESULTS.md, "many users"; 1,148 while an entry also
@@ -34,6 +42,11 @@ final class SessionCache {
     private let tags: UnsafeMutableBufferPointer<UInt64>
     /// When each slot was last used, in `clock` ticks (for the least recently used).
     private let used: UnsafeMutableBufferPointer<UInt32>
+    /// Hits of each slot's entry since it was inserted or the counts were last halved
+    /// (saturating): an entry with hits is not given up for a newcomer.
+    private let hits: UnsafeMutableBufferPointer<UInt8>
+    /// Admissions of full sets since the hit counts were last halved.
+    private var admissionsSinceAging = 0
     private var clock: UInt32 = 0
     private let setMask: Int
     /// The doorkeeper's bits (`doorkeeperBits`, a power of two) and how many sessions it took
@@ -62,6 +75,8 @@ final class SessionCache {
         tags.initialize(repeating: 0)
         used = .allocate(capacity: size)
         used.initialize(repeating: 0)
+        hits = .allocate(capacity: size)
+        hits.initialize(repeating: 0)
         waysPerSet = min(Self.ways, size)
         setMask = size / waysPerSet - 1
         // 32 bits per entry: after 4 × capacity sessions, 2 probes give ~5 % false positives.
@@ -80,6 +95,7 @@ final class SessionCache {
         slots.deallocate()
         tags.deallocate()
         used.deallocate()
+        hits.deallocate()
         seen.deallocate()
     }
 
@@ -94,6 +110,7 @@ final class SessionCache {
             if entry.withToken({ ConstantTime.equals($0, token) }) {
                 clock &+= 1
                 used[index] = clock
+                if hits[index] != .max { hits[index] &+= 1 }
                 return entry
             }
         }
@@ -110,30 +127,45 @@ final class SessionCache {
             if slots[index] == nil { victim = index; break }
             if clock &- used[index] > clock &- used[victim] { victim = index }  // older (ages wrap)
         }
-        if slots[victim] == nil { count += 1 }
-        slots[victim] = entry
-        tags[victim] = tag
-        clock &+= 1
-        used[victim] = clock
+        place(entry, tag: tag, at: victim)
     }
 
-    /// Keeps `entry` if its set has a free way or its token was seen since the doorkeeper
-    /// was last emptied (then instead of the set's least recently used entry); otherwise
-    /// only remembers that it was seen. Returns whether it was kept.
+    private func place(_ entry: OpenedSession, tag: UInt64, at index: Int) {
+        if slots[index] == nil { count += 1 }
+        slots[index] = entry
+        tags[index] = tag
+        clock &+= 1
+        used[index] = clock
+        hits[index] = 0
+    }
+
+    /// Keeps `entry` in a free way of its set; in a full set, only if its token was seen since
+    /// the doorkeeper was last emptied and some way holds an entry without hits (then instead
+    /// of the least recently used of those). Otherwise only remembers that it was seen.
+    /// Returns whether it was kept.
     @discardableResult
     func admit(_ entry: OpenedSession) -> Bool {
         let tag = entry.withToken { mix(of: $0) }
         let first = (Int(truncatingIfNeeded: tag >> 32) & setMask) * waysPerSet
-        var full = true
-        for index in first..<(first + waysPerSet) where slots[index] == nil {
-            full = false
-            break
+        var victim = -1
+        for index in first..<(first + waysPerSet) {
+            if slots[index] == nil {
+                place(entry, tag: tag, at: index)
+                return true
+            }
+            if hits[index] == 0, victim < 0 || clock &- used[index] > clock &- used[victim] { victim = index }
         }
-        if full, !wasSeen(tag) {
+        admissionsSinceAging += 1
+        if admissionsSinceAging >= seenLimit {
+            admissionsSinceAging = 0
+            for index in hits.indices { hits[index] >>= 1 }
+        }
+        guard wasSeen(tag) else {
             markSeen(tag)
             return false
         }
-        insert(entry)
+        guard victim >= 0 else { return false }  // every way has earned its place
+        place(entry, tag: tag, at: victim)
         return true
     }
 
