@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SIGTERM under load (issue 8) — not a test: wrk -c256 against the sidecar (public paths,
+# SIGTERM under load — not a test: wrk -c256 against the sidecar (public paths,
 # keep-alive) in front of an nginx upstream; SIGTERM at DRAIN_AFTER seconds; wrk's socket
 # errors are printed. `read` errors are requests the sidecar received and did not answer (the
 # target is 0); `connect` errors are new connections refused once the listener is closed.

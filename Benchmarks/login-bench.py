@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Login throughput probe (SPEC §8: a complete login against the local emulator ≥ 500/s).
+"""Login throughput probe (target: ≥ 500 complete logins/s against the local
+emulator).
 
 Starts `sidecar emulator` (its own process, one event-loop thread, --auto-approve) and, for
 each --workers value, a sidecar with that many workers whose apple.base_url is the emulator.
@@ -11,7 +12,7 @@ Then, per sidecar:
              (cached) its client secret, exchanges the code at the emulator's /auth/token,
              verifies the RS256 id_token and seals the session → 303 + session cookie.
   callback : the first two steps done beforehand for a batch of logins; then only the
-             callbacks, as fast as the threads go — the step SPEC §8 names ("callback + code
+             callbacks, as fast as the threads go — the step the target names ("callback + code
              exchange + id_token verification").
 
 For each it prints logins/s and the CPU milliseconds per login spent by the sidecar, the
@@ -279,7 +280,7 @@ def main():
             servers.close()
     print()
     for w, r in summary:
-        print("workers %d: %.0f full logins/s, %.0f callbacks/s (target >= 500/s, SPEC §8)"
+        print("workers %d: %.0f full logins/s, %.0f callbacks/s (target >= 500/s)"
               % (w, r["full"], r["callback"]))
 
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Login throughput probe (SPEC §8: ≥ 500 complete logins/s against the local emulator) —
+# Login throughput probe (target: ≥ 500 complete logins/s against the local emulator) —
 # not a test. Builds the release binary unless SIDECAR_BIN is set, then runs
 # Benchmarks/login-bench.py (its options pass through: --workers 1,2 --duration 10 --clients 16).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -z "${SIDECAR_BIN:-}" ]; then
-  # Static Swift runtime and Foundation: ~6 MiB less RSS than the shared libraries (SPEC §8 memory).
+  # Static Swift runtime and Foundation: ~6 MiB less RSS than the shared libraries.
   echo "== swift build -c release --static-swift-stdlib --product sidecar"
   swift build -c release --static-swift-stdlib --product sidecar >/dev/null
   SIDECAR_BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)/sidecar

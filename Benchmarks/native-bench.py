@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Native sign-in throughput probe (issue 9: native sign-ins per second with the emulator) —
+"""Native sign-in throughput probe (native sign-ins per second with the emulator) —
 not a test. Same set-up and CPU accounting as login-bench.py: `sidecar emulator` (one loop
 thread) registering the bundle id, and a sidecar per --workers value with it in
 apple.native_audiences. Then, per sidecar:

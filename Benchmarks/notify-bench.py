@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Apple server-to-server notifications per second (issue 10) — not a test.
+"""Apple server-to-server notifications per second — not a test.
 
 `sidecar emulator` signs the notifications (RS256, as Apple does: `POST /emulator/notify`,
 a fresh `jti` each); a sidecar with one worker verifies and applies them. Per store

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Proxy benchmark (SPEC §8) — not a test. On this machine, in one run, wrk against:
+# Proxy benchmark — not a test. On this machine, in one run, wrk against:
 #   direct  : nginx `return 200` (the upstream itself, 1 worker, access_log off)
 #   nginx   : nginx 1 worker proxy_pass to it (keepalive 64, HTTP/1.1 upstream)
 #   sidecar : the release-built sidecar (workers: 1, log.access: false, public_paths: /**)
@@ -363,7 +363,7 @@ for c in "${CASES[@]}"; do  # every proxy case against nginx proxy_pass and dire
   fi
   if has_case nginx; then compare "$c" nginx; fi
   if [ "$c" = auth ] && has_case nginxcookie; then compare auth nginxcookie; fi
-  # Assertion on vs off (issue 12): within 10 % of the same requests without it.
+  # Assertion on vs off: within 10 % of the same requests without it.
   if [ "$c" = authassert ] && has_case auth; then compare authassert auth 0.90; fi
   if has_case direct; then
     awk -v c="$c" -v s="${P99[$c]}" -v d="${P99[direct]}" \
@@ -388,10 +388,10 @@ idle_rss() {  # idle_rss NAME PORT PID
 echo
 has_case sidecar && idle_rss sidecar "$SIDECAR_PORT" "$SIDECAR_PUBLIC_PID"
 idle_rss nginx "$NGINX_PORT" "$(nginx_worker_pid "$NGINX_PROXY_PID")"
-echo "(target: sidecar <= 30 MB RSS with 1,000 open keep-alive connections, SPEC §8)"
+echo "(target: sidecar <= 30 MB RSS with 1,000 open keep-alive connections)"
 if declare -F session_memory_report >/dev/null; then session_memory_report; fi
 if declare -F session_latency_report >/dev/null; then session_latency_report; fi
-echo "(logins per second, SPEC §8: Benchmarks/login-bench.sh)"
+echo "(logins per second: Benchmarks/login-bench.sh)"
 if [ -n "${PROFILE_REPORT:-}" ]; then
   echo; echo "== perf profile of $BENCH_PROFILE (round 1, self time, top 40):"; cat "$PROFILE_REPORT"
 fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How fast a revocation made at one replica is known at another (issue 11) — not a test.
+"""How fast a revocation made at one replica is known at another — not a test.
 
 A real redis-server, the emulator and two sidecars (A, B) sharing the cookie secret and a
 `redis://` store. For each of COUNT users: sign in at A, check the cookie opens at B, log out at

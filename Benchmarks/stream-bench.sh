@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Streaming benchmark (issues 14 and 16) — not a test: one 200 MB response (SIZE_MB) through
+# Streaming benchmark — not a test: one 200 MB response (SIZE_MB) through
 # the sidecar and through nginx proxy_pass, from an nginx upstream serving the file from the
 # page cache (sendfile), read by curl into /dev/null; ROUNDS alternating rounds, the servers on
 # CPU 0 and curl on CPU 1. Prints GB/s per round and the medians.

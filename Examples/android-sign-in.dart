@@ -1,4 +1,4 @@
-// Documentation, not built: a Flutter app signing in through the sidecar on Android (SPEC §4.10)
+// Documentation, not built: a Flutter app signing in through the sidecar on Android
 // with the `sign_in_with_apple` package. On iOS/macOS the same call uses the native sheet and
 // the token's audience is the bundle id (apple.native_audiences); on Android it runs Apple's
 // web flow with the Services ID, and the sidecar's relay brings the result back to the app.

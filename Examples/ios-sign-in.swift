@@ -1,4 +1,5 @@
-// Documentation, not built: an iOS/macOS app signing in through the sidecar (SPEC §4.5).
+// Documentation, not built: an iOS/macOS app signing in through the sidecar
+// (Docs/native-apps.md explains each step).
 //
 //   GET  /.auth/native/nonce     → {"nonce", "expires_at"}       (single use, 10 minutes)
 //   Sign in with Apple on the device, with that nonce

@@ -1,4 +1,4 @@
-# Authenticated proxying (SPEC §8 first target), sourced by proxy-bench.sh:
+# Authenticated proxying (the first performance target), sourced by proxy-bench.sh:
 # the sidecar with NO public paths and the session cookie of one real login through the
 # emulator (lib/auth-login.sh); wrk then sends that cookie and a
 # spoofed X-Auth-User-Id on every request (so the session is opened, the spoofed header

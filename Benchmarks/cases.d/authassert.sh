@@ -1,4 +1,4 @@
-# "Assertion on vs off" (issue 12, SPEC §4.9): the auth case's very requests (its session
+# "Assertion on vs off" (Benchmarks/RESULTS.md): the auth case's very requests (its session
 # cookie, a spoofed X-Auth-User-Id) to a second sidecar that differs only by
 # `assertion.enabled: true`, so every forwarded request also carries a signed ES256 assertion
 # (X-Auth-Assertion, ~600 bytes more per upstream head). Signing is once per session per

@@ -1,4 +1,4 @@
-# The Redis store (issue 11), sourced by proxy-bench.sh after auth.sh (whose login cookie,
+# The Redis store, sourced by proxy-bench.sh after auth.sh (whose login cookie,
 # emulator and sidecar config it reuses; every sidecar here shares SESSION_SECRET):
 #   redis       : the auth case's sidecar with `revocations.store: redis://` — the per-request
 #                 cost of the shared store against `auth` (memory) in the same run

@@ -1,4 +1,4 @@
-# Many users (issue 14), sourced by proxy-bench.sh: N distinct real sessions sent one per
+# Many users, sourced by proxy-bench.sh: N distinct real sessions sent one per
 # request in turn (Benchmarks/sessions.lua), to the sidecar and to two peers sent the very same
 # requests — nginx proxy_pass and haproxy (nbthread 1, http-reuse always) — each adding the
 # sidecar's forwarding header set (X-Forwarded-For/-Proto/-Host, X-Request-Id) and removing the

@@ -1,4 +1,4 @@
-# "TLS: sidecar vs nginx, both terminating TLS, keep-alive, authenticated" (issue 12):
+# "TLS: sidecar vs nginx, both terminating TLS, keep-alive, authenticated" (Benchmarks/RESULTS.md):
 #   tls      : a sidecar serving HTTPS itself (tls.cert_file/key_file, ECDSA P-256 certificate),
 #              no public paths, the auth case's session cookie and spoofed header
 #   nginxtls : nginx 1 worker terminating TLS with the same certificate (TLS 1.2/1.3, session

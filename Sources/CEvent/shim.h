@@ -1,7 +1,7 @@
 #ifndef SIDECAR_CEVENT_SHIM_H
 #define SIDECAR_CEVENT_SHIM_H
 // glibc headers first: Debian's event2/event-config.h defines _GNU_SOURCE, which would
-// otherwise change fd_set inside this module and clash with Glibc's (NOTES, "Pitfall").
+// otherwise change fd_set inside this module and clash with Glibc's.
 #include <sys/types.h>
 #include <sys/select.h>
 #include <sys/time.h>

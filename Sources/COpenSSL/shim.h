@@ -23,7 +23,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-// Macros and expression constants Swift cannot import (NOTES-libevent-openssl.md).
+// Macros and expression constants Swift cannot import, as static inline functions it can.
 static inline long sidecar_BIO_get_mem_data(BIO *b, char **pp) { return BIO_get_mem_data(b, pp); }
 static inline void sidecar_OPENSSL_free(void *p) { OPENSSL_free(p); }
 static inline int sidecar_EVP_PKEY_PUBLIC_KEY(void) { return EVP_PKEY_PUBLIC_KEY; }

@@ -1,7 +1,7 @@
-/// The sidecar's configuration, read from `sidecar.yaml` (SPEC §3).
+/// The sidecar's configuration, read from `sidecar.yaml`.
 ///
 /// Build one with `Config.load(file:)` (or `Config.parse(yaml:…)` in tests). Every key of
-/// SPEC §3 is here, typed, with its documented default already applied; secrets
+/// `sidecar.yaml` is here, typed, with its documented default already applied; secrets
 /// (`env:`/`file:` references) are resolved and key files read at load time.
 public struct Config: Sendable {
     /// The file this configuration came from (used in messages).
@@ -178,8 +178,8 @@ public struct Config: Sendable {
         public var pii: Bool
     }
 
-    /// SPEC §4.12. The templates are read and checked by the proxy's page renderer (at start
-    /// and on SIGHUP); here only the directory is.
+    /// The pages people see. The templates are read and checked by the proxy's page
+    /// renderer (at start and on SIGHUP); here only the directory is.
     public struct Pages: Sendable, Equatable {
         /// Browser navigations without a session get the sign-in page instead of the redirect.
         public var signIn = false

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The keys of SPEC §3, their defaults and the rules between them.
+/// The keys of `sidecar.yaml`, their defaults and the rules between them.
 ///
 /// Reading a key declares it; values that fail are reported by the reader and the key falls
 /// back to its default so that later rules still run and every error is collected.

@@ -1,6 +1,6 @@
 import Glibc
 
-/// The process's file-descriptor limit (`RLIMIT_NOFILE`), SPEC §3 "File descriptors".
+/// The process's file-descriptor limit (`RLIMIT_NOFILE`).
 public enum DescriptorLimit {
     public struct Limits: Sendable, Equatable {
         public var soft: UInt64

@@ -1,6 +1,6 @@
 import SidecarHTTP
 
-/// What happens to a request before anything reaches the upstream (SPEC §4.3). The one
+/// What happens to a request before anything reaches the upstream. The one
 /// place where sidecar endpoints, public paths and the authenticator decide.
 final class AccessPolicy {
     enum Decision {
@@ -61,12 +61,12 @@ final class AccessPolicy {
     }
 
     /// A status the proxy answers itself: the error page for browsers, one plain line for
-    /// API clients (SPEC §4.12 covers pages, not API answers).
+    /// API clients (a program reads the status, not a page).
     func localError(_ status: Int, _ head: HTTPRequestHead, path: [UInt8]) -> LocalResponse {
         isAPIClient(head, path: path) ? .plain(status) : pages.proxyError(status)
     }
 
-    /// SPEC §4.3: browsers are redirected (GET/HEAD), or with `pages.sign_in` get the sign-in
+    /// Browsers are redirected (GET/HEAD), or with `pages.sign_in` get the sign-in
     /// page, or (other methods) the sign-in-required page; API clients get 401 JSON with a
     /// Bearer challenge.
     private func unauthenticated(_ head: HTTPRequestHead, path: [UInt8]) -> LocalResponse {

@@ -29,7 +29,7 @@ public struct ProxyOptions: Sendable {
         "X-Auth-User-Id", "X-Auth-Email", "X-Auth-Email-Verified", "X-Auth-Private-Email",
         "X-Auth-Name", "X-Auth-Assertion",
     ]
-    /// The sidecar's own pages: built-in or the operator's `pages.templates` (SPEC §4.12).
+    /// The sidecar's own pages: built-in or the operator's `pages.templates`.
     public var pages: PageRenderer = .builtIn
     /// `pages.sign_in`: browser navigations without a session get the sign-in page (401)
     /// instead of the redirect to the login.

@@ -29,7 +29,7 @@ final class RequestRewriter {
 
     /// Forwarding and routing fields an upstream framework may believe (Rack's `Forwarded`,
     /// IIS's `X-Original-URL`, Spring's `X-Forwarded-Prefix`, …): only a trusted proxy in
-    /// front may set them (SPEC §3 `trusted_proxies`).
+    /// front may set them (`trusted_proxies`).
     static let forwardingFields = [
         "forwarded", "x-real-ip", "x-original-url", "x-rewrite-url", "x-forwarded-port", "x-forwarded-prefix",
         "x-forwarded-server", "x-forwarded-scheme", "x-forwarded-ssl", "x-host", "x-client-ip", "true-client-ip",

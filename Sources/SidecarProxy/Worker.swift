@@ -207,7 +207,7 @@ final class Worker {
         idleGraceTimer?.schedule(afterMilliseconds: min(Self.drainIdleGraceMs, options.shutdownGraceMs))
     }
 
-    /// Returning memory after a burst (SPEC §8: back within 32 MB of the level before, round
+    /// Returning memory after a burst (back within 32 MB of the level before, round
     /// after round). Connection buffers are malloc'd evbuffer chains, freed when drained, but
     /// glibc keeps freed heap pages in each thread's arena; `malloc_trim(0)` hands the free
     /// pages of every arena back (madvise), so RSS follows the connections down. It runs once

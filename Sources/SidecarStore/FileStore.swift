@@ -1,6 +1,6 @@
 import Synchronization
 
-/// The durable store (`revocations.store: file:/path`, SPEC §6): an append-only log that
+/// The durable store (`revocations.store: file:/path`): an append-only log that
 /// survives restarts and crashes, replayed into memory at open.
 ///
 /// Every change is one record appended with `pwrite` and made durable with `fdatasync`

@@ -31,7 +31,7 @@ public struct PendingForward: Sendable, Equatable {
 
 /// The undelivered forwards in memory (callers hold a lock). Bounded by count and bytes:
 /// a full queue refuses new forwards with `StoreError.forwardQueueFull`, which the caller
-/// logs (SPEC §4.7: never lose one silently). Forwards never expire here; giving up on
+/// logs (never lose one silently). Forwards never expire here; giving up on
 /// one is the forwarder's decision, made by acknowledging it and logging why.
 struct ForwardQueue {
     let maximumCount: Int

@@ -1,7 +1,7 @@
 import Synchronization
 
 /// The default store (`revocations.store: memory`): everything in this process's memory,
-/// lost on restart (SPEC §6). Workers share one; its lock is held for a dictionary update,
+/// lost on restart. Workers share one; its lock is held for a dictionary update,
 /// never for I/O.
 public final class MemoryStore: SynchronousStore {
     public let revocations = RevocationSet()

@@ -64,7 +64,7 @@ public struct RevocationSnapshot: Sendable {
     }
 }
 
-/// The revocations of a store, held in memory by every back-end (SPEC §6: checking a
+/// The revocations of a store, held in memory by every back-end (checking a
 /// session never waits for a disk or the network). A back-end makes a revocation durable
 /// (file) or shared (Redis) first, then records it here; the workers read it through a
 /// `RevocationView`.

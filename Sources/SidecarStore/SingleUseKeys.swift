@@ -8,11 +8,11 @@ public struct ClaimNamespace: RawRepresentable, Hashable, Sendable, CustomString
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
-    /// A login `state` whose callback already ran (§4.2): a replayed form_post is refused.
+    /// A login `state` whose callback already ran: a replayed form_post is refused.
     public static let loginState = ClaimNamespace(rawValue: 1)
-    /// A sealed native nonce already used (§4.5).
+    /// A sealed native nonce already used.
     public static let nativeNonce = ClaimNamespace(rawValue: 2)
-    /// An Apple notification `jti` already handled (§4.7).
+    /// An Apple notification `jti` already handled.
     public static let notificationJTI = ClaimNamespace(rawValue: 3)
 
     static let horizonBit: UInt8 = 0x80

@@ -3,7 +3,7 @@ import SidecarEvent
 /// The answer to a store change: the value, or why it did not happen.
 public typealias StoreCompletion<Value> = (Result<Value, StoreError>) -> Void
 
-/// What the sidecar keeps across requests (SPEC §6): revocations, single-use keys with an
+/// What the sidecar keeps across requests: revocations, single-use keys with an
 /// expiry, and notification forwards not yet delivered. Back-ends: `MemoryStore`,
 /// `FileStore`; a Redis one is to come.
 ///

@@ -1,6 +1,6 @@
 import Glibc
 
-/// Which back-end `openStore` opens (`revocations.store`, SPEC §3).
+/// Which back-end `openStore` opens (`revocations.store`).
 public enum StoreSpec: Sendable, Equatable, CustomStringConvertible {
     /// Per process, lost on restart.
     case memory

@@ -4,7 +4,7 @@ import Glibc
 import SidecarConfig
 import SidecarProxy
 
-/// `sidecar check` — validate a configuration, its key files and secrets (SPEC §2).
+/// `sidecar check` — validate a configuration, its key files and secrets.
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",

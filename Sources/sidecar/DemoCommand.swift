@@ -8,7 +8,7 @@ import SidecarEvent
 import SidecarHTTP
 import SidecarProxy
 
-/// `sidecar demo` — zero set-up (SPEC §2): an ES256 client key and a cookie secret in a
+/// `sidecar demo` — zero set-up: an ES256 client key and a cookie secret in a
 /// temporary directory (removed on every way out, see `DemoDirectory`), the Apple emulator
 /// in-process, a small demo upstream, and the sidecar in front of it, all on loopback. The
 /// sidecar is `http://localhost:<port>` and the emulator `http://127.0.0.1:<port>`: different

@@ -4,7 +4,7 @@ import SidecarApple
 import SidecarCrypto
 import SidecarEvent
 
-/// `sidecar emulator` — the Apple emulator alone (SPEC §9), for operators' integration tests.
+/// `sidecar emulator` — the Apple emulator alone, for operators' integration tests.
 struct EmulatorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "emulator",

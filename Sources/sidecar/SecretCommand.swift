@@ -1,7 +1,7 @@
 import ArgumentParser
 import SidecarCrypto
 
-/// `sidecar secret`: a fresh cookie secret for `session.secrets` (SPEC §2).
+/// `sidecar secret`: a fresh cookie secret for `session.secrets`.
 struct SecretCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "secret",
@@ -16,7 +16,7 @@ struct SecretCommand: ParsableCommand {
     }
 }
 
-/// A failure at run time rather than in the config or usage: exit code 2 (SPEC §2).
+/// A failure at run time rather than in the config or usage: exit code 2.
 struct RuntimeFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }

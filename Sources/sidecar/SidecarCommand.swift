@@ -34,8 +34,9 @@ struct SidecarCommand: ParsableCommand {
 
         FILES
           sidecar.yaml     the configuration (--config; default
-                           ./sidecar.yaml); every key with its default:
-                           the README's configuration section
+                           ./sidecar.yaml); every key with its default
+                           and an example: Docs/configuration.md in the
+                           source tree
           AuthKey_*.p8     Apple's ES256 key that signs client secrets
                            (apple.private_key_file)
 
@@ -51,10 +52,12 @@ struct SidecarCommand: ParsableCommand {
           that cannot start)
 
         ENVIRONMENT
-          SIDECAR_<KEY>     sets a key, overriding the file: SIDECAR_ and the key path
-                            upper-cased with . as _ (SIDECAR_SESSION_LIFETIME=7d,
-                            SIDECAR_ACCESS_ALLOWED_EMAIL_DOMAINS=example.com,corp.example);
-                            lists are comma-separated; `--config none` runs without a file
+          SIDECAR_<KEY>    sets a key, overriding the file: SIDECAR_ and the
+                           key path upper-cased with . as _; a list is
+                           comma-separated; `--config none` runs without
+                           a file. For example:
+                           SIDECAR_SESSION_LIFETIME=7d
+                           SIDECAR_ACCESS_ALLOWED_EMAIL_DOMAINS=example.com
           Any secret value may be env:NAME or file:/path (session.secrets,
           apple.private_key, revocations.password, revocations.store).
 

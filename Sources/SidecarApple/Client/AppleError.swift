@@ -54,6 +54,6 @@ public enum AppleError: Error, Equatable, Sendable {
         }
     }
 
-    /// True when the failure was a timeout (SPEC §4.2: 504 rather than 502).
+    /// True when the failure was a timeout (a 504 for the client rather than a 502).
     public var isTimeout: Bool { self == .transport(.timeout) }
 }

@@ -1,4 +1,4 @@
-/// Apple's token, revoke and keys endpoints (APPLE.md) over an `AppleHTTPClient`.
+/// Apple's token, revoke and keys endpoints over an `AppleHTTPClient`.
 /// Completions run once on the client's loop thread. Secrets are only ever sent, never logged.
 public final class AppleTokenAPI {
     public enum TokenTypeHint: String, Sendable {

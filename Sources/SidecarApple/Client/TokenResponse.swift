@@ -1,6 +1,6 @@
 import Foundation
 
-/// Apple's token endpoint answer (APPLE.md "Token endpoint"). Every field is optional on the
+/// Apple's token endpoint answer. Every field is optional on the
 /// wire; callers decide what they require (e.g. a missing id_token is Apple's fault → 502).
 public struct TokenResponse: Equatable, Sendable {
     public var accessToken: String?

@@ -47,7 +47,7 @@ extension AppleEmulator {
     func control(_ request: ServiceRequest, respond: @escaping (ServiceResponse) -> Void) {
         switch (request.method, request.path) {
         case ("GET", "/emulator"), ("GET", "/emulator/"), ("HEAD", "/emulator"), ("HEAD", "/emulator/"):
-            // A browser gets the console (SPEC §9); scripts and tests keep the endpoint list.
+            // A browser gets the console; scripts and tests keep the endpoint list.
             let wantsPage = request.headers("accept").contains { $0.lowercased().contains("text/html") }
             respond(wantsPage ? console() : .text(200, Self.controlHelp))
         case ("POST", EmulatorConsole.actionPath):

@@ -2,7 +2,7 @@ import Glibc
 import SidecarCrypto
 import SidecarEvent
 
-/// What an operator needs to test the account lifecycle in CI (SPEC §9): a user's consent
+/// What an operator needs to test the account lifecycle in CI: a user's consent
 /// revoked (their refresh tokens then fail with `invalid_grant`), a signed notification of any
 /// type built — and, with `"url"`, delivered — as Apple sends them, and the log of what
 /// `/auth/revoke` received.

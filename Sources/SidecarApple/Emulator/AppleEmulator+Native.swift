@@ -1,8 +1,8 @@
 import SidecarCrypto
 import SidecarEvent
 
-/// What an iOS or macOS device gets from `ASAuthorizationAppleIDProvider` (APPLE.md "Native
-/// apps"), without a device: an identity token whose `aud` is the app's bundle id and an
+/// What an iOS or macOS device gets from `ASAuthorizationAppleIDProvider`,
+/// without a device: an identity token whose `aud` is the app's bundle id and an
 /// authorization code bound to no redirect URI, so the app's server must exchange it with
 /// `client_id` = the bundle id and no `redirect_uri` — the token endpoint refuses anything else.
 extension AppleEmulator {

@@ -2,7 +2,7 @@ import Logging
 import SidecarCrypto
 import SidecarEvent
 
-/// A local stand-in for `appleid.apple.com` (SPEC §9): the authorization page and its
+/// A local stand-in for `appleid.apple.com`: the authorization page and its
 /// `form_post`, the token endpoint with ES256 client-secret verification, the RS256 JWKS,
 /// revocation, and test-control endpoints under `/emulator/`. Strict like Apple: it is the
 /// test double relying parties are tested against.

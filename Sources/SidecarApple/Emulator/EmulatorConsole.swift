@@ -2,7 +2,7 @@ import SidecarCrypto
 import SidecarEvent
 import SidecarHTTP
 
-/// The console at `GET /emulator` (SPEC §9): the design of the sidecar's pages, one form per
+/// The console at `GET /emulator`: the design of the sidecar's pages, one form per
 /// control, every form a same-origin POST to `actionPath`. Builds HTML only; what a form does
 /// is `AppleEmulator+Console`.
 enum EmulatorConsole {

@@ -11,7 +11,7 @@ struct GrantedIdentity: Sendable {
 /// An issued authorization code (single use, short-lived).
 struct IssuedCode {
     var clientID: String
-    /// nil for a native app's code (APPLE.md: then `redirect_uri` is omitted at the token endpoint).
+    /// nil for a native app's code (Apple's token endpoint then takes no `redirect_uri`).
     var redirectURI: String?
     var codeChallenge: String?
     var nonce: String?

@@ -1,4 +1,4 @@
-/// `limits.sign_in_rate` and `limits.sign_in_burst` (SPEC §3): how many requests one client
+/// `limits.sign_in_rate` and `limits.sign_in_burst`: how many requests one client
 /// address may make to the sign-in endpoints — a token bucket of `burst` tokens refilled at
 /// `count` per `periodSeconds`.
 public struct SignInRate: Sendable, Equatable, CustomStringConvertible {

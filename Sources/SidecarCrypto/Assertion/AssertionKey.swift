@@ -1,4 +1,4 @@
-/// The P-256 key that signs identity assertions (SPEC §4.9), with its stable `kid`: the
+/// The P-256 key that signs identity assertions, with its stable `kid`: the
 /// RFC 7638 JWK thumbprint, so the same key always has the same id — across restarts,
 /// replicas and reloads — and a new key never reuses an old id.
 public struct AssertionKey: Sendable {

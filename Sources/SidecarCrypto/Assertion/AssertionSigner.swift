@@ -1,4 +1,4 @@
-/// Signs the identity assertion of SPEC §4.9: an ES256 JWT with header
+/// Signs the identity assertion: an ES256 JWT with header
 /// `{alg: ES256, kid, typ: JWT}` and claims `iss`, `aud`, `sub`, `email`, `email_verified`,
 /// `name`, `sid`, `jti`, `iat`, `exp`. Absent values (`email`, `name`) are left out rather
 /// than sent as null. Immutable and shared by every worker; `AssertionCache` keeps what it

@@ -1,4 +1,4 @@
-/// Authenticated encryption of small values for cookies and tokens (SPEC §5).
+/// Authenticated encryption of small values for cookies and tokens.
 ///
 /// Envelope (then base64url without padding):
 /// `version (1) ‖ key id (4) ‖ nonce (12) ‖ AES-256-GCM ciphertext ‖ tag (16)`.

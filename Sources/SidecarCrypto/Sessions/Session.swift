@@ -1,4 +1,4 @@
-/// A signed-in user's session, sealed into the session cookie or a bearer token (SPEC §5).
+/// A signed-in user's session, sealed into the session cookie or a bearer token.
 /// Times are Unix seconds.
 public struct Session: Sendable, Equatable {
     public static let formatVersion: UInt8 = 1
@@ -18,7 +18,7 @@ public struct Session: Sendable, Equatable {
     public var name: String?
     public var issuedAt: Int64
     /// The milliseconds within `issuedAt`'s second (0 for sessions sealed before they were
-    /// recorded): Apple's revocations are compared in milliseconds (SPEC §4.7).
+    /// recorded): Apple's revocations are compared in milliseconds.
     public var issuedAtMillis: UInt16 = 0
     /// When the session was issued, in Unix milliseconds.
     public var issuedAtMs: Int64 { issuedAt &* 1000 &+ Int64(issuedAtMillis) }

@@ -1,4 +1,4 @@
-/// The one upgrade a proxy in front of an application passes on (SPEC §4.3). An upgrade to
+/// The one upgrade a proxy in front of an application passes on. An upgrade to
 /// anything else — `h2c` above all — would hand the client a connection the proxy no longer
 /// reads, so every later request on it would bypass the access decision (h2c smuggling).
 extension HTTPHead {

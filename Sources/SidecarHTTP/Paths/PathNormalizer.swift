@@ -10,7 +10,7 @@ public enum PathNormalizationError: Error, Sendable, Hashable {
     case dotSegmentWithParameters
 }
 
-/// Path normalization of SPEC §4.3: the form access decisions are made on and that is
+/// Path normalization: the form access decisions are made on and that is
 /// forwarded. Percent-encoded unreserved characters are decoded (`%2e` → `.`, `%7E` → `~`),
 /// other escapes are kept with upper-case hex (`%2f` → `%2F`, still not a separator), bytes
 /// that may not appear raw in a path are percent-encoded, and dot segments are removed

@@ -1,4 +1,4 @@
-/// Redirect-target validation of SPEC §6, compiled once from configuration.
+/// Redirect-target validation, compiled once from configuration.
 ///
 /// A target is accepted when it is made only of characters a URI may contain (so no ASCII
 /// or Unicode whitespace, no control character, no backslash, nothing non-ASCII: Unicode
@@ -141,7 +141,8 @@ public struct RedirectPolicy: Sendable, Hashable {
     }
 }
 
-/// SPEC §6 as one pure function: `raw` if it is a safe redirect target, else nil (use `/`).
+/// Redirect-target validation as one pure function: `raw` if it is a safe redirect target,
+/// else nil (use `/`).
 /// Prefer compiling a `RedirectPolicy` once when checking many targets.
 public func safeRedirectTarget(raw: String, publicOrigin: String, allowedHosts: [String]) -> String? {
     RedirectPolicy(publicOrigin: publicOrigin, allowedHosts: allowedHosts).safeTarget(raw)

@@ -24,7 +24,7 @@ public struct HeadWriter: Sendable {
     // MARK: start lines
 
     /// `METHOD SP normalized-path [? query] SP HTTP/1.1 CRLF` for the upstream. The path is
-    /// normalized (SPEC §4.3); an absolute-form target is sent in origin form.
+    /// normalized; an absolute-form target is sent in origin form.
     public mutating func appendRequestLine(for head: HTTPRequestHead) throws(PathNormalizationError) {
         let mark = bytes.count
         head.storage.withUnsafeBytes { buf in

@@ -1,5 +1,5 @@
-/// The one small design of every HTML page the sidecar and its emulator serve (SPEC §4.12,
-/// §9): system fonts, readable on a phone, a dark variant, nothing fetched from elsewhere.
+/// The one small design of every HTML page the sidecar and its emulator serve:
+/// system fonts, readable on a phone, a dark variant, nothing fetched from elsewhere.
 /// Here rather than in the proxy so the emulator's console (a layer below) looks the same.
 ///
 /// The style sheet is a constant so each server hashes it once for its

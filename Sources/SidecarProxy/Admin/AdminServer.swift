@@ -4,7 +4,7 @@ import SidecarEvent
 import SidecarHTTP
 import SidecarStore
 
-/// The admin listener (SPEC §7): `GET /healthz`, `GET /readyz` and `GET /metrics`, one
+/// The admin listener: `GET /healthz`, `GET /readyz` and `GET /metrics`, one
 /// request per connection. Runs on the control loop, never on a proxy worker.
 final class AdminServer {
     private let loop: EventLoop

@@ -1,6 +1,6 @@
 import SidecarStore
 
-/// The store's part of `/metrics` (SPEC §6, §7): its state, what it holds, and for the file
+/// The store's part of `/metrics`: its state, what it holds, and for the file
 /// store the fsyncs every durable answer waits for.
 enum StoreMetricsExposition {
     static func render(_ store: (any StoreBackend)?) -> String {

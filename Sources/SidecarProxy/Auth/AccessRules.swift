@@ -1,7 +1,7 @@
 import SidecarConfig
 import SidecarCrypto
 
-/// `access.*` applied to a verified identity at sign-in (SPEC §3, §4.2 step 4).
+/// `access.*` applied to a verified identity at sign-in.
 struct AccessRules: Sendable {
     enum Denial: String {
         case privateRelay = "private_relay"

@@ -5,7 +5,7 @@ import SidecarCrypto
 import SidecarEvent
 import Synchronization
 
-/// A worker's copy of Apple's JWKS (SPEC §4.2 step 3): fetched at start, refreshed every
+/// A worker's copy of Apple's JWKS: fetched at start, refreshed every
 /// `apple.jwks_refresh`, refetched on an unknown `kid` at most once per 60 s; a failed fetch
 /// keeps the last good set and is retried (after 30 s, or sooner — 1, 2, 4 … s — while no set
 /// is held, so a sidecar started before Apple is reachable gets ready soon). Loop thread only. Each worker keeps its own

@@ -1,7 +1,7 @@
 import Foundation
 import SidecarCrypto
 
-/// The display name from the callback's unsigned `user` JSON (SPEC §4.2): only the name is
+/// The display name from the callback's unsigned `user` JSON: only the name is
 /// taken (never the email), each part cleaned of control characters and cut to 256 bytes of
 /// UTF-8, joined as `First Last` or just the part that is present.
 enum AppleUserName {
@@ -22,7 +22,7 @@ enum AppleUserName {
     }
 
     /// `First Last`, or the one part present, each part cleaned; nil when nothing is left.
-    /// Also the rule for the names a native app posts (SPEC §4.5).
+    /// Also the rule for the names a native app posts.
     static func join(first: String?, last: String?) -> String? {
         let parts = [first, last].compactMap { $0 }.map(clean).filter { !$0.isEmpty }
         return parts.isEmpty ? nil : parts.joined(separator: " ")

@@ -26,7 +26,7 @@ final class AssertionSettings: Sendable {
     }
 }
 
-/// The assertion keys of this process across reloads (SPEC §4.9): which key signs now and
+/// The assertion keys of this process across reloads: which key signs now and
 /// which one signed before it, so a SIGHUP that brings a new `assertion.private_key_file`
 /// keeps the previous key published. A key generated because none is configured is kept
 /// for the process: a reload does not rotate it.

@@ -13,7 +13,7 @@ enum AuthPages {
         return pages.loginFailure(failure, loginURL: Array(loginPath.utf8))
     }
 
-    /// 503: the store could not record what the request needed (SPEC §6: never an answer
+    /// 503: the store could not record what the request needed (never an answer
     /// that would be untrue after a restart, never an unchecked acceptance).
     static func storeUnavailable(json: Bool, loginPath: String, pages: PageRenderer) -> LocalResponse {
         if json { return Self.json(503, .object(["error": .string("store_unavailable")])) }

@@ -1,18 +1,18 @@
 import Logging
 import SidecarHTTP
 
-/// The sidecar's own endpoints under `routes.prefix` (SPEC §4).
+/// The sidecar's own endpoints under `routes.prefix`.
 enum AuthEndpoint {
     case login, callback, logout, me, check
-    /// The public keys of the signed assertion (SPEC §4.9).
+    /// The public keys of the signed assertion.
     case jwks
-    /// Native apps (SPEC §4.5): sign-in with an identity token, its nonces, bearer refresh.
+    /// Native apps: sign-in with an identity token, its nonces, bearer refresh.
     case native, nativeNonce, nativeRefresh
-    /// Android's web flow hands its result back to the app (SPEC §4.10).
+    /// Android's web flow hands its result back to the app.
     case androidCallback
-    /// Apple's server-to-server events (SPEC §4.7).
+    /// Apple's server-to-server events.
     case appleNotifications
-    /// Account deletion (SPEC §4.11): Apple's tokens and every session of the user revoked.
+    /// Account deletion: Apple's tokens and every session of the user revoked.
     case revoke
 
     /// The endpoint for a path below the prefix (`/login`, …), or the refusal to send.
@@ -76,7 +76,8 @@ enum RouteRefusal: Error {
 struct EndpointRequest {
     let head: HTTPRequestHead
     let body: [UInt8]
-    /// SPEC §4.3's API-client test: answer JSON instead of pages and redirects.
+    /// The API-client test (JSON `Accept`, `Authorization`, `X-Requested-With`,
+    /// `access.api_paths`): answer JSON instead of pages and redirects.
     let isAPIClient: Bool
     /// The exchange's request id (the client's valid `X-Request-Id` or a generated one), so
     /// an endpoint's log lines can be matched with the access line and the user's report.

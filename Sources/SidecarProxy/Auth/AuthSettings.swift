@@ -31,7 +31,7 @@ public final class AuthSettings: Sendable {
     let verifier: AppleIDTokenVerifier
     let jwksRefreshSeconds: Int64
 
-    // Native apps (SPEC §4.5).
+    // Native apps.
     /// `apple.native_audiences`: the bundle ids whose identity tokens `/native` accepts; empty
     /// means the native endpoints do not exist (404).
     let nativeAudiences: [String]
@@ -39,7 +39,7 @@ public final class AuthSettings: Sendable {
     let nativeVerifier: AppleIDTokenVerifier
     let nativeRequireNonce: Bool
     let nativeNonces: NativeNonceSealer
-    /// `apple.android_packages` (SPEC §4.10): with any, the relay endpoint exists and `/native`
+    /// `apple.android_packages`: with any, the relay endpoint exists and `/native`
     /// also accepts web-flow tokens (`aud` = the Services ID) that carry a sidecar nonce.
     let androidPackages: [String]
     /// `{public_url}{prefix}/android/callback`: the relay's redirect URI, registered at Apple.
@@ -69,10 +69,10 @@ public final class AuthSettings: Sendable {
     let passCookie: Bool
     let logEmails: Bool
     let maxBodyBytes: Int
-    /// `limits.sign_in_rate` (SPEC §3): requests per client address to the sign-in endpoints.
+    /// `limits.sign_in_rate`: requests per client address to the sign-in endpoints.
     let signInRate: SignInRate
 
-    /// The signed identity assertion (SPEC §4.9); nil when `assertion.enabled` is false.
+    /// The signed identity assertion; nil when `assertion.enabled` is false.
     let assertion: AssertionSettings?
     /// What settling the assertion key did (generated, written, rotated), for `run`'s log.
     public var assertionNotes: [String] { assertion?.notes ?? [] }
@@ -81,10 +81,10 @@ public final class AuthSettings: Sendable {
         assertion.map { "ES256, kid \($0.signer.key.keyID), aud \($0.signer.audience), ttl \($0.signer.ttl)s" }
     }
 
-    /// Apple's server-to-server events and where they are forwarded (SPEC §4.7).
+    /// Apple's server-to-server events and where they are forwarded.
     let lifecycle: LifecycleSettings
 
-    /// The sign-in failure, signed-out and account pages (SPEC §4.12); the same renderer as
+    /// The sign-in failure, signed-out and account pages; the same renderer as
     /// `ProxyOptions.pages`.
     let pages: PageRenderer
 

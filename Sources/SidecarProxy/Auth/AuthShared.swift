@@ -3,7 +3,7 @@ import SidecarEvent
 import SidecarStore
 import Synchronization
 
-/// Sign-in state shared by every worker and kept across reloads: the store of SPEC §6
+/// Sign-in state shared by every worker and kept across reloads: the store
 /// (revocations, single-use values, notification forwards). Created once per process; a
 /// reload keeps it, so nothing it holds is lost to a SIGHUP.
 public final class AuthShared: Sendable {
@@ -19,7 +19,7 @@ public final class AuthShared: Sendable {
     /// `session.revalidate`: checks in flight and their outcomes, across workers.
     let revalidations = RevalidationTable()
 
-    /// The assertion keys across reloads (SPEC §4.9): current and previous.
+    /// The assertion keys across reloads: current and previous.
     let assertionKeys: AssertionKeyRing
 
     /// `limits.sign_in_rate`'s buckets, one set for every worker (and kept across reloads),
@@ -37,7 +37,7 @@ public final class AuthShared: Sendable {
     /// A per-process memory store (lost on restart): `sidecar check`, the demo, tests.
     public convenience init() { self.init(store: MemoryStore()) }
 
-    /// What must be single-use (SPEC §6), each kind in its own key space.
+    /// What must be single-use, each kind in its own key space.
     enum SingleUse {
         case loginState, nativeNonce, notification
 

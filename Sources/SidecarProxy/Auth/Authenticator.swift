@@ -132,7 +132,7 @@ final class Authenticator {
         if let opened = identity.opened, now >= opened.assertionRenewAt { attachAssertion(opened, now: now) }
     }
 
-    /// Gives `opened` a current assertion field (SPEC §4.9): the worker's signature for this
+    /// Gives `opened` a current assertion field: the worker's signature for this
     /// session while it is fresh, else a new one. With assertions off, the session never
     /// asks again (`renewAt` = .max), so the request path pays one compare.
     private func attachAssertion(_ opened: OpenedSession, now: Int64) {

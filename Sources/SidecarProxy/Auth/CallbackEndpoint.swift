@@ -3,7 +3,7 @@ import SidecarApple
 import SidecarCrypto
 import SidecarHTTP
 
-/// `POST {prefix}/callback` (SPEC §4.2) as a small asynchronous flow: state check, code
+/// `POST {prefix}/callback` as a small asynchronous flow: state check, code
 /// exchange at Apple, id_token verification, access policy, then the session cookie and a
 /// 303. Every answer clears the login cookie; every failure is one log line with a reason.
 final class CallbackFlow {

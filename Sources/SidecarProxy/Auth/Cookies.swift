@@ -90,9 +90,9 @@ enum CookieHeader {
     }
 }
 
-/// `Set-Cookie` values for the session and login-state cookies (SPEC §4.1, §5).
+/// `Set-Cookie` values for the session and login-state cookies.
 enum SetCookie {
-    /// The session cookie: `HttpOnly; Secure (per §3); SameSite=Lax; Path=/; Domain` if set.
+    /// The session cookie: `HttpOnly; Secure` (an https `public_url`); `SameSite=Lax; Path=/; Domain` if set.
     static func session(_ value: String, maxAge: Int64, settings: AuthSettings) -> [UInt8] {
         var text = "\(settings.cookieName)=\(value); Path=/; Max-Age=\(max(0, maxAge)); HttpOnly; SameSite=Lax"
         if settings.secureCookies { text += "; Secure" }

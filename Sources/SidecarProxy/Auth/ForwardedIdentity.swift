@@ -1,7 +1,7 @@
 import Logging
 import SidecarHTTP
 
-/// The credential and identity fields of a forwarded request (SPEC §4.3), written after the
+/// The credential and identity fields of a forwarded request, written after the
 /// client's other fields (from which Cookie/Authorization were dropped when they carried
 /// the session, and every identity header name in every spelling).
 enum ForwardedIdentity {

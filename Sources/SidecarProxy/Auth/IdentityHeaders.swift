@@ -20,7 +20,7 @@ final class IdentityHeaderNames: Sendable {
     }
 }
 
-/// Writes a session's identity as header fields (SPEC §4.3): user id, email (printable ASCII
+/// Writes a session's identity as header fields: user id, email (printable ASCII
 /// only), `true`/`false` flags, the name percent-encoded as UTF-8. The client's copies of
 /// these names were already dropped in every spelling.
 enum IdentityHeaders {

@@ -1,7 +1,7 @@
 import SidecarCrypto
 import SidecarHTTP
 
-/// `GET {prefix}/login?rd=` (SPEC §4.1): a fresh state, nonce and PKCE verifier sealed into
+/// `GET {prefix}/login?rd=`: a fresh state, nonce and PKCE verifier sealed into
 /// a login cookie of its own, then a 302 to Apple's authorize page.
 ///
 /// Each login gets its own cookie, `<prefix>-login-<first 12 hex digits of SHA-256(state)>`,

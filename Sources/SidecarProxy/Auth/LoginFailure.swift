@@ -2,7 +2,7 @@ import SidecarApple
 import SidecarCrypto
 
 /// Why a sign-in did not complete: a stable `reason` for the log line (never a secret), the
-/// status of the answer (SPEC §4.2: 400/401/403 for what the request got wrong, 502 when
+/// status of the answer (400/401/403 for what the request got wrong, 502 when
 /// Apple failed or could not be reached, 504 when it timed out) and a short explanation.
 struct LoginFailure: Error {
     let reason: String
@@ -92,7 +92,7 @@ struct LoginFailure: Error {
         }
     }
 
-    /// One sentence: what it means and what to do. A cancel says only that (SPEC §4.12).
+    /// One sentence: what it means and what to do. A cancel says only that.
     var advice: String {
         switch (status, reason) {
         case (403, _): "Your Apple ID is not on this site's list of allowed accounts. Sign in with another Apple ID, or ask the site's owner for access."

@@ -3,12 +3,12 @@ import SidecarCrypto
 import SidecarStore
 import SidecarHTTP
 
-/// `{prefix}/logout` (§4.4), `/me` (§4.6) and `/check` (§4.8): endpoints about the current
+/// `{prefix}/logout`, `/me` and `/check`: endpoints about the current
 /// session (cookie or bearer token), answered at once.
 extension Authenticator {
     /// Clears the cookie, revokes the session id, revokes Apple's refresh token in the
     /// background, then 303 to a safe `rd` or the signed-out page (204 for API clients). A GET
-    /// counts only from our own site (SPEC §4.4), so a cross-site link cannot sign anyone out.
+    /// counts only from our own site, so a cross-site link cannot sign anyone out.
     func logout(_ request: EndpointRequest, completion: @escaping (LocalResponse) -> Void) -> LocalResponse? {
         let head = request.head
         if head.method == .get && !isSameSite(head) {
@@ -140,7 +140,7 @@ extension Authenticator {
         return answer
     }
 
-    /// The public keys of the signed assertion (SPEC §4.9); 404 when assertions are off.
+    /// The public keys of the signed assertion; 404 when assertions are off.
     func jwks(_ request: EndpointRequest) -> LocalResponse {
         guard let assertion = settings.assertion else { return .plain(404) }
         var answer = LocalResponse(status: 200, reason: "OK", contentType: "application/jwk-set+json", body: assertion.jwks)

@@ -4,7 +4,7 @@ import SidecarCrypto
 import SidecarHTTP
 
 extension AuthEndpoint {
-    /// The endpoints `limits.sign_in_rate` applies to (SPEC §3): each starts or finishes a
+    /// The endpoints `limits.sign_in_rate` applies to: each starts or finishes a
     /// sign-in, stores a single-use key or calls Apple, so each is worth flooding.
     var isSignInRateLimited: Bool {
         switch self {

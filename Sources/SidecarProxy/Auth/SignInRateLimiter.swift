@@ -1,4 +1,4 @@
-/// `limits.sign_in_rate` (SPEC §3): a token bucket per client address, in the form of the
+/// `limits.sign_in_rate`: a token bucket per client address, in the form of the
 /// generic cell rate algorithm — each address keeps one number, the time at which its bucket
 /// would be full again (`fullAt`), so a bucket costs 32 bytes and no timer.
 ///

@@ -28,7 +28,7 @@ extension ClientConnection {
 
     // MARK: deadlines
 
-    /// Every deadline is a promised minimum (SPEC §3: "closed after", "a total deadline"), so
+    /// Every deadline is a promised minimum (nothing is cut before its timeout has passed), so
     /// it starts at a fresh clock read, not at the iteration's cached time, and the part of a
     /// millisecond already begun is rounded up: `deadlineFired` compares whole milliseconds.
     func arm(_ kind: Deadline, _ ms: Int64) {

@@ -3,7 +3,7 @@ import Glibc
 import SidecarEvent
 import SidecarHTTP
 
-/// Reading request heads and deciding what each request gets (SPEC §4.3).
+/// Reading request heads and deciding what each request gets.
 extension ClientConnection {
     // MARK: heads
 
@@ -62,7 +62,7 @@ extension ClientConnection {
         head.withView { view in route(head, view) }
     }
 
-    /// Decides (SPEC §4.3) and answers locally or forwards.
+    /// Decides and answers locally or forwards.
     func route(_ head: HTTPRequestHead, _ view: HeadView) {
         chooseRequestId(view)
         var normalized: [UInt8] = []

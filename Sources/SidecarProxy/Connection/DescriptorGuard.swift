@@ -3,7 +3,7 @@ import Logging
 import SidecarEvent
 import Synchronization
 
-/// What a worker does when accept fails for lack of file descriptors (SPEC §3): say so once
+/// What a worker does when accept fails for lack of file descriptors: say so once
 /// per episode (not per failed accept), count it, free slots as nginx does — idle keep-alive
 /// connections first, then the oldest unfinished request heads — and let the listener's
 /// back-off resume accepting by itself. Never a silent stall.

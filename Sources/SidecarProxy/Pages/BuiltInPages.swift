@@ -1,7 +1,7 @@
 import SidecarHTTP
 
-/// The sidecar's own pages, written in the same template language operators use (SPEC
-/// §4.12), so one renderer serves both and a built-in page is a working example.
+/// The sidecar's own pages, written in the same template language operators use
+/// (`pages.templates`), so one renderer serves both and a built-in page is a working example.
 enum BuiltInPages {
     static func template(_ kind: PageKind) -> PageTemplate {
         // The texts are constants checked by the unit tests: a parse failure is a programming error.

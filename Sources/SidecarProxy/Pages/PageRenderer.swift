@@ -1,6 +1,6 @@
 import SidecarHTTP
 
-/// Which page (SPEC §4.12). The operator's files replace pages by these names; the error
+/// Which page. The operator's files replace pages by these names; the error
 /// variants all come from `error.html` when the operator has one.
 public enum PageKind: CaseIterable, Sendable {
     case signIn, signedOut, unauthorized, forbidden

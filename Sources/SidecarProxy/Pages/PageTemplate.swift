@@ -1,6 +1,6 @@
 import SidecarCrypto
 
-/// The values a page may show (SPEC §4.12); every one is HTML-escaped when filled in.
+/// The values a page may show; every one is HTML-escaped when filled in.
 public enum PagePlaceholder: String, CaseIterable, Sendable {
     case status, title, message, reason
     case requestId = "request_id"

@@ -1,4 +1,4 @@
-/// What each page says: one sentence on what happened and what to do (SPEC §4.12). The
+/// What each page says: one sentence on what happened and what to do. The
 /// wording lives here, beside the renderer, so every endpoint says the same thing the same way.
 extension PageRenderer {
     /// `pages.sign_in`: a browser navigation without a session.
@@ -15,7 +15,7 @@ extension PageRenderer {
             status: 401, title: "Sign in required", message: message, reason: "unauthenticated", loginURL: loginURL))
     }
 
-    /// After a logout without `rd`: a page, never a redirect back into the login (SPEC §4.4).
+    /// After a logout without `rd`: a page, never a redirect back into the login.
     func signedOut(loginURL: [UInt8], userName: String) -> LocalResponse {
         render(.signedOut, PageContent(
             status: 200, title: "You are signed out",
@@ -38,7 +38,7 @@ extension PageRenderer {
             loginURL: loginURL))
     }
 
-    /// 503: the store could not record what the request needed (SPEC §6).
+    /// 503: the store could not record what the request needed.
     func storeUnavailable(loginURL: [UInt8]) -> LocalResponse {
         render(.errorWithSignIn, PageContent(
             status: 503, title: "Please try again",
@@ -46,7 +46,7 @@ extension PageRenderer {
             reason: "store_unavailable", loginURL: loginURL))
     }
 
-    /// A cross-site GET of the logout (SPEC §4.4): the user confirms with a same-site POST.
+    /// A cross-site GET of the logout: the user confirms with a same-site POST.
     func confirmSignOut(logoutURL: [UInt8]) -> LocalResponse {
         render(.confirmSignOut, PageContent(
             status: 403, title: "Sign out?",

@@ -2,7 +2,7 @@ import Glibc
 import SidecarEvent
 import Synchronization
 
-/// `revocations.store: redis://…` (SPEC §6): the store several replicas share.
+/// `revocations.store: redis://…`: the store several replicas share.
 ///
 /// Each worker loop has its own connection (`attach(to:)`), so a single-use check is one
 /// round trip on the caller's loop and its completion runs there; nothing blocks. The

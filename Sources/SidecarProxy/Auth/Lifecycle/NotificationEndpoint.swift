@@ -3,7 +3,7 @@ import Logging
 import SidecarCrypto
 import SidecarStore
 
-/// `POST {prefix}/apple/notifications` (SPEC §4.7): Apple's server-to-server events.
+/// `POST {prefix}/apple/notifications`: Apple's server-to-server events.
 ///
 /// Order of the steps, so a failure at any point leaves Apple a reason to retry and a retry
 /// does no harm: verify (400 for anything invalid, never a change); revoke (idempotent: a

@@ -4,7 +4,7 @@ import SidecarCrypto
 import SidecarEvent
 import SidecarStore
 
-/// Delivers verified account events to `notifications.forward_to` (SPEC §4.7): each queued
+/// Delivers verified account events to `notifications.forward_to`: each queued
 /// forward is POSTed as JSON until the upstream answers 2xx, oldest first, retried with
 /// exponential back-off (1 s doubling to 5 min) while it answers otherwise or cannot be
 /// reached. The queue is the store's, so with `file:` an undelivered event survives a

@@ -4,8 +4,8 @@ import SidecarCrypto
 import SidecarStore
 import Synchronization
 
-/// `session.revalidate` (SPEC §3): at most once per period, a session's Apple refresh token is
-/// used to confirm the user has not revoked the app (APPLE.md: a revoked or deleted
+/// `session.revalidate`: at most once per period, a session's Apple refresh token is
+/// used to confirm the user has not revoked the app (a revoked or deleted
 /// authorization shows up as `invalid_grant`, sometimes `invalid_request`, on refresh).
 ///
 /// Never on the request's critical path: the request that finds its session due is let
@@ -140,7 +140,7 @@ final class RevalidationTable: Sendable {
         case full
     }
 
-    /// SPEC §3: when Apple cannot answer, the next attempt is at least this much later.
+    /// When Apple cannot answer, the next attempt is at least this much later.
     static let retrySeconds: Int64 = 300
     /// A check in flight longer than this is assumed lost (Apple calls time out after 10 s).
     static let inFlightSeconds: Int64 = 60

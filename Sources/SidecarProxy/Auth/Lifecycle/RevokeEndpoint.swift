@@ -3,7 +3,7 @@ import SidecarCrypto
 import SidecarHTTP
 import SidecarStore
 
-/// `POST {prefix}/revoke` (SPEC §4.11): account deletion, as App Store rules require of apps
+/// `POST {prefix}/revoke`: account deletion, as App Store rules require of apps
 /// that create accounts — the user's Apple refresh token is revoked at Apple, then every
 /// session of that user issued up to now, on every worker (through the store).
 ///

@@ -1,7 +1,7 @@
 import Logging
 import SidecarHTTP
 
-/// `POST {prefix}/android/callback` (SPEC §4.10): Android has no native Sign in with Apple, so
+/// `POST {prefix}/android/callback`: Android has no native Sign in with Apple, so
 /// an app runs Apple's web authorization itself (Services ID as `client_id`, this URL as
 /// `redirect_uri`) and Apple's `form_post` lands here. The sidecar creates no session: it
 /// hands the fields back to the app with a 307 to an Android intent URL, as the

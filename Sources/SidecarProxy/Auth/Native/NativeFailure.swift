@@ -1,7 +1,7 @@
 import SidecarApple
 import SidecarCrypto
 
-/// Why a native sign-in (`POST {prefix}/native`, SPEC §4.5) did not complete. The same
+/// Why a native sign-in (`POST {prefix}/native`) did not complete. The same
 /// `LoginFailure` as the web callback — a stable reason for the log line, `/metrics` and the
 /// JSON answer — with the reasons only this endpoint has.
 extension LoginFailure {
@@ -20,7 +20,7 @@ extension LoginFailure {
     /// Already spent by an earlier sign-in: a replay.
     static let nonceReplayed = LoginFailure("nonce_replayed", 401)
     /// A web-flow token (`aud` = the Services ID, from the Android relay) without a nonce this
-    /// sidecar sealed: it could have been captured from any web sign-in (SPEC §4.10).
+    /// sidecar sealed: it could have been captured from any web sign-in.
     static let androidNonceRequired = LoginFailure("android_nonce_required", 401)
     /// `androidPackage` in the body is not in `apple.android_packages`.
     static let androidPackageNotListed = LoginFailure(AndroidRelay.Refusal.packageNotListed.rawValue, 400)

@@ -1,7 +1,7 @@
 import Logging
 import SidecarCrypto
 
-/// Nonces for native sign-ins (SPEC §4.5). `GET {prefix}/native/nonce` hands out a
+/// Nonces for native sign-ins. `GET {prefix}/native/nonce` hands out a
 /// `NativeNonce` sealed with the session secrets (the sealed text *is* the nonce, so the
 /// sidecar keeps nothing until it is used); the app puts it, raw or as SHA-256 hex, into its
 /// Apple request, and `/native` spends it once through `AuthShared.claimOnce`.

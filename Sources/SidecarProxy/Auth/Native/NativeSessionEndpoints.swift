@@ -1,7 +1,7 @@
 import Logging
 import SidecarCrypto
 
-/// The bearer side of native sessions (SPEC §4.5): the JSON that hands an app its session
+/// The bearer side of native sessions: the JSON that hands an app its session
 /// token, and `POST {prefix}/native/refresh`, which re-seals it with a new idle deadline.
 ///
 /// A bearer token is the very value the session cookie carries, sealed under the cookie

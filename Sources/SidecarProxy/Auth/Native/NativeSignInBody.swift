@@ -1,7 +1,7 @@
 import Foundation
 import SidecarCrypto
 
-/// The JSON body of `POST {prefix}/native` (SPEC §4.5): the values an app got from
+/// The JSON body of `POST {prefix}/native`: the values an app got from
 /// `ASAuthorizationAppleIDCredential`. Parsed strictly on types (a field of the wrong type is
 /// a client bug worth a 400, not something to guess around) and leniently on presence:
 /// unknown fields are ignored, an empty string or `null` counts as absent. An `email` in the
@@ -13,7 +13,7 @@ struct NativeSignInBody: Equatable {
     /// The display name from `firstName`/`lastName` (or `fullName.givenName/familyName`, the
     /// shape of `PersonNameComponents`), cleaned like the web `user` field; nil when absent.
     var name: String?
-    /// Android (SPEC §4.10): the package whose `?package=` the app added to the relay URL it
+    /// Android: the package whose `?package=` the app added to the relay URL it
     /// used as `redirect_uri`, so the code is exchanged with exactly that URL. nil: the plain URL.
     var androidPackage: String? = nil
 

@@ -2,7 +2,7 @@ import Logging
 import SidecarApple
 import SidecarCrypto
 
-/// `POST {prefix}/native` (SPEC §4.5, §4.10) as a small asynchronous flow, like `CallbackFlow`:
+/// `POST {prefix}/native` as a small asynchronous flow, like `CallbackFlow`:
 /// body → nonce → identity token (`aud` ∈ `apple.native_audiences`, or the Services ID for the
 /// Android relay's tokens) → single use → access
 /// policy → the authorization code exchanged for an Apple refresh token → the sealed session
@@ -128,7 +128,7 @@ final class NativeSignInFlow {
         exchange(code, identity: identity, redirectURI: redirectURI, name: body.name)
     }
 
-    /// APPLE.md "Native apps": the code of an app is exchanged with `client_id` = its bundle
+    /// As Apple documents for native apps, the code of an app is exchanged with `client_id` = its bundle
     /// id (the token's audience), a client secret whose `sub` is that bundle id, and no
     /// `redirect_uri` — or, for an Android web-flow token, the Services ID and the relay URL.
     /// Apple's id_token for the code must name the same user and client, or the app sent

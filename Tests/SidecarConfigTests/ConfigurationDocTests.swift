@@ -1,0 +1,126 @@
+import Foundation
+import XCTest
+import SidecarConfig
+
+/// `Docs/configuration.md` is the configuration reference an operator reads: it must show every
+/// key the schema knows and no key it does not, and its annotated file must be the repository's
+/// `sidecar.yaml` (whose values `ExampleConfigTests` checks against the real defaults).
+final class ConfigurationDocTests: XCTestCase {
+    private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    private func read(_ path: String) throws -> String {
+        try String(contentsOf: Self.root.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    func testEveryKeyTheSchemaKnowsIsInTheReference() throws {
+        let shown = Set(try Self.yamlBlocks(read("Docs/configuration.md")).flatMap { Self.keyPaths(in: $0).keys })
+        XCTAssertFalse(Config.keyPaths.isEmpty)
+        XCTAssertEqual(Set(Config.keyPaths).subtracting(shown).sorted(), [],
+                       "keys of the schema that no yaml block of Docs/configuration.md shows")
+    }
+
+    /// The README's minimal configuration is checked too: a misspelt key there would be copied.
+    func testEveryKeyTheDocumentsShowIsKnown() throws {
+        let known = Set(Config.keyPaths)
+        let sections = Set(known.flatMap { path in
+            path.indices.filter { path[$0] == "." }.map { String(path[..<$0]) }
+        })
+        for document in ["Docs/configuration.md", "README.md"] {
+            let blocks = try Self.yamlBlocks(read(document))
+            XCTAssertFalse(blocks.isEmpty, "\(document) has no yaml block")
+            for block in blocks {
+                let found = Self.keyPaths(in: block)
+                XCTAssertEqual(found.keys.filter { !known.contains($0) }, [], "unknown keys in \(document)")
+                XCTAssertEqual(found.sections.filter { !sections.contains($0) }, [], "unknown sections in \(document)")
+            }
+        }
+    }
+
+    func testTheAnnotatedFileIsTheRepositorysSidecarYAML() throws {
+        let blocks = try Self.yamlBlocks(read("Docs/configuration.md"))
+        XCTAssertTrue(blocks.contains(try read("sidecar.yaml")),
+                      "Docs/configuration.md must carry sidecar.yaml exactly (copy the file into its yaml block)")
+    }
+
+    /// Commented-out keys count (their nesting is the indentation after `# `); prose comments
+    /// that do not start with `key:`, values and list items do not.
+    func testKeyPathsOfABlock() {
+        let block = """
+            # Required: public_url, upstream.
+            listen: 127.0.0.1:8080   # host:port
+            # tls:                   # serve HTTPS
+            #   cert_file: tls/cert.pem
+            apple:
+              team_id: ABCDE12345
+              # Instead of private_key_file, the key itself, e.g. private_key: env:X
+              scopes: [name, email]
+                                     # (name is asked for once) a comment, not a key
+              # ca_file: ca.pem
+            notifications:
+              # forward_to: http://127.0.0.1:3000/hooks
+            access:
+              public_paths:
+                - /static/**
+            """
+        let found = Self.keyPaths(in: block)
+        XCTAssertEqual(found.keys, ["listen", "tls.cert_file", "apple.team_id", "apple.scopes", "apple.ca_file",
+                                    "notifications.forward_to", "access.public_paths"])
+        XCTAssertEqual(found.sections, ["tls", "apple", "notifications", "access"])
+    }
+
+    // MARK: Reading Markdown and YAML
+
+    /// The contents of the fenced ```yaml blocks, each ending with a newline as a file does.
+    static func yamlBlocks(_ markdown: String) -> [String] {
+        var blocks: [String] = []
+        var current: [Substring]?
+        for line in markdown.split(separator: "\n", omittingEmptySubsequences: false) {
+            if var lines = current {
+                if line == "```" {
+                    blocks.append(lines.joined(separator: "\n") + "\n")
+                    current = nil
+                } else {
+                    lines.append(line)
+                    current = lines
+                }
+            } else if line == "```yaml" {
+                current = []
+            }
+        }
+        return blocks
+    }
+
+    /// The key paths a block mentions: `keys` have a value or nothing under them, `sections`
+    /// have keys under them.
+    static func keyPaths(in block: String) -> (keys: [String], sections: [String]) {
+        var entries: [(indent: Int, key: String, hasValue: Bool)] = []
+        for line in block.split(separator: "\n") {
+            var rest = line.drop { $0 == " " }
+            var indent = line.count - rest.count
+            if rest.first == "#" {
+                rest = rest.dropFirst()
+                if rest.first == " " { rest = rest.dropFirst() }
+                let inner = rest.prefix { $0 == " " }.count
+                rest = rest.dropFirst(inner)
+                indent += inner
+            }
+            let key = rest.prefix { $0 == "_" || ("a"..."z").contains($0) }
+            guard let first = key.first, first != "_" else { continue }
+            let after = rest.dropFirst(key.count)
+            guard after.first == ":", after.count == 1 || after.dropFirst().first == " " else { continue }
+            let value = after.dropFirst().drop { $0 == " " }
+            entries.append((indent, String(key), !value.isEmpty && value.first != "#"))
+        }
+        var keys: [String] = [], sections: [String] = []
+        var stack: [(indent: Int, key: String)] = []
+        for (index, entry) in entries.enumerated() {
+            while let last = stack.last, last.indent >= entry.indent { stack.removeLast() }
+            let path = (stack.map(\.key) + [entry.key]).joined(separator: ".")
+            let hasChildren = index + 1 < entries.count && entries[index + 1].indent > entry.indent
+            if !entry.hasValue && hasChildren { sections.append(path) } else { keys.append(path) }
+            stack.append((entry.indent, entry.key))
+        }
+        return (keys, sections)
+    }
+}
