@@ -1,6 +1,7 @@
 import CEvent
 import Foundation
 import SidecarApple
+import SidecarEvent
 import XCTest
 
 /// The Python TLS/HTTP servers of Fixtures/tls_test_server.py, started once per test run.
@@ -48,45 +49,57 @@ final class TestServers: @unchecked Sendable {
     func port(_ name: String) -> UInt16 { ports[name] ?? 0 }
 }
 
-/// One libevent loop driven by the test until a request completes.
+/// One libevent loop driven by the test until a request completes: the product's own
+/// `EventLoop` (the client runs on a worker's in production), so its timers keep the
+/// product's clock.
 final class TestLoop {
-    let base: OpaquePointer
+    private let loop: EventLoop
+    var base: OpaquePointer { loop.base }
 
     init() {
-        base = event_base_new()
+        loop = try! EventLoop()
     }
-
-    deinit { event_base_free(base) }
 
     struct Outcome {
         var result: AppleHTTPResult?
+        /// From just before `send` to the completion, on CLOCK_MONOTONIC (the clock the
+        /// client's deadlines are kept against): never shorter than a deadline that fired.
         var seconds: Double
         var completions: Int
+    }
+
+    /// Seconds on CLOCK_MONOTONIC, read fresh (the wall clock may step; libevent's cached
+    /// time may lag).
+    static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// Sends and runs the loop until the completion fires (or `limit` seconds pass), then keeps
     /// turning the loop briefly to catch any second completion.
     func run(_ client: AppleHTTPClient, _ request: AppleHTTPRequest, limit: Double = 30) -> Outcome {
         var outcome = Outcome(result: nil, seconds: 0, completions: 0)
-        let start = Date()
+        let start = Self.monotonicSeconds()
         client.send(request) { result in
             outcome.result = result
             outcome.completions += 1
         }
         XCTAssertEqual(outcome.completions, 0, "completion must not run inside send")
         drive(until: { outcome.completions > 0 }, limit: limit)
-        outcome.seconds = Date().timeIntervalSince(start)
+        outcome.seconds = Self.monotonicSeconds() - start
         for _ in 0..<5 { event_base_loop(base, EVLOOP_NONBLOCK) }
         return outcome
     }
 
-    /// Turns the loop until `done` or the wall-clock limit (a guard against hanging tests).
+    /// Turns the loop until `done` or `limit` seconds (a guard against hanging tests, far
+    /// beyond any deadline a test sets).
     func drive(until done: () -> Bool, limit: Double = 30) {
-        let start = Date()
+        let start = Self.monotonicSeconds()
         let tick = event_new(base, -1, Int16(EV_PERSIST), { _, _, _ in }, nil)
         var tv = timeval(tv_sec: 0, tv_usec: 100_000)
         event_add(tick, &tv)
-        while !done() && Date().timeIntervalSince(start) < limit {
+        while !done() && Self.monotonicSeconds() - start < limit {
             event_base_loop(base, EVLOOP_ONCE)
         }
         event_free(tick)

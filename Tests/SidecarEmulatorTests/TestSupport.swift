@@ -27,6 +27,8 @@ struct HTTPReply {
 enum RawHTTPError: Error { case connect, timeout, malformed }
 
 /// A tiny blocking HTTP/1.1 client over a real socket (one request per connection unless raw).
+/// `timeoutSeconds` bounds each read: the emulator answers at once, and the default 5 s
+/// covers a loaded 2-core machine.
 enum RawHTTP {
     static func connect(_ address: SocketAddress, timeoutSeconds: Int = 5) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -109,25 +109,30 @@ final class BatchedSendTests: XCTestCase {
             bigReceived += self.received(on: small.peer)
             if bigReceived.count >= bigExpected.count && recorder.drains >= 2 { loop.stop() } else { reader?.schedule(afterMilliseconds: 1) }
         }
-        let start = SidecarEvent.Timer(loop: loop) { [unowned self] in
-            bigExpected = self.queueChains(300, size: 4000, seed: 1, on: full, memory: bigMemory)
-            quickExpected = self.queueChains(1, size: 64, seed: 2, on: quick, memory: smallMemory)
-            full.flushAtEndOfIteration()
-            quick.flushAtEndOfIteration()
-        }
         let look = SidecarEvent.Timer(loop: loop) { [unowned self] in
             pendingAfterBatch = full.pendingOutput
             quickAfterBatch = self.received(on: other.peer)
             reader?.schedule(afterMilliseconds: 1)
         }
+        let start = SidecarEvent.Timer(loop: loop) { [unowned self] in
+            bigExpected = self.queueChains(300, size: 4000, seed: 1, on: full, memory: bigMemory)
+            quickExpected = self.queueChains(1, size: 64, seed: 2, on: quick, memory: smallMemory)
+            full.flushAtEndOfIteration()
+            quick.flushAtEndOfIteration()
+            // Scheduled from here, the look comes in a later iteration, after the batch went
+            // out: two timers scheduled up front could both be due in one iteration of a loop
+            // that woke late (a loaded machine), and the look would then come before the batch.
+            look.schedule(afterMilliseconds: 20)
+        }
+        // A guard against a hang only: the writes take milliseconds; 10 s covers any load.
         let guardTimer = SidecarEvent.Timer(loop: loop) {
             XCTFail("the output was not written within 10 s")
             loop.stop()
         }
         start.schedule(afterMilliseconds: 1)
-        look.schedule(afterMilliseconds: 20)
         guardTimer.schedule(afterMilliseconds: 10_000)
         loop.run()
+        withExtendedLifetime((start, look, guardTimer)) {}
         XCTAssertGreaterThan(pendingAfterBatch, 0, "a 4 KiB socket cannot have taken 1.2 MB at once")
         XCTAssertTrue(quickAfterBatch == quickExpected, "the other stream of the batch was held up")
         XCTAssertEqual(bigReceived.count, bigExpected.count)

@@ -230,6 +230,32 @@ class Sidecar:
     def admin(self, target):
         return rawhttp.request(self.admin_port, "GET", target, timeout=5)
 
+    # -- its log --------------------------------------------------------------------------
+    def logged(self, predicate, timeout=5.0):
+        """predicate(output)'s first truthy value, polled for up to `timeout` seconds.
+
+        A log line and the response it belongs to are two events that race (a client may
+        read the answer before the line reaches the file), so a test that expects a line
+        after a response polls for it. 5 s: the line is written while the request is
+        handled; the rest covers a loaded 2-core machine."""
+        return poll(lambda: predicate(self.output()), timeout)
+
+    def reloads(self):
+        """(reloaded, failed): the SIGHUPs the log shows answered so far."""
+        out = self.output()
+        return out.count("configuration reloaded"), out.count("reload failed")
+
+    def sighup(self, timeout=5.0):
+        """SIGHUP, then waits for that reload's own log line; returns whether it reloaded
+        (False: it failed and the previous configuration is kept). A reload is prompt: 5 s
+        covers a loaded 2-core machine. (The line follows the new settings' publication;
+        each worker takes them up on its next loop turn.)"""
+        reloaded, failed = self.reloads()
+        self.proc.send_signal(signal.SIGHUP)
+        assert poll(lambda: sum(self.reloads()) > reloaded + failed, timeout), \
+            "no reload logged %.0f s after SIGHUP\n%s" % (timeout, self.log_tail())
+        return self.reloads()[0] > reloaded
+
     # -- observing it from /proc ----------------------------------------------------------
     def rss_kib(self):
         for line in Path("/proc/%d/status" % self.pid).read_text().splitlines():

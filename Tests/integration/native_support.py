@@ -106,7 +106,8 @@ def seen(echo, name):
 
 
 def metric(sc, line, timeout=5.0):
-    """Waits for an exact sample line in /metrics (workers publish about once a second)."""
+    """Waits for an exact sample line in /metrics (workers publish about once a second: 5 s
+    leaves 4 s for a loaded 2-core machine)."""
     deadline = time.monotonic() + timeout
     while True:
         text = sc.admin("/metrics").body.decode()
@@ -120,7 +121,8 @@ def apple_revocations(apple, at_least=1, timeout=5.0):
     (GET /emulator/revocations), as (client_id, token_type_hint, token_known,
     client_authenticated, error) per call. Polled until it holds `at_least` calls: logout
     revokes in the background, after its answer. `token_known` is true only for a token the
-    emulator issued to that very client_id (one it then really revokes)."""
+    emulator issued to that very client_id (one it then really revokes). 5 s: the call goes out
+    at once after the answer; the rest covers a loaded 2-core machine."""
     deadline = time.monotonic() + timeout
     while True:
         log = apple.control("GET", "/emulator/revocations").json()

@@ -229,7 +229,9 @@ def request(port, method="GET", target="/echo", headers=None, body=b"", host="te
 
 
 def send_raw(port, data, timeout=5.0):
-    """Sends raw bytes on a fresh connection; returns (response or None, closed_after)."""
+    """Sends raw bytes on a fresh connection; returns (response or None, closed_after).
+    `timeout` bounds the wait for the answer and for the close after it: a refusal and its
+    close come at once, and 5 s covers a loaded 2-core machine."""
     with Conn(port, timeout=timeout) as c:
         try:
             c.send(data)

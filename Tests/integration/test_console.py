@@ -11,7 +11,7 @@ import pytest
 
 import rawhttp
 from browser_support import chromium, find_browser, wait_until  # noqa: F401 (fixture)
-from conftest import free_port, poll, sidecar_binary
+from conftest import STARTUP_TIMEOUT, free_port, poll, sidecar_binary
 from pages_support import assert_designed_page, body_text, document_response, screenshot
 
 
@@ -30,7 +30,8 @@ def demo():
     emulator = re.search(r"Apple emulator\s+(http://127\.0\.0\.1:\d+)/emulator", "".join(lines))
     assert emulator, lines
     # Serving (its signal handlers installed) once it answers: only then may it be stopped.
-    assert poll(lambda: _answers(port), timeout=10), "the demo's sidecar never answered"
+    # Start-up, given as long as every sidecar the tests start.
+    assert poll(lambda: _answers(port), timeout=STARTUP_TIMEOUT), "the demo's sidecar never answered"
     yield "http://localhost:%d" % port, emulator.group(1)
     proc.terminate()
     assert proc.wait(10) == 0

@@ -19,7 +19,8 @@ def head(*lines, request_line=b"POST /echo HTTP/1.1"):
 
 
 def assert_nothing_reached_upstream(upstream):
-    # A faulty proxy would forward asynchronously: give it a moment to show up.
+    # A faulty proxy would forward asynchronously: give it a moment to show up. (Something
+    # must not happen: a slow machine can only make this check weaker, never fail it.)
     stats = upstream.wait_for(lambda s: s["requests"] > 0, timeout=0.3)
     assert not any("/smuggled" in t for t in stats["targets"]), stats["targets"]
     assert stats["requests"] == 0, "upstream received %s" % stats["targets"]
@@ -113,7 +114,7 @@ def test_malformed_chunked_body_never_smuggles(sidecar, upstream, chunks):
     resp, closed = rawhttp.send_raw(sidecar.port, raw)
     assert resp is not None and resp.status == 400, resp and (resp.status, resp.body[:200])
     assert closed
-    stats = upstream.wait_for(lambda s: s["requests"] > 1, timeout=0.3)
+    stats = upstream.wait_for(lambda s: s["requests"] > 1, timeout=0.3)  # a negative check, as above
     assert not any("/smuggled" in t for t in stats["targets"]), stats["targets"]
 
 
@@ -195,13 +196,15 @@ def test_chunked_upload_over_limit_is_413(start_sidecar, upstream):
 def test_incomplete_head_gets_408_after_header_timeout(start_sidecar, upstream):
     sc = start_sidecar({"limits": {"header_timeout": "1s"}})
     with sc.conn() as c:
-        t0 = time.monotonic()
+        t0 = time.monotonic()  # before the first byte: the deadline starts later than this
         c.send(b"GET /echo HTTP/1.1\r\nHost: test.local\r\n")
         r = c.read_response()
         elapsed = time.monotonic() - t0
         assert r.status == 408
-        assert 0.8 <= elapsed <= 3.0, elapsed
-        assert c.wait_closed(3), "connection not closed after 408"
+        # SPEC: header_timeout (1 s) is a minimum, counted from the head's first byte; +3 s
+        # covers a loaded 2-core machine (and still tells it from the 10 s default).
+        assert 1.0 <= elapsed <= 4.0, elapsed
+        assert c.wait_closed(5), "connection not closed after 408"  # at once; 5 s of noise
     assert_nothing_reached_upstream(upstream)
 
 
@@ -210,10 +213,11 @@ def test_header_timeout_applies_to_later_keepalive_requests(start_sidecar, upstr
     with sc.conn() as c:
         assert c.request("GET", "/echo").status == 200
         time.sleep(1.2)  # idle between requests is idle_timeout's business, not this one's
+        t0 = time.monotonic()  # before the first byte of the second head
         c.send(b"GET /echo HTTP/1.1\r\nHost: test.local\r\n")
-        t0 = time.monotonic()
         assert c.read_response().status == 408
-        assert 0.8 <= time.monotonic() - t0 <= 3.0
+        # SPEC: header_timeout 1 s is a minimum from the head's first byte; +3 s of noise.
+        assert 1.0 <= time.monotonic() - t0 <= 4.0
 
 
 def test_slowloris_does_not_extend_header_deadline(start_sidecar, upstream):
@@ -221,33 +225,44 @@ def test_slowloris_does_not_extend_header_deadline(start_sidecar, upstream):
     sc = start_sidecar({"limits": {"header_timeout": "2s"}})
     raw = b"GET /echo HTTP/1.1\r\nHost: test.local\r\nX-Slow: " + b"s" * 100
     with sc.conn() as c:
-        t0 = time.monotonic()
+        t0 = time.monotonic()  # before the first byte
         got = b""
         for byte in raw:
             try:
                 c.send(bytes([byte]))
             except (BrokenPipeError, ConnectionResetError):
+                # The 408 and its close may come between two bytes: what was answered
+                # before the close is still there to read, whichever came first.
+                got = c.read_available(0.5)
                 break
             got = c.read_available(0.5)
-            if got or c.eof or time.monotonic() - t0 > 8:
+            if got or c.eof or time.monotonic() - t0 > 10:
                 break
         elapsed = time.monotonic() - t0
         assert got.startswith(b"HTTP/1.1 408"), (elapsed, got[:100])
-        assert 1.8 <= elapsed <= 4.0, elapsed
+        # SPEC: header_timeout 2 s is a total deadline from the first byte, a minimum; +3 s
+        # covers a loaded 2-core machine (a byte every 0.5 s would keep a per-read timer alive
+        # for the whole 10 s the loop allows).
+        assert 2.0 <= elapsed <= 5.0, elapsed
     assert_nothing_reached_upstream(upstream)
 
 
 def test_idle_keepalive_connection_is_closed(start_sidecar):
     sc = start_sidecar({"limits": {"idle_timeout": "1s"}})
     with sc.conn() as c:
+        sent = time.monotonic()  # the idle time starts after this (once the answer is out)...
         assert c.request("GET", "/echo").status == 200
-        t0 = time.monotonic()
-        assert c.wait_closed(5), "idle keep-alive connection not closed"
-        assert 0.7 <= time.monotonic() - t0 <= 3.5
+        answered = time.monotonic()  # ...and before this
+        assert c.wait_closed(10), "idle keep-alive connection not closed"
+        # SPEC: idle_timeout 1 s is a minimum (measured from before it can have started); the
+        # close comes at most 1 s after the answer, +3 s for a loaded 2-core machine.
+        closed = time.monotonic()
+        assert closed - sent >= 1.0 and closed - answered <= 4.0, (closed - sent, closed - answered)
+    t0 = time.monotonic()  # before the connection exists
     with sc.conn() as c:  # a connection that never sends anything
-        t0 = time.monotonic()
-        assert c.wait_closed(5), "silent new connection not closed"
-        assert time.monotonic() - t0 <= 3.5
+        assert c.wait_closed(10), "silent new connection not closed"
+        # SPEC: a new connection with no request is idle too: 1 s minimum, +3 s of noise.
+        assert 1.0 <= time.monotonic() - t0 <= 4.0
 
 
 def test_idle_timeout_spares_a_request_in_progress(start_sidecar):
@@ -267,6 +282,8 @@ def test_max_connections_is_respected(start_sidecar):
         conns.append(extra)
         try:
             extra.send(rawhttp.build_request("GET", "/echo?extra"))
+            # Not served within 1 s while 5 are open (something that must not happen: a slow
+            # machine can only make this weaker, never fail it).
             extra.settimeout(1.0)
             resp = extra.read_response()
             assert resp.status != 200, "a 6th connection was served with max_connections: 5"
@@ -276,10 +293,12 @@ def test_max_connections_is_respected(start_sidecar):
         # Closing one makes room again.
         conns.pop(0).close()
         if extra_served_later:
-            extra.settimeout(5)
-            assert extra.read_response().status == 200
-        else:
-            deadline = time.monotonic() + 3
+            extra.settimeout(5)  # accepted and answered at once: 5 s of noise
+            # A refusal that arrives after the 1 s above is a refusal all the same (it and
+            # that timer race): then it is a new connection that must find room (below).
+            extra_served_later = extra.read_response().status == 200
+        if not extra_served_later:
+            deadline = time.monotonic() + 5  # room is made at once; 5 s of noise
             while True:
                 try:
                     with sc.conn(timeout=2) as c:

@@ -72,8 +72,8 @@ def value(samples, name, **labels):
 
 
 def wait_for_metric(sc, name, at_least, **labels):
-    """Polls /metrics (workers publish at most once a second) until the sample reaches
-    `at_least`; returns all samples."""
+    """Polls /metrics (workers publish at most once a second: 5 s leaves 4 s for a loaded
+    2-core machine) until the sample reaches `at_least`; returns all samples."""
     deadline = time.monotonic() + 5
     while True:
         samples = metrics(sc)
@@ -84,6 +84,8 @@ def wait_for_metric(sc, name, at_least, **labels):
 
 
 def poll(fn, timeout=10.0):
+    """fn()'s first truthy value within `timeout` seconds (readiness follows Apple's key fetch,
+    retried after 1, 2, 4 s: 10 s covers the next try and a loaded 2-core machine)."""
     deadline = time.monotonic() + timeout
     while True:
         result = fn()

@@ -58,19 +58,24 @@ def test_a_cookie_and_a_bearer_open_with_the_same_key(app, browser):
 
 
 def test_refresh_reseals_with_a_new_idle_deadline_and_the_old_token_expires(start_native):
-    sc, apple = start_native({"session": {"idle_timeout": "4s", "refresh_after": "2s"}})
+    # Whole seconds: the first token's idle deadline is floor(seal) + 6. The refresh is sent once
+    # the sidecar's clock is 3 s past floor(seal) (past refresh_after; +0.3 s because it reads
+    # the coarse wall clock, a few ms behind ours), which leaves the old token 2.7 s to spare
+    # for a loaded 2-core machine, and gives the new one 3 s beyond the old one's deadline.
+    sc, apple = start_native({"session": {"idle_timeout": "6s", "refresh_after": "2s"}})
     first = signed_in(sc, apple)
     me_before = sc.request("GET", "/.auth/me", bearer(first["token"])).json()
-    time.sleep(2.1)
+    time.sleep(max(0, first["expires_at"] - 6 + 3 + 0.3 - time.time()))
     r = sc.request("POST", "/.auth/native/refresh", bearer(first["token"]))
     assert r.status == 200, r.body
     second = r.json()
     assert set(second) == {"token", "expires_at", "session_expires_at", "user"} and second["user"] == first["user"]
-    assert second["token"] != first["token"] and second["expires_at"] >= first["expires_at"] + 2
+    assert second["token"] != first["token"] and second["expires_at"] >= first["expires_at"] + 3
     me_after = sc.request("GET", "/.auth/me", bearer(second["token"])).json()
     assert me_after["id"] == me_before["id"] and me_after["session_expires_at"] == me_before["session_expires_at"]
     assert me_after["expires_at"] == second["expires_at"]  # /me and /native mean the same by expires_at
-    # Past the old token's idle deadline: it is refused, the new one lives on.
+    # Past the old token's idle deadline (+0.3 s: the sidecar reads the coarse wall clock):
+    # it is refused, the new one lives on.
     time.sleep(max(0, first["expires_at"] - time.time()) + 0.3)
     assert sc.request("GET", "/private", bearer(first["token"])).status == 401
     refused(sc.request("POST", "/.auth/native/refresh", bearer(first["token"])), 401, "session_idle_expired")
@@ -83,9 +88,11 @@ def test_refresh_reseals_with_a_new_idle_deadline_and_the_old_token_expires(star
 
 
 def test_refresh_keeps_the_absolute_expiry(start_native):
-    sc, apple = start_native({"session": {"lifetime": "3s", "idle_timeout": "2h"}})
+    # Whole seconds: a session sealed at t expires at floor(t) + lifetime, so the refresh just
+    # after the sign-in has at least lifetime - 1 s (4 s) to spare for a loaded 2-core machine.
+    sc, apple = start_native({"session": {"lifetime": "5s", "idle_timeout": "2h"}})
     first = signed_in(sc, apple)
-    assert first["expires_at"] <= time.time() + 4
+    assert first["expires_at"] <= time.time() + 6  # lifetime + 1 s of rounding; load only helps
     second = sc.request("POST", "/.auth/native/refresh", bearer(first["token"])).json()
     assert second["expires_at"] == first["expires_at"]
     time.sleep(max(0, first["expires_at"] - time.time()) + 0.3)

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 import rawhttp
-from conftest import free_port, merge
+from conftest import free_port, merge, poll
 from nginx_support import HTML, CookieClient, TLSConn, apple_form_post, start_nginx  # noqa: F401
 from tls_support import TestCA
 
@@ -125,15 +125,26 @@ def test_auth_request_sign_in_identity_and_sign_out(auth_request, upstream):
 
 
 def test_auth_request_passes_a_resealed_session_cookie_to_the_browser(start_auth_request):
-    nginx, _, _ = start_auth_request({"session": {"refresh_after": "1s"}})
+    # Sessions carry whole seconds: one sealed at t is re-sealed from floor(t) + refresh_after
+    # on, i.e. between refresh_after - 1 s and refresh_after after t (give or take the few ms
+    # by which the sidecar's coarse wall clock lags).
+    nginx, _, _ = start_auth_request({"session": {"refresh_after": "2s"}})
     client = CookieClient(nginx.port)
+    started = time.monotonic()  # before the seal
     sign_in(client, "/app/page")
     r = client.get("/app/page")
-    assert r.status == 200 and not r.header_all("Set-Cookie")
-    time.sleep(1.5)
-    before = client.jar["__Host-sidecar"]
-    r = client.get("/app/page")
     assert r.status == 200
+    if time.monotonic() - started < 0.9:  # within refresh_after - 1 s of the seal (0.1 s spare)
+        assert not r.header_all("Set-Cookie")
+    before = client.jar["__Host-sidecar"]
+
+    def resealed():
+        r = client.get("/app/page")
+        assert r.status == 200
+        return r.header_all("Set-Cookie") and r
+    # Re-sealed at most refresh_after (2 s) after the seal; +3 s covers a loaded 2-core machine.
+    r = poll(resealed, timeout=5 - (time.monotonic() - started), step=0.2)
+    assert r, "never re-sealed"
     assert [c.split("=", 1)[0] for c in r.header_all("Set-Cookie")] == ["__Host-sidecar"]
     assert client.jar["__Host-sidecar"] != before
     assert echoed(client.get("/app/page"))["x-auth-email"] == [USER]

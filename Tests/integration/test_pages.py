@@ -284,17 +284,16 @@ def test_operator_templates_replace_pages_and_reload_on_sighup(site, chromium, t
 
     (pages / "unauthorized.html").write_text(CORP_UNAUTHORIZED % "v2")
     sidecar.proc.send_signal(signal.SIGHUP)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 5  # a reload is prompt; 5 s covers a loaded 2-core machine
     while page_title() != "Sign in required - Example Corp v2" and time.monotonic() < deadline:
         time.sleep(0.05)
     assert page_title() == "Sign in required - Example Corp v2"
 
     (pages / "unauthorized.html").write_text("<p>{{titel}}</p>")
     sidecar.proc.send_signal(signal.SIGHUP)
-    deadline = time.monotonic() + 5
-    while "reload failed" not in sidecar.output() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert "unauthorized.html:1:4: unknown placeholder {{titel}}" in sidecar.output()
+    # A reload is prompt; 5 s covers a loaded 2-core machine.
+    assert sidecar.logged(lambda out: "reload failed" in out
+                          and "unauthorized.html:1:4: unknown placeholder {{titel}}" in out), sidecar.output()
     assert page_title() == "Sign in required - Example Corp v2", "a bad reload keeps the previous pages"
 
 

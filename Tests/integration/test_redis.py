@@ -23,6 +23,22 @@ def logged_in_browser(browser, sc, apple, email="maria@example.com"):
     return b
 
 
+def refused_within(promise, check):
+    """SPEC §6: every replica learns a revocation within 1 s. Call this once the revocation is
+    made (its answer is in), so that `promise` seconds from now are at or after the promise's
+    end. Polls check() (True once the replica refuses) and fails only if a check sent after
+    that end still finds the session: an earlier one may race the publication, and a check
+    sent in time but answered late on a loaded machine is not a late revocation."""
+    end = time.monotonic() + promise
+    while True:
+        sent = time.monotonic()
+        if check():
+            return True
+        if sent >= end:
+            return False
+        time.sleep(0.02)
+
+
 def test_a_session_sealed_at_one_replica_opens_at_another(replicas, browser):
     (a, b), apple, _ = replicas(2)
     user = logged_in_browser(browser, a, apple)
@@ -38,9 +54,7 @@ def test_a_logout_at_one_replica_is_refused_at_the_other_within_a_second(replica
     r = user.request("POST", "/.auth/logout", [("Accept", "application/json")])
     assert r.status == 204, (r.status, r.body)
     user.jar = cookie  # a copy of the cookie, kept by someone
-    started = time.monotonic()
-    assert poll(lambda: not signed_in(user, b), timeout=1.0), "still signed in at B after 1 s"
-    assert time.monotonic() - started < 1.0
+    assert refused_within(1.0, lambda: not signed_in(user, b)), "still signed in at B after 1 s"
     assert redis.cli("HLEN", "sidecar:revoked:sessions") == "1"
 
 
@@ -52,7 +66,7 @@ def test_an_apple_event_at_one_replica_revokes_at_the_other_within_a_second(repl
     other = logged_in_browser(browser, a, apple, "omar@example.com")
     r = post(b, sign(event_claims(apple.issuer, sub), key, kid))
     assert r.status == 200, r.body
-    assert poll(lambda: not signed_in(user, a), timeout=1.0)
+    assert refused_within(1.0, lambda: not signed_in(user, a)), "still signed in at A after 1 s"
     assert signed_in(other, a)
 
 
@@ -90,13 +104,14 @@ def test_with_redis_stopped_sessions_are_still_checked_and_single_use_steps_answ
     revoked.sidecar = a
     assert revoked.request("POST", "/.auth/logout", [("Accept", "application/json")]).status == 204
     revoked.jar = copy
-    assert poll(lambda: not signed_in(revoked, b), timeout=1.0)
+    assert refused_within(1.0, lambda: not signed_in(revoked, b)), "still signed in at B after 1 s"
     # A login started before the outage, finished during it.
     pending = browser(a, apple)
     _, location = pending.start_login("/")
     fields, _ = pending.authorize(location)
 
     redis.stop()
+    # The outage is seen at once (the connections close); 5 s covers a loaded 2-core machine.
     assert poll(lambda: a.admin("/readyz").status == 503 and b.admin("/readyz").status == 503, timeout=5)
     assert "store" in a.admin("/readyz").body.decode()
     for sc in (a, b):
@@ -108,19 +123,23 @@ def test_with_redis_stopped_sessions_are_still_checked_and_single_use_steps_answ
     r = kept.request("POST", "/.auth/logout", [("Accept", "application/json")])
     assert r.status == 503, (r.status, r.body)
     assert a.proc.poll() is None and b.proc.poll() is None
-    unavailable_lines = [line for line in a.output().splitlines() if "store unavailable" in line]
-    assert len(unavailable_lines) == 1, unavailable_lines  # once per state change, not per retry
+
+    def unavailable_lines():
+        return [line for line in a.output().splitlines() if "store unavailable" in line]
+    a.logged(lambda _: unavailable_lines())  # the line and /readyz's answer race
+    assert len(unavailable_lines()) == 1, unavailable_lines()  # once per state change, not per retry
 
     redis.start()  # empty: what replicas knew is pushed back by nobody, but kept in memory
+    # Reconnects back off up to 5 s; 10 s covers a loaded 2-core machine.
     assert poll(lambda: a.admin("/readyz").status == 200 and b.admin("/readyz").status == 200, timeout=10)
     assert not signed_in(revoked, a) and not signed_in(revoked, b)
-    assert any("store ready" in line for line in a.output().splitlines())
+    assert a.logged(lambda out: any("store ready" in line for line in out.splitlines()))  # races /readyz
     # Revocations flow again.
     fresh = logged_in_browser(browser, b, apple, "lea@example.com")
     copy = dict(fresh.jar)
     assert fresh.request("POST", "/.auth/logout", [("Accept", "application/json")]).status == 204
     fresh.jar = copy
-    assert poll(lambda: not signed_in(fresh, a), timeout=1.0)
+    assert refused_within(1.0, lambda: not signed_in(fresh, a)), "still signed in at A after 1 s"
     text = a.admin("/metrics").body.decode()
     assert 'sidecar_store_up{backend="redis",state="ready"} 1' in text
     assert "sidecar_store_resyncs_total" in text
@@ -141,6 +160,8 @@ def test_a_revocation_made_while_a_replica_was_cut_off_reaches_it_by_resync(repl
     finally:
         b.proc.send_signal(sig.SIGCONT)
     user.jar = copy
+    # Learnt by the resync on reconnect (back-off up to 1 s, then within the 1 s of SPEC §6);
+    # 5 s covers a loaded 2-core machine.
     assert poll(lambda: not signed_in(user, b), timeout=5.0)
 
 
@@ -181,7 +202,7 @@ def test_rediss_with_a_private_ca_shares_revocations(replicas, redis_server, bro
     copy = dict(user.jar)
     assert user.request("POST", "/.auth/logout", [("Accept", "application/json")]).status == 204
     user.jar = copy
-    assert poll(lambda: not signed_in(user, b), timeout=1.0)
+    assert refused_within(1.0, lambda: not signed_in(user, b)), "still signed in at B after 1 s"
 
 
 def test_rediss_without_the_ca_is_a_clear_start_up_error(start_sidecar, redis_server, tmp_path):
@@ -230,7 +251,7 @@ def test_a_whole_browser_sign_in_through_haproxy_round_robin(replicas, browser, 
 
             def request(self, method, target, headers, body=b""):
                 return rawhttp.request(front, method, target, headers=list(headers), body=body, timeout=5)
-        assert poll(lambda: _up(front), timeout=5)
+        assert poll(lambda: _up(front), timeout=10)  # start-up; 10 s covers a loaded 2-core machine
         user = browser(Front(), apple)
         # Every step (login, Apple's form_post, the app, logout) lands on another replica.
         callback, _ = user.login(rd="/private")
@@ -240,12 +261,15 @@ def test_a_whole_browser_sign_in_through_haproxy_round_robin(replicas, browser, 
         copy = dict(user.jar)
         assert user.request("POST", "/.auth/logout", [("Accept", "application/json")]).status == 204
         user.jar = copy
-        time.sleep(0.3)
+        # SPEC §6: every replica knows within 1 s of the logout's answer; wait that out rather
+        # than a shorter time that races the publication.
+        time.sleep(1.0)
         assert all(user.get("/private").status != 200 for _ in range(6))
         # Round robin: each replica served some of the signed-in requests (access logs are
-        # flushed about once a second, so wait for the lines rather than count them at once).
+        # flushed about once a second, so wait for the lines rather than count them at once:
+        # 5 s leaves 4 s for a loaded 2-core machine).
         assert poll(lambda: all(any('"path":"/private","status":200' in line for line in sc.output().splitlines())
-                                for sc in sidecars), timeout=3)
+                                for sc in sidecars), timeout=5)
     finally:
         proc.terminate()
         proc.wait(5)
@@ -273,12 +297,15 @@ def test_a_stalled_redis_fails_single_use_steps_with_503_within_the_command_time
         r = pending.callback(fields, headers=[("Accept", "application/json")])
         waited = time.monotonic() - started
         assert r.status == 503 and r.json()["reason"] == "store_unavailable", (r.status, r.body)
-        assert waited < 4, "the callback waited %.1f s" % waited
+        # The command timeout is 2 s, looked at every 0.25 s; +3 s covers a loaded 2-core machine.
+        assert waited < 5.25, "the callback waited %.1f s" % waited
         assert signed_in(kept, a)  # meanwhile the request path never waits for Redis
-        assert poll(lambda: a.admin("/readyz").status == 503, timeout=5)
+        # The store's link pings once a second and gives up 1.5 s (+0.25 s) without an answer:
+        # 503 within about 2.75 s; +3 s covers a loaded 2-core machine.
+        assert poll(lambda: a.admin("/readyz").status == 503, timeout=6)
     finally:
         redis.proc.send_signal(sig.SIGCONT)
-    assert poll(lambda: a.admin("/readyz").status == 200, timeout=10)
+    assert poll(lambda: a.admin("/readyz").status == 200, timeout=10)  # back-off up to 5 s, +5 s
 
 
 def test_redis_error_replies_fail_single_use_steps_with_503_not_500(replicas, browser):
@@ -290,7 +317,7 @@ def test_redis_error_replies_fail_single_use_steps_with_503_not_500(replicas, br
     redis.cli("CONFIG", "SET", "maxmemory-policy", "noeviction")
     r = pending.callback(fields, headers=[("Accept", "application/json")])
     assert r.status == 503 and r.json()["reason"] == "store_unavailable", (r.status, r.body)
-    assert poll(lambda: "OOM" in a.output(), timeout=3), "the log names Redis's answer"
+    assert a.logged(lambda out: "OOM" in out), "the log names Redis's answer"
     text = a.admin("/metrics").body.decode()
     failures = [l for l in text.splitlines() if l.startswith("sidecar_store_command_failures_total ")]
     assert failures and float(failures[0].split()[1]) >= 1, failures
@@ -305,14 +332,16 @@ def test_an_undelivered_forward_lives_in_redis_and_another_replica_delivers_it(r
     user = logged_in_browser(browser, a, apple)
     sub = user.request("GET", "/.auth/me", [("Accept", "application/json")]).json()["id"]
     assert post(a, sign(event_claims(apple.issuer, sub, jti="shared-1"), key, kid)).status == 200
-    assert poll(lambda: redis.cli("HLEN", "sidecar:forwards") == "1", timeout=3)
+    assert poll(lambda: redis.cli("HLEN", "sidecar:forwards") == "1", timeout=5)  # stored before the answer; 5 s
     a.proc.kill()  # the replica that took the event is gone
     a.proc.wait(5)
     a.stopped = True
     receiver = Receiver(port=port)
     try:
+        # B finds it on its 5 s look at the queue, once A's back-off is over; 40 s covers a
+        # loaded 2-core machine.
         assert wait_for(lambda: receiver.bodies, 40), b.log_tail()
         assert receiver.bodies[0]["jti"] == "shared-1" and receiver.bodies[0]["sub"] == sub
-        assert poll(lambda: redis.cli("HLEN", "sidecar:forwards") == "0", timeout=5)
+        assert poll(lambda: redis.cli("HLEN", "sidecar:forwards") == "0", timeout=5)  # removed at once; 5 s
     finally:
         receiver.close()

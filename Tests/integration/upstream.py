@@ -13,7 +13,7 @@ Proxied endpoints:
   /chunked?n=N&size=S   chunked body of N bytes in chunks of S bytes (&bad_after=K: after K
                    bytes a chunk-size line that is not hex, then close)
   /eof?n=N         body delimited by closing the connection (no length, no chunking)
-  /slow?delay=S    answers after S seconds
+  /slow?delay=S    answers after S seconds (or closes as soon as the proxy closes)
   /close?linger=S  answers, then closes S seconds later without sending `Connection: close`
   /hop             a response carrying hop-by-hop headers the proxy must remove
   /status?code=C   an empty response with that status (204/304 carry no body)
@@ -39,11 +39,14 @@ ECHO_BODY_LIMIT = 1 << 20
 
 class Stats:
     def __init__(self):
+        self.open_connections = 0
         self.reset()
 
     def reset(self):
+        """Zeroes the counters. `open_connections` is a gauge, not a counter: it is never
+        reset, or a connection of an earlier test closing after the reset would leave it
+        one short (the close and the next test's reset race)."""
         self.connections = 0
-        self.open_connections = 0
         self.requests = 0
         self.targets = []
 
@@ -259,7 +262,13 @@ async def handle_request(reader, writer, method, target, version, headers):
             await send_pattern(writer, n, 65536)
         return False
     if path == "/slow":
-        await asyncio.sleep(float(q.get("delay", "1")))
+        # A proxy that gave up on us (its upstream_timeout) closes the connection: stop
+        # waiting then, so that this connection does not stay open into later tests.
+        try:
+            await asyncio.wait_for(reader.read(1), float(q.get("delay", "1")))
+            return False  # the proxy hung up (nothing else is sent before our answer)
+        except asyncio.TimeoutError:
+            pass
         send_simple(200, b"slow done", content_type="text/plain")
         return True
     if path == "/close":
