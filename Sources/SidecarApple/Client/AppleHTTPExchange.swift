@@ -212,6 +212,8 @@ final class AppleHTTPExchange {
         guard let timer else { return }
         let whole = seconds.rounded(.down)
         var tv = timeval(tv_sec: Int(whole), tv_usec: Int((seconds - whole) * 1_000_000))
+        // From now, not from the iteration's cached time: a deadline never ends early.
+        _ = event_base_update_cache_time(client.base)
         event_add(timer, &tv)
     }
 
