@@ -1,7 +1,7 @@
 import XCTest
 import SidecarConfig
 
-/// Rules between keys (SPEC §3) and the warnings `sidecar check` prints.
+/// Rules between keys and the warnings `sidecar check` prints.
 final class CrossFieldTests: XCTestCase {
     private func replacing(_ old: String, with new: String) -> String {
         precondition(Fixture.minimal.contains(old))
@@ -82,7 +82,7 @@ final class CrossFieldTests: XCTestCase {
     }
 
     func testRefreshDefaultAdaptsToAShortIdleTimeout() throws {
-        // Issue 8: `idle_timeout: 30m` alone was refused because refresh_after's default (1h)
+        // `idle_timeout: 30m` alone was refused because refresh_after's default (1h)
         // was not shorter. A default must never make a valid setting fail.
         let short = try parse(replacing(sessionHeader, with: sessionHeader + "  idle_timeout: 30m\n")).session
         XCTAssertEqual(short.idleTimeout, .minutes(30))

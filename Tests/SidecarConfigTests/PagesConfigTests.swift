@@ -1,7 +1,7 @@
 import XCTest
 import SidecarConfig
 
-/// `pages.*` (SPEC §3, §4.12): defaults, a template directory, and errors at
+/// `pages.*`: defaults, a template directory, and errors at
 /// the key's line and column like every other key.
 final class PagesConfigTests: XCTestCase {
     func testDefaultsKeepTheRedirectAndTheBuiltInPages() throws {

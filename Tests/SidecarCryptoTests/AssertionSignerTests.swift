@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import SidecarCrypto
 
-/// The identity assertion's signer and per-worker cache (SPEC §4.9).
+/// The identity assertion's signer and per-worker cache.
 final class AssertionSignerTests: XCTestCase {
     /// A fixed key whose RFC 7638 thumbprint was computed independently (Python `cryptography`).
     static let fixedKeyPEM = """

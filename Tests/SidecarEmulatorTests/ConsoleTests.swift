@@ -2,7 +2,7 @@ import XCTest
 import SidecarApple
 import SidecarCrypto
 
-/// The console (SPEC §9): a page for browsers, the endpoint list for scripts, every form one
+/// The console: a page for browsers, the endpoint list for scripts, every form one
 /// call of the JSON control API, accepted only from the console's own origin, and every value
 /// it shows escaped.
 final class ConsoleTests: XCTestCase {

@@ -2,7 +2,7 @@ import XCTest
 @testable import SidecarApple
 import SidecarCrypto
 
-/// The JSON control API's request rules (SPEC §9): a body must be declared JSON, a browser
+/// The JSON control API's request rules: a body must be declared JSON, a browser
 /// on another site may not change the emulator's state, and `notify` posts only to loopback
 /// unless the emulator was started with `--allow-notify-to-any-host`.
 final class ControlRequestRulesTests: XCTestCase {

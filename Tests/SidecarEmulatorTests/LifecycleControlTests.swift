@@ -4,7 +4,7 @@ import XCTest
 
 @testable import SidecarApple
 
-/// The account-lifecycle controls (SPEC §9): consent revocation by email or sub, the
+/// The account-lifecycle controls: consent revocation by email or sub, the
 /// revocation log, and the token-endpoint faults revalidation is tested against.
 final class LifecycleControlTests: XCTestCase {
     private func signIn(_ emulator: EmulatorFixture) throws -> String {

@@ -2,7 +2,7 @@ import XCTest
 
 @testable import SidecarProxy
 
-/// The relay's two decisions (SPEC §4.10): which listed package, and the intent URL.
+/// The relay's two decisions: which listed package, and the intent URL.
 final class AndroidRelayTests: XCTestCase {
     private func package(_ query: String?, _ listed: [String]) -> String? {
         try? AndroidRelay.package(query: query.flatMap { FormFields(Array($0.utf8)) }, listed: listed)

@@ -3,7 +3,7 @@ import XCTest
 
 @testable import SidecarProxy
 
-/// Issue 8: Apple being unreachable at start-up was logged once per worker and retry, said
+/// Apple being unreachable at start-up was logged once per worker and retry, said
 /// "keeping the previous set" when there was none, and did not name the URL.
 final class AppleKeysLogTests: XCTestCase {
     func testAnOutageIsOneWarningForTheWholeProcess() {

@@ -8,7 +8,7 @@ import XCTest
 
 @testable import SidecarProxy
 
-/// The assertion on the request path (SPEC §4.9): signed once per session per ttl per worker,
+/// The assertion on the request path: signed once per session per ttl per worker,
 /// kept on the cached session as a ready header field, renewed after three quarters of the ttl.
 final class AssertionInjectionTests: XCTestCase {
     private static let secret = Base64.encode([UInt8](repeating: 0x33, count: 32))

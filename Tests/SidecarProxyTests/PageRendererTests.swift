@@ -4,7 +4,7 @@ import SidecarCrypto
 @testable import SidecarHTTP
 @testable import SidecarProxy
 
-/// The one renderer (SPEC §4.12): built-in pages follow the design, every value is escaped,
+/// The one renderer: built-in pages follow the design, every value is escaped,
 /// the request id is spliced in as written, and the operator's files replace pages by name.
 final class PageRendererTests: XCTestCase {
     /// The response as written to the client: head fields (lower-cased names) and body.

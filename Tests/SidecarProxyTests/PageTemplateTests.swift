@@ -2,7 +2,7 @@ import XCTest
 
 @testable import SidecarProxy
 
-/// The operator template language of SPEC §4.12: known placeholders only, errors at the
+/// The operator template language of known placeholders only, errors at the
 /// right line and column, style elements hashed for the CSP.
 final class PageTemplateTests: XCTestCase {
     private func error(_ text: String) -> PageTemplateError? {

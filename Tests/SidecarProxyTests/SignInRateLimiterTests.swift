@@ -3,7 +3,7 @@ import XCTest
 
 @testable import SidecarProxy
 
-/// `limits.sign_in_rate` (SPEC §3): a token bucket per client address, bounded in addresses.
+/// `limits.sign_in_rate`: a token bucket per client address, bounded in addresses.
 final class SignInRateLimiterTests: XCTestCase {
     private let second: Int64 = 1_000_000
 

@@ -2,7 +2,7 @@ import XCTest
 
 @testable import SidecarStore
 
-/// Each kind of single-use key has its own capacity (SPEC §6): a flood of login states — two
+/// Each kind of single-use key has its own capacity: a flood of login states — two
 /// unauthenticated requests each — never evicts or blocks nonces or notification ids, and
 /// nothing used is ever forgotten in a way that lets it be replayed.
 final class ClaimCapacityTests: XCTestCase {

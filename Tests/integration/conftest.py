@@ -1,5 +1,5 @@
 """Fixtures for the end-to-end tests: the real `sidecar` binary, a real upstream process,
-generated keys and a complete sidecar.yaml (SPEC §3) per test.
+generated keys and a complete sidecar.yaml per test.
 
 Nothing is built here: `scripts/test` builds first. The binary is `.build/debug/sidecar`
 under the package root, or whatever SIDECAR_BIN names.
@@ -299,7 +299,7 @@ class Sidecar:
 
 @pytest.fixture
 def base_config(upstream, keydir):
-    """A complete valid config (SPEC §3) in front of the test upstream; everything public."""
+    """A complete valid config in front of the test upstream; everything public."""
     def make(port, admin_port):
         return {
             "listen": "127.0.0.1:%d" % port,
@@ -379,7 +379,7 @@ def sidecar(start_sidecar):
 
 # -- Apple emulator ------------------------------------------------------------------------
 class Emulator:
-    """One `sidecar emulator` process (SPEC §9) with its test controls."""
+    """One `sidecar emulator` process with its test controls."""
 
     def __init__(self, proc, issuer, workdir):
         self.proc, self.issuer, self.workdir = proc, issuer, workdir

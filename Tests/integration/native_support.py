@@ -1,4 +1,4 @@
-"""Shared by the native-app tests (SPEC §4.5): a sidecar with a bundle id in
+"""Shared by the native-app tests: a sidecar with a bundle id in
 apple.native_audiences in front of an emulator that plays the device, and small helpers."""
 import base64
 import hashlib

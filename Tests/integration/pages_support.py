@@ -1,4 +1,4 @@
-"""Helpers for the page tests (SPEC §4.12, §9): what a real browser got for a page (status and
+"""Helpers for the page tests: what a real browser got for a page (status and
 headers from Chromium's network log), the design checks every page must pass, and the
 screenshots the run saves.
 
@@ -62,7 +62,7 @@ def body_text(browser):
 
 
 def assert_designed_page(browser, status, headers, expected_status, title=None, reason=None):
-    """SPEC §4.12 for a page the browser shows: status, headers, structure, style applied
+    """The contract for a page the browser shows: status, headers, structure, style applied
     under the CSP (the stylesheet's hash matched, or the background would be white), and the
     reason code and request id for support."""
     assert status == expected_status, (status, headers)

@@ -1,4 +1,4 @@
-"""A real redis-server for the scale-out tests (SPEC §6, issue 11): started on a loopback port,
+"""A real redis-server for the scale-out tests: started on a loopback port,
 stopped and restarted by the tests, optionally with a password or TLS."""
 import os
 import shutil

@@ -1,4 +1,4 @@
-"""The signed identity assertion (SPEC §4.9, §3 `assertion.*`, `headers.assertion`): an ES256 JWT
+"""The signed identity assertion: an ES256 JWT
 on every authenticated forwarded request and on `/.auth/check`'s answer, verified here with
 libraries that share no code with the sidecar (PyJWT for the JWT, `cryptography` for the raw
 ECDSA check), against the keys `/.auth/jwks.json` publishes."""

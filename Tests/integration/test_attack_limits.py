@@ -1,4 +1,4 @@
-"""Under attack (issue 16): memory per connection bounded by limits.response_buffer and
+"""Under attack: memory per connection bounded by limits.response_buffer and
 returned after a burst, slow request bodies cut by limits.min_body_rate — and legitimate slow
 readers and uploads unaffected."""
 import hashlib
@@ -67,7 +67,7 @@ def test_memory_goes_back_after_500_stalled_readers_are_gone(start_sidecar):
         peak = sc.rss_kib()
         for s in readers:
             s.close()
-        # SPEC names no time for this: the closes are handled at once and memory is given
+        # No time is promised for this: the closes are handled at once and memory is given
         # back with them; 10 s covers a loaded 2-core machine.
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and sc.rss_kib() - before > 32 * 1024:
@@ -125,7 +125,7 @@ def test_a_body_slower_than_min_body_rate_gets_408_and_a_fast_enough_upload_pass
     for t in threads:
         t.join(40)
     status, seconds = results["slow"]
-    # SPEC: min_body_rate is checked from 10 s after the body's first byte (a minimum, and
+    # Promised: min_body_rate is checked from 10 s after the body's first byte (a minimum, and
     # the trickle is below the rate from the start); +3 s covers a loaded 2-core machine.
     assert status == 408 and 10 <= seconds < 13, results
     assert results["upload"][0] == 200, results

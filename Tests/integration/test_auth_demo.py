@@ -1,4 +1,4 @@
-"""`sidecar demo` (SPEC §2): zero set-up, a real sign-in through its in-process emulator."""
+"""`sidecar demo`: zero set-up, a real sign-in through its in-process emulator."""
 import html
 import re
 import subprocess

@@ -1,4 +1,4 @@
-"""Sign in with Apple end to end (SPEC §4.1, §4.2): the real binary, the real emulator, a
+"""Sign in with Apple end to end: the real binary, the real emulator, a
 browser-like cookie jar in Python."""
 import base64
 import re

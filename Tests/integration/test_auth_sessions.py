@@ -1,4 +1,4 @@
-"""Proxying with a session (SPEC §4.3, §5), logout (§4.4), /me (§4.6), /check (§4.8)."""
+"""Proxying with a session, logout, /me, /check."""
 import base64
 import os
 import time
@@ -170,7 +170,7 @@ def test_logout_post_clears_and_revokes(signed_in):
 
 
 def test_logout_revokes_the_apple_refresh_token_with_the_services_id(signed_in):
-    """SPEC §4.4: a web logout revokes the session's Apple refresh token (client_id = the
+    """A web logout revokes the session's Apple refresh token (client_id = the
     Services ID), in the background after the answer. Checked in the emulator's own record of
     /auth/revoke calls: fails if logout never calls Apple, sends another client id or a token
     Apple did not issue to the Services ID (token_known false), has no valid client secret,
@@ -207,7 +207,7 @@ def test_logout_get_only_from_our_own_site(signed_in, headers, status):
     sc, _, b = signed_in
     r = b.request("GET", "/.auth/logout", [HTML] + headers)
     assert r.status == status
-    # SPEC §4.4: honoured without rd → the signed-out page; refused → a page asking to confirm.
+    # honoured without rd → the signed-out page; refused → a page asking to confirm.
     assert (b"<title>You are signed out</title>" if status == 200 else b"<title>Sign out?</title>") in r.body
     assert (b.session_cookie is None) == (status == 200)
 

@@ -1,4 +1,4 @@
-"""The sidecar's TLS client to Apple, through the real binaries (SPEC §4.2 step 2): the
+"""The sidecar's TLS client to Apple, through the real binaries: the
 emulator serves https with a test CA's certificate for 127.0.0.1 only; the sidecar must refuse
 it when the CA is not trusted and when the name it dialled is not on the certificate — and
 then answer the callback with a clear 502, never a session."""

@@ -1,4 +1,4 @@
-"""A real browser signs in (SPEC §4.1–§4.4, §4.6): headless Chromium, the sidecar on
+"""A real browser signs in: headless Chromium, the sidecar on
 http://localhost and the Apple emulator on https://127.0.0.1 — two different sites, so
 Apple's `form_post` back to the callback is a cross-site POST that carries the state cookie
 only because it is `SameSite=None; Secure`.
@@ -174,7 +174,7 @@ def test_chromium_cancel_on_apple_page_shows_an_error_and_no_session(cross_site_
 
 
 def test_chromium_two_tabs_signing_in_at_once_both_succeed(cross_site_login, chromium):
-    """SPEC §4.1: logins in flight in different tabs must not break each other."""
+    """Logins in flight in different tabs must not break each other."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
 

@@ -1,5 +1,5 @@
-"""Examples/caddy/Caddyfile, run by a real Caddy (issue 12 item 4): Caddy proxies to the app
-and asks the sidecar's `/.auth/check` (SPEC §4.8) about every request; a browser sign-in through
+"""Examples/caddy/Caddyfile, run by a real Caddy: Caddy proxies to the app
+and asks the sidecar's `/.auth/check` about every request; a browser sign-in through
 Caddy (emulator with auto-approval) makes the app receive the identity headers, and nothing a
 client sends can."""
 import json

@@ -1,4 +1,4 @@
-"""The emulator's console (SPEC §9) and the demo's whole lifecycle in a real browser: sign in
+"""The emulator's console and the demo's whole lifecycle in a real browser: sign in
 through `sidecar demo`, use every console control, send a consent-revoked notification from
 the console and watch the demo app's session end, then delete the account from the app.
 

@@ -1,4 +1,4 @@
-"""File descriptors (SPEC §3, issue 16 item 2): the soft limit raised at start, a warning when
+"""File descriptors: the soft limit raised at start, a warning when
 max_connections cannot fit, and at the limit a log line, a counter and accepting resumed by
 freeing idle connections — never a silent stall."""
 import json
@@ -169,7 +169,7 @@ def is_closed(s):
 
 
 def test_at_the_descriptor_limit_idle_connections_are_freed_before_unfinished_heads_then_the_oldest_heads(start_sidecar):
-    """SPEC §3 / issue 16: slots are freed idle keep-alive connections first, then the oldest
+    """Slots are freed idle keep-alive connections first, then the oldest
     unfinished request heads. With nofile 64:64 and one worker: 8 connections holding half a
     request head (the oldest), 8 idle ones (newer), heads up to 2 below the limit (newer
     still), then 16 more heads. The idle ones must go first although they are younger than the
@@ -231,7 +231,7 @@ def test_at_the_descriptor_limit_idle_connections_are_freed_before_unfinished_he
 
 
 def test_connections_accepted_just_before_the_limit_is_met_again_keep_their_requests(start_sidecar):
-    """SPEC §3: at the descriptor limit slots are freed from idle connections and the oldest
+    """At the descriptor limit slots are freed from idle connections and the oldest
     unfinished heads, never from connections that have just been accepted and whose request is
     on its way. With nofile 64:64 and one worker: heads beyond the limit (the listener backs off
     100 ms after freeing the 8 oldest), then 20 new connections queued while it waits, each
@@ -274,7 +274,7 @@ def test_connections_accepted_just_before_the_limit_is_met_again_keep_their_requ
 
 
 def test_a_whole_request_arriving_after_the_limit_was_met_by_unfinished_heads_is_served(start_sidecar):
-    """SPEC §3: at the descriptor limit a complete request is served, not dropped. With nofile
+    """At the descriptor limit a complete request is served, not dropped. With nofile
     128:128 and the default workers, 160 connections hold unfinished heads (more than fit:
     slots are freed oldest head first), then one more client sends a whole GET a second later:
     it gets its answer, never a close."""
@@ -290,7 +290,7 @@ def test_a_whole_request_arriving_after_the_limit_was_met_by_unfinished_heads_is
         started = time.monotonic()
         response = rawhttp.request(sc.port, "GET", "/echo", timeout=10)
         assert response.status == 200, response
-        # SPEC §3 asks for serving on, resumed by itself; a few 100 ms back-off rounds at most,
+        # the contract asks for serving on, resumed by itself; a few 100 ms back-off rounds at most,
         # and 5 s covers a loaded 2-core machine.
         assert time.monotonic() - started < 5.0
     finally:

@@ -1,4 +1,4 @@
-"""SPEC §4.3 framing and §3 limits, over raw sockets.
+"""Request framing and the limits of the configuration, over raw sockets.
 
 Every request that is ambiguous to frame must be refused with 400 and its connection closed,
 and nothing of it may reach the upstream: where a second request is hidden in the body, the
@@ -201,7 +201,7 @@ def test_incomplete_head_gets_408_after_header_timeout(start_sidecar, upstream):
         r = c.read_response()
         elapsed = time.monotonic() - t0
         assert r.status == 408
-        # SPEC: header_timeout (1 s) is a minimum, counted from the head's first byte; +3 s
+        # Promised: header_timeout (1 s) is a minimum, counted from the head's first byte; +3 s
         # covers a loaded 2-core machine (and still tells it from the 10 s default).
         assert 1.0 <= elapsed <= 4.0, elapsed
         assert c.wait_closed(5), "connection not closed after 408"  # at once; 5 s of noise
@@ -216,7 +216,7 @@ def test_header_timeout_applies_to_later_keepalive_requests(start_sidecar, upstr
         t0 = time.monotonic()  # before the first byte of the second head
         c.send(b"GET /echo HTTP/1.1\r\nHost: test.local\r\n")
         assert c.read_response().status == 408
-        # SPEC: header_timeout 1 s is a minimum from the head's first byte; +3 s of noise.
+        # Promised: header_timeout 1 s is a minimum from the head's first byte; +3 s of noise.
         assert 1.0 <= time.monotonic() - t0 <= 4.0
 
 
@@ -240,7 +240,7 @@ def test_slowloris_does_not_extend_header_deadline(start_sidecar, upstream):
                 break
         elapsed = time.monotonic() - t0
         assert got.startswith(b"HTTP/1.1 408"), (elapsed, got[:100])
-        # SPEC: header_timeout 2 s is a total deadline from the first byte, a minimum; +3 s
+        # Promised: header_timeout 2 s is a total deadline from the first byte, a minimum; +3 s
         # covers a loaded 2-core machine (a byte every 0.5 s would keep a per-read timer alive
         # for the whole 10 s the loop allows).
         assert 2.0 <= elapsed <= 5.0, elapsed
@@ -254,14 +254,14 @@ def test_idle_keepalive_connection_is_closed(start_sidecar):
         assert c.request("GET", "/echo").status == 200
         answered = time.monotonic()  # ...and before this
         assert c.wait_closed(10), "idle keep-alive connection not closed"
-        # SPEC: idle_timeout 1 s is a minimum (measured from before it can have started); the
+        # Promised: idle_timeout 1 s is a minimum (measured from before it can have started); the
         # close comes at most 1 s after the answer, +3 s for a loaded 2-core machine.
         closed = time.monotonic()
         assert closed - sent >= 1.0 and closed - answered <= 4.0, (closed - sent, closed - answered)
     t0 = time.monotonic()  # before the connection exists
     with sc.conn() as c:  # a connection that never sends anything
         assert c.wait_closed(10), "silent new connection not closed"
-        # SPEC: a new connection with no request is idle too: 1 s minimum, +3 s of noise.
+        # Promised: a new connection with no request is idle too: 1 s minimum, +3 s of noise.
         assert 1.0 <= time.monotonic() - t0 <= 4.0
 
 

@@ -1,4 +1,4 @@
-"""SPEC §7 for the sign-in world: /metrics counts logins, sessions and Apple key fetches;
+"""The contract for the sign-in world: /metrics counts logins, sessions and Apple key fetches;
 /readyz waits for Apple's keys and names the condition that fails."""
 import re
 import time

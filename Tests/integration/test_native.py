@@ -1,4 +1,4 @@
-"""Native-app sign-in end to end (SPEC §4.5, APPLE.md "Native apps"): the real binary, the real
+"""Native-app sign-in end to end: the real binary, the real
 `sidecar emulator` standing in for a device (POST /emulator/native) and for Apple's token
 endpoint: the sign-in, every malicious identity token, malformed bodies, nonces.
 Bearer sessions and refresh: test_native_bearer.py."""
@@ -60,8 +60,7 @@ def test_code_is_exchanged_as_apple_expects_for_an_app(app):
 
 
 def test_session_holds_the_apple_refresh_token_and_logout_revokes_it_for_the_app(app):
-    """Bearer logout revokes the app's Apple refresh token with client_id = the bundle id
-    (SPEC §4.4). Checked in the emulator's record of /auth/revoke calls, not by asking
+    """Bearer logout revokes the app's Apple refresh token with client_id = the bundle id. Checked in the emulator's record of /auth/revoke calls, not by asking
     revoke-consent (which deletes tokens itself, so it cannot tell whether logout did): fails
     if logout never calls Apple, calls it with the Services ID (token_known false), without a
     valid client secret, or more than once."""

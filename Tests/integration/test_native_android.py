@@ -1,4 +1,4 @@
-"""Android (and other non-Apple platforms) through the web flow (SPEC §4.10): the relay
+"""Android (and other non-Apple platforms) through the web flow: the relay
 `POST /.auth/android/callback` hands Apple's form_post back to the app as an intent URL, and
 `/.auth/native` accepts those web-flow tokens (aud = the Services ID) only with a sidecar
 nonce, exchanging their code with the Services ID and the relay URL."""

@@ -1,4 +1,4 @@
-"""Native sessions as bearer tokens (SPEC §4.3, §4.5): removed before proxying, accepted by
+"""Native sessions as bearer tokens: removed before proxying, accepted by
 /me, /check and /logout, refreshed by POST /native/refresh with a new idle deadline."""
 import json
 import time

@@ -1,10 +1,10 @@
 """The committed nginx examples, run by a real nginx (README "Deploying next to nginx").
 
 Examples/nginx-auth-request.conf: nginx proxies to the app and asks the sidecar's
-`/.auth/check` (SPEC §4.8) about every request; a sign-in through nginx (emulator with
+`/.auth/check` about every request; a sign-in through nginx (emulator with
 auto-approval) makes the app receive the identity headers, and nothing a client sends can.
 Examples/nginx-in-front.conf: nginx terminates TLS in front of the sidecar; its
-X-Forwarded-* are honoured only when `trusted_proxies` lists it (SPEC §3).
+X-Forwarded-* are honoured only when `trusted_proxies` lists it.
 """
 import json
 import time

@@ -1,4 +1,4 @@
-"""Apple's server-to-server notifications (SPEC §4.7, issue 10) against the real binary:
+"""Apple's server-to-server notifications against the real binary:
 revoking events end every session of that user and no other, to the millisecond; other
 events revoke nothing; forged payloads are 400 and harmless; duplicates are acknowledged
 once; verified events are forwarded to the upstream until it takes them, across restarts."""

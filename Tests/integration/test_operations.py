@@ -1,4 +1,4 @@
-"""SPEC §2 and §7 end to end: admin endpoints, signals, exit codes and config errors."""
+"""Operations end to end: admin endpoints, signals, exit codes and config errors."""
 import re
 import signal
 import socket

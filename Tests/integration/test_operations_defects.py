@@ -1,4 +1,4 @@
-"""Issue 8's defects on the request path, each against the real binary: a paused reader,
+"""Defects on the request path, each against the real binary: a paused reader,
 a stalled reader, a port already taken, a dead upstream, one log schema, SIGTERM and
 SIGHUP under keep-alive load."""
 import hashlib
@@ -319,7 +319,7 @@ def get_from(port, source, headers, request_id):
 
 
 def test_the_access_line_client_is_the_forwarded_address_only_from_a_trusted_peer(start_sidecar):
-    """client on an access line (issue 8: "after trusted_proxies"), with trusted_proxies =
+    """Client on an access line, with trusted_proxies =
     [127.0.0.2/32] and requests from both 127.0.0.2 and 127.0.0.1 to one process: from the
     trusted peer it is the address the proxy saw (the last X-Forwarded-For entry), or the
     peer itself without the header; from the untrusted peer a spoofed X-Forwarded-For is

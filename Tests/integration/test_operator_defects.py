@@ -1,4 +1,4 @@
-"""Issue 8, "What operators meet first": the defects a new user hit first, each against the
+""""What operators meet first": the defects a new user hit first, each against the
 real binary — a key `check` passed and `run` refused, a valid idle_timeout refused because of
 a default, the Apple-unreachable start-up message, the demo's leftover secrets, --version."""
 import os

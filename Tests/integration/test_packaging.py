@@ -1,4 +1,4 @@
-"""Deployment files checked as their tools check them (issue 12 item 3, issue 16 item 2):
+"""Deployment files checked as their tools check them:
 the hardened systemd unit passes `systemd-analyze verify` against the built binary and raises
 the descriptor limit enough for the default max_connections."""
 import re

@@ -1,4 +1,4 @@
-"""The sidecar's own pages in a real browser (SPEC §4.12, §4.3, §4.4): headless Chromium gets
+"""The sidecar's own pages in a real browser: headless Chromium gets
 each page the way a person would, the test checks what it says, its status and security
 headers, that its style applied under the strict CSP, and saves a screenshot of it.
 

@@ -1,4 +1,4 @@
-"""SPEC §4.3 proxying end to end: the real sidecar in front of the real upstream process."""
+"""The contract proxying end to end: the real sidecar in front of the real upstream process."""
 import hashlib
 import os
 import re
@@ -346,7 +346,7 @@ def test_unanswered_upstream_connect_gives_up_after_connect_timeout(start_sideca
         r = sc.request("GET", "/echo")
         elapsed = time.monotonic() - t0
         assert r.status in (502, 504), r.status
-        # SPEC: upstream_connect_timeout 1 s is a minimum; +3 s covers a loaded 2-core machine.
+        # Promised: upstream_connect_timeout 1 s is a minimum; +3 s covers a loaded 2-core machine.
         assert 1.0 <= elapsed <= 4.0, elapsed
     finally:
         for s in fillers:
@@ -386,7 +386,7 @@ def test_slow_upstream_is_504_after_upstream_timeout(start_sidecar):
     r = sc.request("GET", "/slow?delay=8")  # far beyond the bound below: no race with a late 200
     elapsed = time.monotonic() - t0
     assert r.status == 504
-    # SPEC: upstream_timeout 1 s is a minimum; +3 s covers a loaded 2-core machine.
+    # Promised: upstream_timeout 1 s is a minimum; +3 s covers a loaded 2-core machine.
     assert 1.0 <= elapsed <= 4.0, elapsed
     assert 0 < len(r.body) < 4096
     assert sc.request("GET", "/slow?delay=0.1").status == 200

@@ -1,4 +1,4 @@
-"""Several replicas sharing one Redis store (SPEC §6, issue 11), each a real sidecar process
+"""Several replicas sharing one Redis store, each a real sidecar process
 against a real redis-server: what one replica learns, the others know within a second, and
 a Redis outage never lets a revoked session back in nor a single-use value be used twice."""
 import json
@@ -24,7 +24,7 @@ def logged_in_browser(browser, sc, apple, email="maria@example.com"):
 
 
 def refused_within(promise, check):
-    """SPEC §6: every replica learns a revocation within 1 s. Call this once the revocation is
+    """Every replica learns a revocation within 1 s. Call this once the revocation is
     made (its answer is in), so that `promise` seconds from now are at or after the promise's
     end. Polls check() (True once the replica refuses) and fails only if a check sent after
     that end still finds the session: an earlier one may race the publication, and a check
@@ -160,7 +160,7 @@ def test_a_revocation_made_while_a_replica_was_cut_off_reaches_it_by_resync(repl
     finally:
         b.proc.send_signal(sig.SIGCONT)
     user.jar = copy
-    # Learnt by the resync on reconnect (back-off up to 1 s, then within the 1 s of SPEC §6);
+    # Learnt by the resync on reconnect (back-off up to 1 s, then within the 1 s of the contract);
     # 5 s covers a loaded 2-core machine.
     assert poll(lambda: not signed_in(user, b), timeout=5.0)
 
@@ -261,7 +261,7 @@ def test_a_whole_browser_sign_in_through_haproxy_round_robin(replicas, browser, 
         copy = dict(user.jar)
         assert user.request("POST", "/.auth/logout", [("Accept", "application/json")]).status == 204
         user.jar = copy
-        # SPEC §6: every replica knows within 1 s of the logout's answer; wait that out rather
+        # every replica knows within 1 s of the logout's answer; wait that out rather
         # than a shorter time that races the publication.
         time.sleep(1.0)
         assert all(user.get("/private").status != 200 for _ in range(6))

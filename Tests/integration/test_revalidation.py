@@ -1,4 +1,4 @@
-"""session.revalidate (SPEC §3, issue 10) against the real binary and the real `sidecar
+"""Session.revalidate against the real binary and the real `sidecar
 emulator`: a session due for revalidation has its Apple refresh token checked in the
 background (the request that finds it due passes); only invalid_grant / invalid_request end it,
 on every worker; Apple unreachable, 5xx, an HTML 502, malformed JSON and invalid_client keep it

@@ -1,4 +1,4 @@
-"""Account deletion, POST /.auth/revoke (SPEC §4.11, issue 10) against the real binary and the
+"""Account deletion, POST /.auth/revoke against the real binary and the
 real `sidecar emulator`: Apple's refresh token is revoked with the client id it was issued to
 (the Services ID for the web, the bundle id for an app), then every session of that user ends
 and no other; nothing happens locally unless Apple confirmed; a cookie request must come from

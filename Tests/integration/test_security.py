@@ -1,9 +1,9 @@
-"""Red-team attacks on the trust boundary (SPEC §4.2, §4.3, §5, §6), against the real binary.
+"""Red-team attacks on the trust boundary, against the real binary.
 
 The upstream trusts the injected identity headers, so a client must never forge them, reach
 the upstream with a credential meant for the sidecar, smuggle a request past the sidecar,
 obtain a session it should not have, or be redirected off-site. Each test is one attack
-class and asserts the safe behaviour the SPEC demands; attacks already covered elsewhere
+class and asserts the safe behaviour the product promises; attacks already covered elsewhere
 (test_framing, test_proxy, test_auth_*) are not repeated here.
 """
 import pytest
@@ -31,7 +31,7 @@ def second_session(sc, apple, browser):
 
 # -- credentials meant for the sidecar never reach the upstream ------------------------------
 def test_no_copy_of_a_session_bearer_token_reaches_the_upstream(signed_in, browser):
-    """SPEC §4.3: "A bearer session token is removed from the forwarded request". Repeating
+    """"A bearer session token is removed from the forwarded request". Repeating
     the Authorization field (same token, or a second user's token) must not smuggle one
     through; a foreign token next to it still passes unchanged."""
     sc, apple, b = signed_in

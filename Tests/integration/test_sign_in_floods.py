@@ -1,4 +1,4 @@
-"""Floods of the cheap sign-in requests (SPEC §3 `limits.sign_in_rate`, §6): a per-address
+"""Floods of the cheap sign-in requests: a per-address
 limit answers 429 with Retry-After while other clients are served; each kind of single-use
 key has its own capacity, so a flood of login states never lets a spent native nonce be
 replayed; a cancelled (`error`) callback stores nothing."""

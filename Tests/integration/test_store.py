@@ -1,4 +1,4 @@
-"""The durable file store (SPEC §6) through the real binary: what the sidecar answered "done"
+"""The durable file store through the real binary: what the sidecar answered "done"
 to — a logout, a spent login state — is still true after a restart and after `kill -9` right
 after the answer; a torn last record is skipped; a file that is not the sidecar's is a clear
 start-up error."""

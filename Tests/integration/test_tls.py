@@ -1,4 +1,4 @@
-"""Serving HTTPS directly (`tls.cert_file`, `tls.key_file`; issue 12 item 1): real TLS clients
+"""Serving HTTPS directly (`tls.cert_file`, `tls.key_file`): real TLS clients
 (Python `ssl`, curl, `openssl s_client`) against the sidecar's own TLS listener — sign-in end to
 end, protocol versions, ALPN, resumption, plain HTTP on the TLS port, slow handshakes, and
 certificate reloads on SIGHUP (a bad pair keeps the old one)."""

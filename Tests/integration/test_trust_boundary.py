@@ -1,5 +1,4 @@
-"""What an unauthenticated client could still make the sidecar forward, hold or store (SPEC §3
-`trusted_proxies`, `limits.max_body_bytes`; §4.3), against the real binary over real sockets:
+"""What an unauthenticated client could still make the sidecar forward, hold or store, against the real binary over real sockets:
 the sidecar's own bearer tokens, upgrades other than WebSocket (h2c smuggling), `..;` path
 parameters, forwarding fields from untrusted peers, and large bodies sent to its endpoints."""
 import socket
@@ -34,7 +33,7 @@ def signed_in(start_auth_sidecar, browser):
 
 # -- the sidecar's bearer tokens never reach the upstream --------------------------------------
 def test_a_session_bearer_token_is_removed_on_public_paths_in_any_spelling(signed_in):
-    """SPEC §4.3: a bearer session token is removed from every forwarded request, public
+    """A bearer session token is removed from every forwarded request, public
     paths included; other Authorization values pass unchanged."""
     sc, _, b = signed_in
     _, token = b.session_cookie
@@ -183,7 +182,7 @@ def test_forwarding_fields_from_a_trusted_proxy_pass(start_sidecar):
 # -- bodies of the sidecar's own endpoints --------------------------------------------------------
 @pytest.mark.parametrize("endpoint", ["/.auth/callback", "/.auth/native", "/.auth/apple/notifications"])
 def test_a_declared_body_over_the_endpoint_cap_is_413_before_any_of_it_is_read(start_auth_sidecar, endpoint):
-    """SPEC §3 `limits.max_body_bytes` [64KiB], each endpoint capping lower: the answer comes
+    """The contract `limits.max_body_bytes` [64KiB], each endpoint capping lower: the answer comes
     although the client has sent none of its 60 KiB."""
     sc, _ = start_auth_sidecar()
     with rawhttp.Conn(sc.port, timeout=5) as c:
