@@ -1,7 +1,7 @@
 import XCTest
 import SidecarHTTP
 
-/// Every framing/syntax rule of the contract and the evhttp findings: each head must be refused
+/// Every framing/syntax rule and the evhttp findings: each head must be refused
 /// with the given error (and its status).
 final class RequestHeadRejectionTests: XCTestCase {
     let table: [(String, String, HTTPHeadError)] = [

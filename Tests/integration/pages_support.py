@@ -62,7 +62,7 @@ def body_text(browser):
 
 
 def assert_designed_page(browser, status, headers, expected_status, title=None, reason=None):
-    """The contract for a page the browser shows: status, headers, structure, style applied
+    """What a page the browser shows must be: status, headers, structure, style applied
     under the CSP (the stylesheet's hash matched, or the background would be white), and the
     reason code and request id for support."""
     assert status == expected_status, (status, headers)

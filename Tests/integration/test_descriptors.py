@@ -290,7 +290,7 @@ def test_a_whole_request_arriving_after_the_limit_was_met_by_unfinished_heads_is
         started = time.monotonic()
         response = rawhttp.request(sc.port, "GET", "/echo", timeout=10)
         assert response.status == 200, response
-        # the contract asks for serving on, resumed by itself; a few 100 ms back-off rounds at most,
+        # The sidecar serves on and resumes by itself; resumed by itself; a few 100 ms back-off rounds at most,
         # and 5 s covers a loaded 2-core machine.
         assert time.monotonic() - started < 5.0
     finally:

@@ -1,4 +1,4 @@
-"""The contract for the sign-in world: /metrics counts logins, sessions and Apple key fetches;
+"""Metrics for the sign-in world: /metrics counts logins, sessions and Apple key fetches;
 /readyz waits for Apple's keys and names the condition that fails."""
 import re
 import time

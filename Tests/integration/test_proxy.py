@@ -1,4 +1,4 @@
-"""The contract proxying end to end: the real sidecar in front of the real upstream process."""
+"""Proxying end to end: the real sidecar in front of the real upstream process."""
 import hashlib
 import os
 import re

@@ -160,7 +160,7 @@ def test_a_revocation_made_while_a_replica_was_cut_off_reaches_it_by_resync(repl
     finally:
         b.proc.send_signal(sig.SIGCONT)
     user.jar = copy
-    # Learnt by the resync on reconnect (back-off up to 1 s, then within the 1 s of the contract);
+    # Learnt by the resync on reconnect (back-off up to 1 s, then within the promised 1 s);
     # 5 s covers a loaded 2-core machine.
     assert poll(lambda: not signed_in(user, b), timeout=5.0)
 

@@ -182,7 +182,7 @@ def test_forwarding_fields_from_a_trusted_proxy_pass(start_sidecar):
 # -- bodies of the sidecar's own endpoints --------------------------------------------------------
 @pytest.mark.parametrize("endpoint", ["/.auth/callback", "/.auth/native", "/.auth/apple/notifications"])
 def test_a_declared_body_over_the_endpoint_cap_is_413_before_any_of_it_is_read(start_auth_sidecar, endpoint):
-    """The contract `limits.max_body_bytes` [64KiB], each endpoint capping lower: the answer comes
+    """`limits.max_body_bytes` [64KiB], each endpoint capping lower: the answer comes
     although the client has sent none of its 60 KiB."""
     sc, _ = start_auth_sidecar()
     with rawhttp.Conn(sc.port, timeout=5) as c:
