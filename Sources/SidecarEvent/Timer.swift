@@ -21,12 +21,14 @@ public final class Timer {
 
     deinit { if let event { event_free(event) } }
 
-    public func schedule(afterMilliseconds ms: Int64) {
+    /// `clockJustRead`: the caller has just refreshed the loop's time
+    /// (`EventLoop.refreshedNowMilliseconds`), so it is not read a second time.
+    public func schedule(afterMilliseconds ms: Int64, clockJustRead: Bool = false) {
         guard let event else { return }
         var tv = timeval(milliseconds: max(0, ms))
         // libevent adds the duration to its time cached at the iteration's wake-up: after a
         // long callback that is already in the past, and the timer would fire that much early.
-        _ = event_base_update_cache_time(base)
+        if !clockJustRead { _ = event_base_update_cache_time(base) }
         _ = event_add(event, &tv)
     }
 

@@ -200,16 +200,18 @@ def start_demo():
             demo.proc.wait(5)
 
 
-def left_behind(tmpdir, since=None):
-    """Everything in tmpdir; with `since`, also demo directories holding a client key made in
-    /tmp since then (where a demo that ignores TMPDIR puts them)."""
+def left_behind(tmpdir, since=None, port=None):
+    """Everything in tmpdir; with `since` and `port`, also demo directories made in /tmp since
+    then (where a demo that ignores TMPDIR puts them) whose sidecar.yaml listens on `port`:
+    another test run's demo on the same machine is not this one's leftover."""
     found = [os.path.join(root, name) for root, dirs, files in os.walk(tmpdir) for name in dirs + files]
     if since is not None:
         for name in os.listdir("/tmp"):
             path = os.path.join("/tmp", name)
             try:
                 if (name.startswith("sidecar-demo-") and os.stat(path).st_mtime >= since
-                        and "AuthKey_DEMOKEY001.p8" in os.listdir(path)):
+                        and "AuthKey_DEMOKEY001.p8" in os.listdir(path)
+                        and ":%d\n" % port in open(os.path.join(path, "sidecar.yaml")).read()):
                     found.append(path)
             except OSError:
                 pass  # another test's directory, gone meanwhile
@@ -258,15 +260,16 @@ def test_demo_removes_its_files_when_start_up_fails(tmp_path, start_demo):
     blocker = socket.socket()
     blocker.bind(("127.0.0.1", 0))
     blocker.listen()
+    port = blocker.getsockname()[1]
     started = time.time() - 1
     try:
-        demo = start_demo(tmpdir, port=blocker.getsockname()[1])
+        demo = start_demo(tmpdir, port=port)
         code = demo.finish()
     finally:
         blocker.close()
     assert code == 2, "".join(demo.lines)
     assert "address already in use" in "".join(demo.lines)
-    assert left_behind(tmpdir, since=started) == [], "".join(demo.lines)
+    assert left_behind(tmpdir, since=started, port=port) == [], "".join(demo.lines)
 
 
 # -- sidecar --version ------------------------------------------------------------------------

@@ -18,6 +18,7 @@ extension ClientConnection {
         // Moved out and back (no copy, so no retain): a read of the optional stored head copies it.
         let head = request.take()
         defer { request = head }
+        let refusal = identity.refusal
         requestId.withUnsafeBytes { id in
             peerText.withUnsafeBytes { peer in
                 path.withUnsafeBytes { normalizedPath in
@@ -30,7 +31,7 @@ extension ClientConnection {
                             upstreamStatus: reachedUpstream ? status : nil,
                             upstreamMs: upstreamStartedMs >= startedMs && reachedUpstream ? now - upstreamStartedMs : nil,
                             incomplete: incomplete,
-                            sessionRefusal: identity.refusal == .accepted ? nil : identity.refusal)
+                            sessionRefusal: refusal == .accepted ? nil : refusal)
                         guard let opened = identity.opened else {
                             guard var user = actedForUser else {
                                 record(&entry, head, log)

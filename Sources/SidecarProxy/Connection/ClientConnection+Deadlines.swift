@@ -36,7 +36,7 @@ extension ClientConnection {
         let now = worker.loop.refreshedNowMilliseconds()
         deadlineAtMs = now &+ ms &+ 1
         guard timerAtMs > deadlineAtMs || timerAtMs < now else { return }  // fires in time
-        deadline.schedule(afterMilliseconds: ms &+ 1)
+        deadline.schedule(afterMilliseconds: ms &+ 1, clockJustRead: true)
         timerAtMs = deadlineAtMs
     }
 
