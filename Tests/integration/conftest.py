@@ -528,6 +528,21 @@ class Browser:
         return None
 
 
+def seen(echo, name):
+    """Values of header `name` as the echo upstream received them: case-insensitive, with `_`
+    read as `-` (the underscore spellings a forged identity header may use)."""
+    return [v for n, v in echo["headers"] if n.lower().replace("_", "-") == name.lower()]
+
+
+@pytest.fixture
+def signed_in(start_auth_sidecar, browser):
+    """(Sidecar, Emulator, Browser) with the browser signed in through the whole web flow."""
+    sc, apple = start_auth_sidecar()
+    b = browser(sc, apple)
+    assert b.login()[0].status == 303
+    return sc, apple, b
+
+
 @pytest.fixture
 def browser():
     """browser(sidecar, emulator) -> a fresh Browser."""

@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from conftest import free_port, merge
+from conftest import free_port, merge, seen
 
 BUNDLE = "com.example.ios"          # listed in apple.native_audiences
 UNLISTED = "com.example.unlisted"   # a real app of the team, but not listed
@@ -99,10 +99,6 @@ def refused(r, status, reason):
     assert r.status == status, (r.status, r.body)
     assert r.json() == {"error": reason}, r.body
     assert r.header("Content-Type").startswith("application/json")
-
-
-def seen(echo, name):
-    return [v for n, v in echo["headers"] if n.lower().replace("_", "-") == name.lower()]
 
 
 def metric(sc, line, timeout=5.0):

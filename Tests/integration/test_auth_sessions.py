@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from conftest import poll
+from conftest import poll, seen
 from native_support import WEB, apple_revocations
 
 HTML = ("Accept", "text/html,application/xhtml+xml")
@@ -13,20 +13,8 @@ SPELLINGS = ["X-Auth-User-Id", "x-auth-user-id", "X_Auth_User_Id", "X-AUTH-EMAIL
              "X-Auth-Name", "X-Auth-Email-Verified", "x_auth_private_email", "X-Auth-Assertion"]
 
 
-def seen(echo, name):
-    return [v for n, v in echo["headers"] if n.lower().replace("_", "-") == name.lower()]
-
-
 def secret():
     return base64.b64encode(os.urandom(32)).decode()
-
-
-@pytest.fixture
-def signed_in(start_auth_sidecar, browser):
-    sc, apple = start_auth_sidecar()
-    b = browser(sc, apple)
-    assert b.login()[0].status == 303
-    return sc, apple, b
 
 
 def test_spoofed_identity_headers_never_reach_the_upstream(signed_in):

@@ -7,20 +7,9 @@ class and asserts the safe behaviour the product promises; attacks already cover
 (test_framing, test_proxy, test_auth_*) are not repeated here.
 """
 import pytest
+from conftest import seen
 
 HTML = ("Accept", "text/html,application/xhtml+xml")
-
-
-def seen(echo, name):
-    return [v for n, v in echo["headers"] if n.lower().replace("_", "-") == name.lower()]
-
-
-@pytest.fixture
-def signed_in(start_auth_sidecar, browser):
-    sc, apple = start_auth_sidecar()
-    b = browser(sc, apple)
-    assert b.login()[0].status == 303
-    return sc, apple, b
 
 
 def second_session(sc, apple, browser):

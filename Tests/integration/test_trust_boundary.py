@@ -8,27 +8,15 @@ import time
 import pytest
 
 import rawhttp
-from conftest import free_port, poll
+from conftest import free_port, poll, seen
 
 JSON = ("Accept", "application/json")
-
-
-def seen(echo, name):
-    return [v for n, v in echo["headers"] if n.lower().replace("_", "-") == name.lower()]
 
 
 def raw(port, data, timeout=5.0):
     resp, closed = rawhttp.send_raw(port, data, timeout=timeout)
     assert resp is not None, "no answer to %r" % data[:60]
     return resp, closed
-
-
-@pytest.fixture
-def signed_in(start_auth_sidecar, browser):
-    sc, apple = start_auth_sidecar()
-    b = browser(sc, apple)
-    assert b.login()[0].status == 303
-    return sc, apple, b
 
 
 # -- the sidecar's bearer tokens never reach the upstream --------------------------------------
