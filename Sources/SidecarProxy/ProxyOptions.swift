@@ -71,28 +71,4 @@ public struct ProxyOptions: Sendable {
     public var readinessWindowMs: Int64 = 10_000
 
     public init() {}
-
-    /// Parses `http://host:port[/base]` or `unix:/path`.
-    public static func parseUpstream(_ text: String) -> Upstream? {
-        if text.hasPrefix("unix:") {
-            let path = String(text.dropFirst(5))
-            return path.isEmpty ? nil : .unix(path: path)
-        }
-        guard text.hasPrefix("http://") else { return nil }
-        let rest = text.dropFirst(7)
-        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-        let authority = rest[..<slash]
-        var base = String(rest[slash...])
-        while base.hasSuffix("/") { base.removeLast() }
-        var host = String(authority)
-        var port: UInt16 = 80
-        if let colon = authority.lastIndex(of: ":"), !authority.hasSuffix("]") {
-            guard let parsed = UInt16(authority[authority.index(after: colon)...]) else { return nil }
-            port = parsed
-            host = String(authority[..<colon])
-        }
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty else { return nil }
-        return .tcp(host: host, port: port, basePath: base)
-    }
 }

@@ -59,8 +59,6 @@ final class UpstreamPool {
         idle.reserveCapacity(capacity)
     }
 
-    var idleCount: Int { idle.count }
-
     /// The warmest idle connection. With `verify`, the socket is first peeked (one extra
     /// syscall) so a close the loop has not processed yet is caught: used for requests that
     /// cannot be retried safely (a POST sent on a half-closed connection would be lost).

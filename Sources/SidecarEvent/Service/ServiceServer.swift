@@ -55,7 +55,6 @@ public final class ServiceServer {
     }
 
     public var isSecure: Bool { tls != nil }
-    public var connectionCount: Int { connections.count }
 
     /// Stops accepting; idle connections close now, busy ones after their answer.
     public func close() {

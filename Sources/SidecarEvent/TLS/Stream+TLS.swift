@@ -29,9 +29,6 @@ extension Stream {
         "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 43\r\n"
             + "Connection: close\r\n\r\nThis port speaks HTTPS; use an https:// URL\n").utf8)
 
-    /// Whether the TLS handshake is still running (false for plain streams).
-    public var isHandshaking: Bool { tls?.handshaking ?? false }
-
     /// Ends the sending direction after everything queued was written: a TLS `close_notify`
     /// first (so the client can tell a complete response from a truncated one), then
     /// `shutdown(SHUT_WR)`.
