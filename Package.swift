@@ -54,7 +54,7 @@ let package = Package(
         .target(
             name: "SidecarApple",
             dependencies: [
-                "SidecarCrypto", "SidecarHTTP", "SidecarEvent", "SidecarConfig",
+                "SidecarCrypto", "SidecarHTTP", "SidecarEvent",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // What outlives a request: revocations, single-use keys, notification forwards (memory | file | redis).

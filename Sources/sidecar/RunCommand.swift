@@ -2,6 +2,7 @@ import Foundation
 import ArgumentParser
 import Logging
 import SidecarConfig
+import SidecarHTTP
 import SidecarProxy
 import SidecarStore
 

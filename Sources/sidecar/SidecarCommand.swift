@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import SidecarConfig
+import SidecarHTTP
 
 /// `sidecar` — the Sign in with Apple reverse-proxy sidecar.
 /// Each subcommand lives in its own file. Exit codes: 0 ok, 1 config/usage error,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import SidecarConfig
+import SidecarHTTP
 
 /// `sidecar version` (also `sidecar --version`): what this binary is, for bug reports and for
 /// checking a deployment — the same string either way.

@@ -1,6 +1,6 @@
 import CEvent
 import SidecarEvent
-import SidecarConfig
+import SidecarHTTP
 
 /// HTTPS client to Apple's endpoints on one libevent loop (the caller's worker loop).
 ///

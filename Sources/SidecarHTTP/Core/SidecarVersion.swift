@@ -1,6 +1,7 @@
 /// The sidecar's version, for `sidecar --version`, the start-up log line, the
 /// `sidecar_build_info` metric and the User-Agent sent to Apple. Here, in the lowest module
-/// the CLI, the proxy and the Apple client all import, so they cannot disagree.
+/// the CLI, the proxy and the Apple client all import (the HTTP codec), so they cannot
+/// disagree and the Apple client needs no configuration module for it.
 ///
 /// There is no git revision or build date: SwiftPM offers no way to stamp them into a build
 /// without a build-tool plugin, and a value computed when the manifest is evaluated would go
