@@ -126,13 +126,12 @@ final class AccessPolicy {
                 out.append(b)
             default:
                 out.append(UInt8(ascii: "%"))
-                out.append(upperHex(b >> 4))
-                out.append(upperHex(b & 0xf))
+                out.append(HexDigit.upper(b >> 4))
+                out.append(HexDigit.upper(b & 0xf))
             }
         }
     }
 
-    private func upperHex(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "A") + v - 10 }
 }
 
 /// `a` equals the lower-case ASCII `lower`, ignoring the case of letters in `a`.

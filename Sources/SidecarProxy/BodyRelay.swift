@@ -114,7 +114,7 @@ struct BodyRelay {
             repeat { digits += 1; v >>= 4 } while v > 0
             v = size
             for i in stride(from: digits - 1, through: 0, by: -1) {
-                raw[i] = hexDigit(UInt8(v & 0xf))
+                raw[i] = HexDigit.lower(UInt8(v & 0xf))
                 v >>= 4
             }
             raw[digits] = 0x0D

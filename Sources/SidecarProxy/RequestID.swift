@@ -1,4 +1,5 @@
 import Glibc
+import SidecarHTTP
 
 /// Per-worker request-id generator: a random prefix drawn once plus a counter — unique
 /// without a syscall per request.
@@ -21,8 +22,8 @@ struct RequestIDGenerator {
         }
         prefix = []
         for b in random {
-            prefix.append(hexDigit(b >> 4))
-            prefix.append(hexDigit(b & 0xf))
+            prefix.append(HexDigit.lower(b >> 4))
+            prefix.append(HexDigit.lower(b & 0xf))
         }
         prefix.append(UInt8(ascii: "-"))
     }
@@ -44,7 +45,7 @@ struct RequestIDGenerator {
         let end = id.count + digits
         id.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
         for i in stride(from: end - 1, through: end - digits, by: -1) {
-            id[i] = hexDigit(UInt8(value & 0xf))
+            id[i] = HexDigit.lower(UInt8(value & 0xf))
             value >>= 4
         }
     }

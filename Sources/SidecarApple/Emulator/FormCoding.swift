@@ -1,3 +1,5 @@
+import SidecarHTTP
+
 /// `application/x-www-form-urlencoded` and query-string coding for the emulator.
 enum FormCoding {
     enum Failure: Error, Equatable {
@@ -40,7 +42,7 @@ enum FormCoding {
             let c = bytes[i]
             if c == UInt8(ascii: "%") {
                 guard i + 2 < bytes.endIndex,
-                      let hi = hexValue(bytes[i + 1]), let lo = hexValue(bytes[i + 2])
+                      let hi = HexDigit.value(bytes[i + 1]), let lo = HexDigit.value(bytes[i + 2])
                 else { throw .badEscape }
                 out.append(hi << 4 | lo)
                 i += 3
@@ -53,14 +55,6 @@ enum FormCoding {
         return text
     }
 
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 
     /// Percent-encodes every byte outside the unreserved set.
     static func escape(_ text: String) -> String {

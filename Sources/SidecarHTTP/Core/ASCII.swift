@@ -31,16 +31,7 @@
     }
 
     /// Value of a hex digit, or nil.
-    @inlinable @inline(__always) static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c &- 0x30
-        case 0x41...0x46: return c &- 0x41 &+ 10
-        case 0x61...0x66: return c &- 0x61 &+ 10
-        default: return nil
-        }
-    }
+    @inlinable @inline(__always) static func hexValue(_ c: UInt8) -> UInt8? { HexDigit.value(c) }
 
-    @inlinable @inline(__always) static func upperHexDigit(_ v: UInt8) -> UInt8 {
-        v < 10 ? 0x30 &+ v : 0x41 &+ v &- 10
-    }
+    @inlinable @inline(__always) static func upperHexDigit(_ v: UInt8) -> UInt8 { HexDigit.upper(v) }
 }

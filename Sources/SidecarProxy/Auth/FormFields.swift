@@ -1,3 +1,5 @@
+import SidecarHTTP
+
 /// `application/x-www-form-urlencoded` bodies and query strings: `name=value&…`, `+` is a
 /// space, `%XX` escapes. Anything malformed (a bad escape, invalid UTF-8) refuses the whole
 /// input rather than guessing.
@@ -35,7 +37,7 @@ struct FormFields {
             case UInt8(ascii: "+"):
                 decoded = 0x20
             case UInt8(ascii: "%"):
-                guard let hi = iterator.next().flatMap(Self.hexValue), let lo = iterator.next().flatMap(Self.hexValue)
+                guard let hi = iterator.next().flatMap(HexDigit.value), let lo = iterator.next().flatMap(HexDigit.value)
                 else { return nil }
                 decoded = hi << 4 | lo
             default:
@@ -58,12 +60,4 @@ struct FormFields {
 
     func count(_ name: String) -> Int { pairs.reduce(0) { $0 + ($1.name == name ? 1 : 0) } }
 
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
 }

@@ -149,8 +149,8 @@ enum PercentEncoding {
                 out.append(b)
             } else {
                 out.append(UInt8(ascii: "%"))
-                out.append(hexDigit(b >> 4))
-                out.append(hexDigit(b & 0xF))
+                out.append(HexDigit.upper(b >> 4))
+                out.append(HexDigit.upper(b & 0xF))
             }
         }
     }
@@ -178,5 +178,4 @@ enum PercentEncoding {
         }
     }
 
-    private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "A") + v - 10 }
 }

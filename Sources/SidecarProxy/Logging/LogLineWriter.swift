@@ -1,3 +1,5 @@
+import SidecarHTTP
+
 /// Appends log lines in either format to a byte buffer, without Foundation or allocation
 /// beyond the buffer's growth.
 ///
@@ -212,8 +214,8 @@ struct LogLineWriter {
             out.append(b)
         } else {
             append("\\u00")
-            out.append(hexDigit(b >> 4))
-            out.append(hexDigit(b & 0xf))
+            out.append(HexDigit.lower(b >> 4))
+            out.append(HexDigit.lower(b & 0xf))
         }
     }
 
@@ -312,8 +314,4 @@ enum SensitiveParameters {
                 && zip(candidate, name).allSatisfy { $0 == ($1 | (($1 >= 0x41 && $1 <= 0x5a) ? 0x20 : 0)) }
         }
     }
-}
-
-@inline(__always) func hexDigit(_ v: UInt8) -> UInt8 {
-    v < 10 ? UInt8(ascii: "0") + v : UInt8(ascii: "a") + v - 10
 }
