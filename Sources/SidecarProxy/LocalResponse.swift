@@ -28,21 +28,23 @@ struct LocalResponse {
     }
 
     static func describe(_ status: Int) -> (StaticString, String) {
+        let text: String
         switch status {
-        case 400: return ("Bad Request", "bad request")
-        case 401: return ("Unauthorized", "unauthorized")
-        case 404: return ("Not Found", "not found")
-        case 405: return ("Method Not Allowed", "method not allowed")
-        case 408: return ("Request Timeout", "request timeout")
-        case 413: return ("Content Too Large", "request body too large")
-        case 429: return ("Too Many Requests", "too many requests")
-        case 431: return ("Request Header Fields Too Large", "request header fields too large")
-        case 502: return ("Bad Gateway", "bad gateway: the upstream failed")
-        case 503: return ("Service Unavailable", "service unavailable")
-        case 504: return ("Gateway Timeout", "gateway timeout: the upstream did not answer in time")
-        case 505: return ("HTTP Version Not Supported", "http version not supported")
-        default: return ("Error", "error")
+        case 400: text = "bad request"
+        case 401: text = "unauthorized"
+        case 404: text = "not found"
+        case 405: text = "method not allowed"
+        case 408: text = "request timeout"
+        case 413: text = "request body too large"
+        case 429: text = "too many requests"
+        case 431: text = "request header fields too large"
+        case 502: text = "bad gateway: the upstream failed"
+        case 503: text = "service unavailable"
+        case 504: text = "gateway timeout: the upstream did not answer in time"
+        case 505: text = "http version not supported"
+        default: text = "error"
         }
+        return (HTTPStatus.reasonPhrase(status), text)
     }
 
     func write(keepAlive: Bool, headOnly: Bool, requestId: [UInt8], into out: inout ByteBuilder) {

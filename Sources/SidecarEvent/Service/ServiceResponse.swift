@@ -35,7 +35,7 @@ public struct ServiceResponse: Sendable {
     /// whole (500) rather than written: no handler may inject CR/LF into a head.
     func serialized(keepAlive: Bool, omitBody: Bool) -> [UInt8] {
         var writer = HeadWriter(capacity: 256 + body.count)
-        writer.appendStatusLine(status: status, reason: Self.reason(status))
+        writer.appendStatusLine(status: status, reason: HTTPStatus.reasonPhrase(status))
         for (name, value) in headers {
             let lower = name.lowercased()
             if lower == "content-length" || lower == "connection" || lower == "transfer-encoding" { continue }
@@ -50,34 +50,5 @@ public struct ServiceResponse: Sendable {
         var bytes = writer.bytes
         if !omitBody { bytes.append(contentsOf: body) }
         return bytes
-    }
-
-    static func reason(_ status: Int) -> StaticString {
-        switch status {
-        case 100: "Continue"
-        case 200: "OK"
-        case 201: "Created"
-        case 204: "No Content"
-        case 302: "Found"
-        case 303: "See Other"
-        case 304: "Not Modified"
-        case 400: "Bad Request"
-        case 401: "Unauthorized"
-        case 403: "Forbidden"
-        case 404: "Not Found"
-        case 405: "Method Not Allowed"
-        case 408: "Request Timeout"
-        case 411: "Length Required"
-        case 413: "Content Too Large"
-        case 415: "Unsupported Media Type"
-        case 429: "Too Many Requests"
-        case 431: "Request Header Fields Too Large"
-        case 500: "Internal Server Error"
-        case 502: "Bad Gateway"
-        case 503: "Service Unavailable"
-        case 504: "Gateway Timeout"
-        case 505: "HTTP Version Not Supported"
-        default: "Status"
-        }
     }
 }
