@@ -24,7 +24,8 @@ extension Authenticator {
     /// from a trusted proxy the last `X-Forwarded-For` entry is the client instead, as in
     /// the access log.
     func signInRateRefusal(
-        _ endpoint: AuthEndpoint, _ head: HTTPRequestHead, peer: [UInt8], peerTrusted: Bool, apiClient: Bool
+        _ endpoint: AuthEndpoint, _ head: HTTPRequestHead, peer: [UInt8], peerTrusted: Bool,
+        apiClient: @autoclosure () -> Bool
     ) -> LocalResponse? {
         let rate = settings.signInRate
         guard rate.isEnabled, endpoint.isSignInRateLimited,
@@ -40,7 +41,7 @@ extension Authenticator {
                 "retry_after": .stringConvertible(seconds), "others_since_last_line": .stringConvertible(skipped),
             ])
         }
-        return Self.tooManyRequests(retryAfter: seconds, json: apiClient || endpoint.alwaysAnswersJSON)
+        return Self.tooManyRequests(retryAfter: seconds, json: endpoint.alwaysAnswersJSON || apiClient())
     }
 
     static func tooManyRequests(retryAfter seconds: Int64, json: Bool) -> LocalResponse {
@@ -58,12 +59,7 @@ extension Authenticator {
     static func clientAddress(_ head: HTTPRequestHead, peer: [UInt8], peerTrusted: Bool) -> SignInRateLimiter.Address? {
         if peerTrusted {
             let forwarded: SignInRateLimiter.Address? = head.withView { view in
-                var last: ByteRange?
-                for field in view.fields where !field.value.isEmpty && view.name(of: field, is: "x-forwarded-for") {
-                    last = field.value
-                }
-                guard let last, let entry = ClientConnection.lastForwardedAddress(view[last]) else { return nil }
-                return SignInRateLimiter.Address(text: entry)
+                ClientConnection.forwardedClient(in: view).flatMap(SignInRateLimiter.Address.init(text:))
             }
             if let forwarded { return forwarded }
         }

@@ -67,17 +67,20 @@ extension ClientConnection {
             if let host = head.host { entry.host = view[host] }
             if let query = head.query { entry.query = view[query] }
             if let agent = view.firstValue("user-agent") { entry.userAgent = view[agent] }
-            if peerTrusted {
-                // The last X-Forwarded-For field: a proxy may add its own after the client's
-                // (HAProxy's `option forwardfor` does), and only what the proxy added is trusted.
-                var forwarded: ByteRange?
-                for field in view.fields where !field.value.isEmpty && view.name(of: field, is: "x-forwarded-for") {
-                    forwarded = field.value
-                }
-                if let forwarded, let address = Self.lastForwardedAddress(view[forwarded]) { entry.client = address }
-            }
+            if peerTrusted, let address = Self.forwardedClient(in: view) { entry.client = address }
             log.record(entry)
         }
+    }
+
+    /// The client as the trusted proxy in front saw it: the last entry of the last
+    /// `X-Forwarded-For` field (a proxy may add its own field after the client's, as HAProxy's
+    /// `option forwardfor` does, and only what the proxy added is trusted). Borrowed from `view`.
+    static func forwardedClient(in view: HeadView) -> UnsafeRawBufferPointer? {
+        var forwarded: ByteRange?
+        for field in view.fields where !field.value.isEmpty && view.name(of: field, is: "x-forwarded-for") {
+            forwarded = field.value
+        }
+        return forwarded.flatMap { lastForwardedAddress(view[$0]) }
     }
 
     /// The address the trusted proxy in front saw (the last `X-Forwarded-For` entry).
