@@ -20,6 +20,10 @@
 #
 # Env: ROUNDS [3], DURATION [10s], CONNS [50], THREADS [1], IDLE_CONNS [1000],
 #      BENCH_PIN [1] (wrk on CPU 1, servers on CPU 0), SIDECAR_BIN [release build],
+#      BENCH_SERVER_CPUS [0], BENCH_CLIENT_CPUS [1]: where the proxies and wrk run when pinned
+#      ("0,1" for the workers: 2 cases, which need two cores of their own),
+#      BENCH_UPSTREAM_CPUS [the server CPUs]: the upstream on its own CPUs (say 2) measures the
+#      proxies alone; on the server's core it shares the proxy's time, as on a 2-vCPU VM,
 #      BENCH_CASES ["direct nginx sidecar" + every cases.d file], e.g. "nginx auth",
 #      BENCH_PROFILE [none]: a case to `perf record -g` during its first round (top self
 #      costs, demangled), BENCH_PROFILE_OUT [none]: where to keep that perf.data,
@@ -44,8 +48,11 @@ IDLE_CONNS=${IDLE_CONNS:-1000}; BENCH_PIN=${BENCH_PIN:-1}
 [ "${BENCH_CASES:-}" = "direct nginx" ] && STANDALONE_NO_SIDECAR=1
 . Benchmarks/lib/standalone.sh
 # Prefixes (not functions) so that `"${SERVER_CPU[@]}" cmd &` makes $! the server's own pid.
-SERVER_CPU=(); CLIENT_CPU=()
-if [ "$BENCH_PIN" = 1 ]; then SERVER_CPU=(taskset -c 0); CLIENT_CPU=(taskset -c 1); fi
+SERVER_CPU=(); CLIENT_CPU=(); UPSTREAM_CPU=()
+if [ "$BENCH_PIN" = 1 ]; then
+  SERVER_CPU=(taskset -c "${BENCH_SERVER_CPUS:-0}"); CLIENT_CPU=(taskset -c "${BENCH_CLIENT_CPUS:-1}")
+  UPSTREAM_CPU=(taskset -c "${BENCH_UPSTREAM_CPUS:-${BENCH_SERVER_CPUS:-0}}")
+fi
 # The proxies measured (nginx proxy_pass, the sidecars) start behind PROXY_PREFIX.
 INSTRUCTIONS=${BENCH_INSTRUCTIONS:-0}
 PROXY_PREFIX=("${SERVER_CPU[@]}")
@@ -55,6 +62,7 @@ if [ "$INSTRUCTIONS" = 1 ]; then
     --callgrind-out-file="$WORK/callgrind.%p")
   # valgrind 3.19 cannot read the DWARF 5 of Swift's static builds: symbols only.
   strip -g -o "$WORK/sidecar" "$SIDECAR_BIN"; SIDECAR_BIN=$WORK/sidecar
+  if [ -n "${TLS_BASELINE_BIN:-}" ]; then strip -g -o "$WORK/sidecar-base" "$TLS_BASELINE_BIN"; TLS_BASELINE_BIN=$WORK/sidecar-base; fi
 fi
 wait_port() {  # wait_port PORT [PATH]: until an HTTP GET answers
   local i
@@ -166,7 +174,7 @@ UP_DIR=$(nginx_conf upstream 'location / { return 200 "ok\n"; }
     location = /echo-assertion { return 200 "[$http_x_auth_assertion]\n"; }
     location = /auth/keys { default_type application/json; return 200 "{\"keys\":[]}"; }' \
   "" "$UP_PORT")
-start_nginx "$UP_DIR"; UP_PID=$NGINX_PID
+start_nginx "$UP_DIR" "${UPSTREAM_CPU[@]}" env; UP_PID=$NGINX_PID
 wait_port "$UP_PORT"
 
 read -ra CASES <<<"${BENCH_CASES:-direct nginx sidecar}"
@@ -307,7 +315,7 @@ for round in $(seq 1 "$ROUNDS"); do
     cpu_us=$(per_request "${cpu_before% *}" "${cpu_after% *}" "$out")
     # The user-space share: on loopback most of a proxy's time is the kernel's TCP path.
     user_us=$(per_request "${cpu_before#* }" "${cpu_after#* }" "$out")
-    # The upstream shares the proxy's core: how a proxy batches its requests moves its cost too.
+    # The upstream shares the proxy's core (unless BENCH_UPSTREAM_CPUS): how a proxy batches its requests moves its cost too.
     upstream_us=$(per_request "${upstream_before% *}" "${upstream_after% *}" "$out")
     p99=$(to_ms "$(awk '$1 == "99%" {print $2}' <<<"$out")")
     errors=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
@@ -344,12 +352,13 @@ compare() {  # compare CASE BASELINE [TARGET]: throughput and CPU-per-request ra
       "  less disturbed than req/s by other work on the machine, though contention still moves it)\n", b, c, n / s, c, b }'
 }
 for c in "${CASES[@]}"; do  # every proxy case against nginx proxy_pass and direct
-  case $c in direct|nginx|nginxcookie|nginxtls|nginxs_*|haproxy_*) continue ;; esac
+  case $c in direct|nginx|nginxcookie|nginxtls|nginxtlsw2|nginxs_*|nginxsw2_*|haproxy_*) continue ;; esac
   case $c in
     sessions_*|sessionsw2_*|sessionsbase_*)  # many users: against the peers sent the very same requests
       peer=${c#*_}
       if [ "${c%%_*}" = sessions ] && has_case "sessionsbase_$peer"; then compare "$c" "sessionsbase_$peer"; fi
-      if has_case "nginxs_$peer"; then compare "$c" "nginxs_$peer" 1.10; fi
+      if [ "${c%%_*}" = sessionsw2 ] && has_case "nginxsw2_$peer"; then compare "$c" "nginxsw2_$peer" 1.10
+      elif has_case "nginxs_$peer"; then compare "$c" "nginxs_$peer" 1.10; fi
       if has_case "haproxy_$peer"; then compare "$c" "haproxy_$peer" 1.10; fi
       if has_case direct; then
         awk -v c="$c" -v s="${P99[$c]}" -v d="${P99[direct]}" \
@@ -357,8 +366,16 @@ for c in "${CASES[@]}"; do  # every proxy case against nginx proxy_pass and dire
       fi
       continue ;;
   esac
-  if [ "$c" = tls ]; then  # TLS against TLS only
-    if has_case nginxtls; then compare tls nginxtls; fi
+  if [ "$c" = tls ] || [ "$c" = tlsbase ]; then  # TLS against TLS only
+    if has_case nginxtls; then compare "$c" nginxtls 1.10; fi
+    if [ "$c" = tls ] && has_case tlsbase; then compare tls tlsbase; fi
+    continue
+  fi
+  if [ "$c" = tlsw2 ]; then
+    if has_case nginxtlsw2; then compare tlsw2 nginxtlsw2 1.10; fi
+    if has_case tls; then
+      awk -v a="${RPS[tlsw2]}" -v b="${RPS[tls]}" 'BEGIN {printf "scaling tlsw2/tls: %.2f (2 workers over 1)\n", a / b}'
+    fi
     continue
   fi
   if has_case nginx; then compare "$c" nginx; fi

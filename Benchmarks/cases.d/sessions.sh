@@ -13,7 +13,8 @@
 #
 # Cases, for each N in SESSION_COUNTS [1 2000 100000] (labels 1, 2k, 100k) and each log mode
 # in SESSION_LOGS [off on] (suffix _log when on): sessions_<N>, nginxs_<N>, haproxy_<N>, and
-# SESSION_WORKERS2 [0]=1 adds sessionsw2_<N>: the sidecar with workers: 2 (on the server core);
+# SESSION_WORKERS2 [0]=1 adds sessionsw2_<N> and nginxsw2_<N>: the sidecar with workers: 2 and
+# nginx with worker_processes 2 (give them two cores: BENCH_SERVER_CPUS=0,1);
 # SESSION_BASELINE_BIN [none], another sidecar binary (say, main's before a change), adds
 # sessionsbase_<N>: an A/B of two builds in the same rounds, which is what separates a change of
 # a few per cent from the machine's drift between runs.
@@ -95,6 +96,15 @@ start_session_servers() {  # start_session_servers LOG(off|on)
   start_nginx "$dir" "${PROXY_PREFIX[@]}"
   SESSION_SERVER_PORT[nginxs$suffix]=$port; SESSION_SERVER_PIDS[nginxs$suffix]=$NGINX_PID
   wait_port "$port"
+  if [ "${SESSION_WORKERS2:-0}" = 1 ]; then  # nginx worker_processes 2, the same otherwise
+    local w2dir=$WORK/nginxsw2$suffix w2port
+    w2port=$(free_port); cp -r "$dir" "$w2dir"
+    sed -i -e "s|$dir|$w2dir|g" -e "s|127.0.0.1:$port |127.0.0.1:$w2port |" \
+      -e 's/^worker_processes 1;/worker_processes 2;/' "$w2dir/nginx.conf"
+    start_nginx "$w2dir" "${PROXY_PREFIX[@]}"
+    SESSION_SERVER_PORT[nginxsw2$suffix]=$w2port; SESSION_SERVER_PIDS[nginxsw2$suffix]=$NGINX_PID
+    wait_port "$w2port"
+  fi
   # haproxy, the same
   port=$(free_port); dir="$WORK/haproxy$suffix"; mkdir -p "$dir"
   local global_log="" defaults_log=""
@@ -143,7 +153,7 @@ session_case() {  # session_case SERVER N LOG: defines case_<server>_<label>[_lo
   eval "wrk_args_$name() { printf '%s\n' -s '$WORK/sessions-$n.lua'; }"
 }
 SESSION_SERVERS=(sessions nginxs haproxy)
-[ "${SESSION_WORKERS2:-0}" = 1 ] && SESSION_SERVERS+=(sessionsw2)
+[ "${SESSION_WORKERS2:-0}" = 1 ] && SESSION_SERVERS+=(sessionsw2 nginxsw2)
 [ -n "${SESSION_BASELINE_BIN:-}" ] && SESSION_SERVERS+=(sessionsbase)
 for log in "${SESSION_LOGS[@]}"; do
   for n in "${SESSION_COUNTS[@]}"; do

@@ -86,10 +86,13 @@ final class SendBatch {
 }
 
 extension Stream {
-    /// Describes the first `sendChains` chains of `output` in `message` (its iovecs in
-    /// `vectors`); false when a batched send is not for this stream now.
+    /// Describes the first `sendChains` chains of `wire` in `message` (its iovecs in
+    /// `vectors`), TLS output encrypted first; false when a batched send is not for this
+    /// stream now.
     func prepareBatchedSend(vectors: UnsafeMutablePointer<iovec>, message: UnsafeMutablePointer<msghdr>) -> Bool {
-        guard isFlushDeferred, !isClosed, !connecting, tls == nil else { return false }
+        guard isFlushDeferred, !isClosed, !connecting else { return false }
+        // A failed encryption is met again by the plain flush that follows.
+        if tls != nil, encryptOutput() != 0 { return false }
         let (count, bytes) = peekOutput(into: vectors)
         guard count > 0, bytes > 0 else { return false }
         message.initialize(to: msghdr())
@@ -102,7 +105,7 @@ extension Stream {
     func finishBatchedSend(_ result: Int) {
         if result > 0 {
             bytesWritten &+= UInt64(result)
-            _ = evbuffer_drain(output, result)
+            _ = evbuffer_drain(wire, result)
         } else if result == -Int(EIO) {
             batchedSendFailure = EIO
         }

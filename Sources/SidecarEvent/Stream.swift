@@ -20,7 +20,7 @@ extension StreamDelegate {
 
 /// A non-blocking socket with an input and an output evbuffer; with a `TLSServerContext`,
 /// the same over server-side TLS (`Stream+TLS.swift`): `input` and `output` then hold
-/// plaintext and the owner cannot tell the difference.
+/// plaintext and the owner cannot tell the difference; the records go through `wire`.
 ///
 /// Syscall discipline (the proxy's throughput depends on it): the read interest is one
 /// persistent level-triggered event registered for the stream's whole life; each readiness
@@ -32,6 +32,9 @@ public final class Stream {
     public let fd: Int32
     public let input: OpaquePointer
     public let output: OpaquePointer
+    /// What goes on the socket: `output` itself for plain streams; for TLS streams the
+    /// records `SSL_write` made of it (`TLSWireBIO`), sent the same way.
+    let wire: OpaquePointer
     public unowned(unsafe) var delegate: (any StreamDelegate)?
     public internal(set) var isClosed = false
     public private(set) var isReadPaused = false
@@ -60,7 +63,12 @@ public final class Stream {
         input = evbuffer_new()
         output = evbuffer_new()
         self.connecting = connecting
-        if let context { tls = TLSState(ssl: context.makeSSL(fd: fd)) }
+        if let context {
+            tls = TLSState(ssl: context.makeSSL())
+            wire = evbuffer_new()
+        } else {
+            wire = output
+        }
         scratch = loop.readScratch
         self.loop = .passUnretained(loop)
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -77,6 +85,7 @@ public final class Stream {
         } else {
             _ = event_add(readEvent, nil)
         }
+        if tls != nil { attachTLS() }
     }
 
     deinit {
@@ -86,9 +95,13 @@ public final class Stream {
         if let writeEvent { event_free(writeEvent) }
         evbuffer_free(input)
         evbuffer_free(output)
+        if wire != output { evbuffer_free(wire) }
     }
 
-    public var pendingOutput: Int { evbuffer_get_length(output) }
+    /// Bytes not yet on the socket (for TLS: plaintext not yet encrypted and records not yet sent).
+    public var pendingOutput: Int {
+        wire == output ? evbuffer_get_length(output) : evbuffer_get_length(output) + evbuffer_get_length(wire)
+    }
     public var pendingInput: Int { evbuffer_get_length(input) }
 
     /// Writes queued output now; arms the write interest only if the kernel would block.
@@ -97,8 +110,16 @@ public final class Stream {
     public func flush() -> Int32 {
         guard !isClosed else { return EPIPE }
         guard !connecting else { return 0 }
-        if tls != nil { return flushTLS() }
-        while evbuffer_get_length(output) > 0 {
+        if tls != nil {
+            let error = encryptOutput()
+            if error != 0 { return error }
+        }
+        return sendWire()
+    }
+
+    /// Sends `wire` until it is empty or the kernel is full (then the write interest is armed).
+    func sendWire() -> Int32 {
+        while evbuffer_get_length(wire) > 0 {
             let (written, kernelFull) = sendOutput()
             if written > 0 { bytesWritten &+= UInt64(written) }
             if written < 0 {
@@ -109,7 +130,7 @@ public final class Stream {
             }
             if kernelFull { break }  // partial write: wait for the socket to drain
         }
-        if evbuffer_get_length(output) > 0 {
+        if evbuffer_get_length(wire) > 0 {
             armWrite()
         } else if writeArmed {
             disarmWrite()
@@ -120,7 +141,7 @@ public final class Stream {
     /// Chains of `output` one send offers at most (a response head and its body are two).
     public static let sendChains = 16
 
-    /// One `send` of the first chain of `output`, or one `sendmsg` of its first
+    /// One `send` of the first chain of `wire`, or one `sendmsg` of its first
     /// `sendChains` chains, and drains what was written: socket calls skip the VFS layer
     /// that `writev` (libevent's `evbuffer_write`) goes through, its file lookup with
     /// position lock and, for one buffer, the iovec import (perf: ~3 % of the proxy's time
@@ -142,18 +163,18 @@ public final class Stream {
         }
         if offered == 0 {
             // Only empty chains in front (libevent rarely leaves one): its own writev skips them.
-            let fallback = evbuffer_write(output, fd)
+            let fallback = evbuffer_write(wire, fd)
             return (Int(fallback), true)
         }
-        if written > 0 { _ = evbuffer_drain(output, written) }
+        if written > 0 { _ = evbuffer_drain(wire, written) }
         return (written, written < offered)
     }
 
-    /// The first `sendChains` chains of `output` described in `vectors` (room for
+    /// The first `sendChains` chains of `wire` described in `vectors` (room for
     /// `sendChains`): how many there are and how many bytes they hold.
     func peekOutput(into vectors: UnsafeMutablePointer<iovec>) -> (count: Int, bytes: Int) {
         // libevent's evbuffer_iovec is struct iovec (a macro where the platform has one).
-        let count = min(Int(evbuffer_peek(output, -1, nil, vectors, Int32(Self.sendChains))), Self.sendChains)
+        let count = min(Int(evbuffer_peek(wire, -1, nil, vectors, Int32(Self.sendChains))), Self.sendChains)
         var bytes = 0
         for i in 0..<max(count, 0) { bytes += vectors[i].iov_len }
         return (count, bytes)
@@ -178,7 +199,7 @@ public final class Stream {
         let error = batchedSendFailure != 0 ? batchedSendFailure : flush()
         if error != 0 {
             delegate?.stream(self, didRead: 0, error: error)
-        } else if evbuffer_get_length(output) == 0 {
+        } else if pendingOutput == 0 {
             delegate?.streamDidDrain(self)
         }
     }

@@ -5,12 +5,9 @@ import Glibc
 /// One connection's OpenSSL state. Owned by its `Stream` (loop thread only).
 struct TLSState {
     /// nil when `SSL_new` failed: the stream then fails its first read.
-    let ssl: OpaquePointer?
+    var ssl: OpaquePointer?
     var handshaking = true
-    /// The last `SSL_read` needed the socket writable (TLS 1.3 key update, alerts): retry
-    /// the read when it is.
-    var readWantsWrite = false
-    /// The last `SSL_write` needed to read first: flush again after the next read.
+    /// The last `SSL_write` needed to read first: encrypt again after the next read.
     var writeWantsRead = false
 
     init(ssl: OpaquePointer?) { self.ssl = ssl }
@@ -19,15 +16,23 @@ struct TLSState {
 }
 
 /// The TLS side of `Stream`: the handshake, then `SSL_read` into the loop's scratch buffer
-/// and `SSL_write` from `output`, with the same delegate calls and the same flow control as
-/// plain streams. Syscalls: read-ahead lets one `read(2)` take what the socket holds, and
-/// `output` is written in records of up to 16 KiB (one `write(2)` each), so a small response
-/// head and body leave in one record.
+/// and `SSL_write` from `output` into `wire` (`TLSWireBIO`), with the same delegate calls and
+/// the same flow control as plain streams. Syscalls: read-ahead lets one `recv` take what
+/// the socket holds, and `wire` leaves like a plain stream's output (one `send`, or the
+/// iteration's io_uring batch); `output` is encrypted in records of up to 16 KiB, so a small
+/// response head and body make one record.
 extension Stream {
     /// A plain-HTTP request on this port is answered with this (in the clear) and closed.
     private static let plainHTTPAnswer = Array((
         "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 43\r\n"
             + "Connection: close\r\n\r\nThis port speaks HTTPS; use an https:// URL\n").utf8)
+
+    /// Gives the `SSL` its BIO; without one the stream fails its first read.
+    func attachTLS() {
+        guard let ssl = tls?.ssl, !TLSWireBIO.attach(ssl, to: self) else { return }
+        SSL_free(ssl)
+        tls?.ssl = nil
+    }
 
     /// Ends the sending direction after everything queued was written: a TLS `close_notify`
     /// first (so the client can tell a complete response from a truncated one), then
@@ -37,6 +42,7 @@ extension Stream {
         if let ssl = tls?.ssl, tls?.handshaking == false {
             _ = SSL_shutdown(ssl)
             ERR_clear_error()
+            _ = sendWire()  // the close_notify, if the socket takes it now
         }
         _ = shutdown(fd, Int32(SHUT_WR))
     }
@@ -54,16 +60,13 @@ extension Stream {
                 guard evbuffer_add(input, scratch, Int(count)) == 0 else { return fail(ENOMEM) }
                 total += Int(count)
                 // What read-ahead took from the socket may hold more records: take them
-                // now, or no readiness would report them. Then stop without another read(2).
+                // now, or no readiness would report them. Then stop without another recv.
                 if SSL_has_pending(ssl) == 1 { continue }
                 break
             }
             switch SSL_get_error(ssl, count) {
-            case SSL_ERROR_WANT_READ:
-                break
-            case SSL_ERROR_WANT_WRITE:
-                tls!.readWantsWrite = true
-                armWrite()
+            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+                break  // (`wire` takes every write: only reads can block)
             case SSL_ERROR_ZERO_RETURN:
                 ended = 0  // close_notify: the client finished sending
             case SSL_ERROR_SYSCALL:
@@ -75,13 +78,15 @@ extension Stream {
             ERR_clear_error()
             break
         }
+        // Records OpenSSL wrote while reading (alerts, a key update's answer).
+        if evbuffer_get_length(wire) > 0, sendWire() != 0 { return fail(EPIPE) }
         if total > 0 {
             delegate?.stream(self, didRead: total, error: 0)
             if isClosed { return }
         }
-        if tls!.writeWantsRead, pendingOutput > 0 {
+        if tls!.writeWantsRead, evbuffer_get_length(output) > 0 {
             tls!.writeWantsRead = false
-            if flushTLS() != 0 { return fail(EPIPE) }
+            if flush() != 0 { return fail(EPIPE) }
         }
         if let ended { delegate?.stream(self, didRead: 0, error: ended) }
     }
@@ -94,12 +99,7 @@ extension Stream {
             readTLS()
             if isClosed { return }
         }
-        if tls!.readWantsWrite {
-            tls!.readWantsWrite = false
-            readTLS()
-            if isClosed { return }
-        }
-        let error = flushTLS()
+        let error = flush()
         if error != 0 {
             delegate?.stream(self, didRead: 0, error: error)
         } else if pendingOutput == 0 {
@@ -107,60 +107,62 @@ extension Stream {
         }
     }
 
-    /// Writes `output` as TLS records. 0, or an errno-like code for a failed connection.
-    func flushTLS() -> Int32 {
+    /// Turns `output` into TLS records in `wire` (nothing while handshaking: it waits).
+    /// 0, or an errno-like code for a failed connection.
+    func encryptOutput() -> Int32 {
         guard let ssl = tls?.ssl else { return EPIPE }
-        guard !tls!.handshaking else { return 0 }  // queued until the handshake completes
+        guard !tls!.handshaking, !tls!.writeWantsRead else { return 0 }
         while true {
             let length = evbuffer_get_length(output)
-            if length == 0 { break }
+            if length == 0 { return 0 }
             let chunk = min(length, 16 * 1024)
             guard let bytes = evbuffer_pullup(output, chunk) else { return ENOMEM }
             let written = SSL_write(ssl, bytes, Int32(chunk))
             if written > 0 {
                 _ = evbuffer_drain(output, Int(written))
-                bytesWritten &+= UInt64(written)
                 continue
             }
             let code = SSL_get_error(ssl, written)
             ERR_clear_error()
             switch code {
-            case SSL_ERROR_WANT_WRITE:
-                armWrite()
-                return 0
             case SSL_ERROR_WANT_READ:
                 tls!.writeWantsRead = true
                 return 0
+            case SSL_ERROR_WANT_WRITE:
+                return 0  // not with `TLSWireBIO`; the next flush tries again
             case SSL_ERROR_SYSCALL:
                 return errno == 0 ? EPIPE : errno
             default:
                 return EPROTO
             }
         }
-        if writeArmed && !tls!.readWantsWrite { disarmWrite() }
-        return 0
     }
 
-    /// Advances the handshake; true once it is complete (then the delegate was told).
+    /// Advances the handshake and sends what it wrote; true once it is complete (then the
+    /// delegate was told).
     private func continueHandshake(_ ssl: OpaquePointer) -> Bool {
         let result = SSL_do_handshake(ssl)
         if result == 1 {
             tls!.handshaking = false
-            if writeArmed && pendingOutput == 0 { disarmWrite() }
+            if sendWire() != 0 {
+                fail(EPIPE)
+                return false
+            }
             delegate?.streamDidHandshake(self)
             return !isClosed
         }
         switch SSL_get_error(ssl, result) {
-        case SSL_ERROR_WANT_READ:
-            if writeArmed { disarmWrite() }
-        case SSL_ERROR_WANT_WRITE:
-            armWrite()
+        case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+            if sendWire() != 0 { fail(EPIPE) }
         case SSL_ERROR_SYSCALL where result < 0 && (errno == EAGAIN || errno == EINTR):
-            break
+            if sendWire() != 0 { fail(EPIPE) }
         default:
             if sidecar_is_http_request_error(ERR_peek_error()) == 1 {
                 // Plain HTTP sent to the TLS port: say so in words the client can read.
+                _ = evbuffer_drain(wire, evbuffer_get_length(wire))
                 _ = Self.plainHTTPAnswer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            } else {
+                _ = sendWire()  // the alert, if the socket takes it now
             }
             ERR_clear_error()
             fail(EPROTO)

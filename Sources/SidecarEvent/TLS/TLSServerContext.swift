@@ -153,13 +153,9 @@ public final class TLSServerContext: @unchecked Sendable {
         return "\(fallback) (\(String(cString: reason)))"
     }
 
-    /// A server-side `SSL` for one accepted connection.
-    func makeSSL(fd: Int32) -> OpaquePointer? {
+    /// A server-side `SSL` for one accepted connection (its stream attaches the socket).
+    func makeSSL() -> OpaquePointer? {
         guard let ssl = SSL_new(ctx) else { return nil }
-        guard SSL_set_fd(ssl, fd) == 1 else {
-            SSL_free(ssl)
-            return nil
-        }
         SSL_set_accept_state(ssl)
         return ssl
     }
