@@ -6,7 +6,7 @@ import time
 import pytest
 
 from conftest import poll, seen
-from native_support import WEB, apple_revocations
+from native_support import WEB, apple_revocations, metric
 
 HTML = ("Accept", "text/html,application/xhtml+xml")
 SPELLINGS = ["X-Auth-User-Id", "x-auth-user-id", "X_Auth_User_Id", "X-AUTH-EMAIL", "x_auth_email",
@@ -133,6 +133,34 @@ def test_session_is_resealed_after_refresh_after(start_auth_sidecar, browser):
     assert poll(resealed, timeout=5 - (time.monotonic() - started), step=0.2), "never re-sealed"
     assert b.session_cookie != before
     assert b.get("/private").status == 200
+
+
+def test_a_client_that_keeps_its_old_cookie_gets_the_same_new_one_sealed_once(start_auth_sidecar, browser):
+    # Scripts and load generators ignore Set-Cookie, and a browser's requests already in flight
+    # carry the old cookie: each would otherwise cost a new seal, a new cache entry and an
+    # eviction until the client adopts the new cookie.
+    sc, apple = start_auth_sidecar({"session": {"refresh_after": "2s"}})
+    b = browser(sc, apple)
+    b.login()
+    name, old = b.session_cookie
+    deadline = time.monotonic() + 5  # due within refresh_after (2 s); +3 s for a loaded machine
+    while True:
+        r = sc.request("GET", "/private", [HTML, ("Cookie", "%s=%s" % (name, old))])
+        assert r.status == 200
+        if r.header_all("Set-Cookie") or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    first = r.header_all("Set-Cookie")
+    assert len(first) == 1, "never re-sealed"
+    new = first[0].split(";")[0]
+    assert new != "%s=%s" % (name, old)
+    for _ in range(5):
+        r = sc.request("GET", "/private", [HTML, ("Cookie", "%s=%s" % (name, old))])
+        assert r.status == 200
+        cookies = r.header_all("Set-Cookie")
+        assert len(cookies) == 1 and cookies[0].split(";")[0] == new, cookies
+    assert metric(sc, 'sidecar_session_reseals_total{reason="refresh"} 1')
+    assert sc.request("GET", "/private", [HTML, ("Cookie", new)]).status == 200
 
 
 @pytest.mark.parametrize("target,forwarded", [

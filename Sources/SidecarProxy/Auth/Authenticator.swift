@@ -285,7 +285,7 @@ final class Authenticator {
     /// A new idle deadline once `refresh_after` has passed since the last seal, the first
     /// secret when an older one opened it, or a revalidation the cookie does not carry yet
     /// (`revalidatedAt`: then the session is not due again for a period). The new value is
-    /// cached too.
+    /// cached too, and remembered by the old entry (`OpenedSession.renewal`).
     private func reseal(
         _ opened: OpenedSession, now: Int64, revalidatedAt: Int64?
     ) -> (opened: OpenedSession, cookie: [UInt8])? {
@@ -298,6 +298,9 @@ final class Authenticator {
         guard oldSecret || revalidated
                 || (now - lastSealed >= settings.refreshAfter && idleDeadline > sessionIdleDeadline)
         else { return nil }
+        if !revalidated, let renewal = opened.renewal, now - renewal.sealedAt < settings.refreshAfter {
+            return (renewal.opened, SetCookie.session(renewal.value, maxAge: renewal.opened.expiresAt - now, settings: settings))
+        }
         let session = opened.session
         var renewed = session
         renewed.idleDeadline = max(idleDeadline, session.idleDeadline)
@@ -312,6 +315,7 @@ final class Authenticator {
         else { return nil }
         entry.checkedRevocations = opened.checkedRevocations
         cache.insert(entry)
+        opened.renewal = SessionRenewal(opened: entry, value: value, sealedAt: now)
         return (entry, SetCookie.session(value, maxAge: renewed.expiresAt - now, settings: settings))
     }
 

@@ -43,6 +43,11 @@ final class OpenedSession {
     /// at a newer one checks it against the revocations again (one compare per request when
     /// nothing was revoked; a logout elsewhere does not empty the cache).
     var checkedRevocations: UInt64 = 0
+    /// This token's re-sealed successor while clients still send this token: a client that
+    /// ignores `Set-Cookie` (scripts, load generators) or requests already in flight get the
+    /// same new cookie until it is due itself, rather than a new seal, a new cache entry and
+    /// an eviction per request.
+    var renewal: SessionRenewal?
 
     /// The whole session, decoded from the payload the first time it is asked for.
     private(set) lazy var session: Session = storage.withUnsafeBufferPointer { all in
@@ -126,4 +131,11 @@ final class OpenedSession {
             body(UnsafeRawBufferPointer(rebasing: $0[idRange]), UnsafeRawBufferPointer(rebasing: $0[subjectRange]))
         }
     }
+}
+
+/// A re-sealed session and its cookie value, kept on the entry it replaced.
+struct SessionRenewal {
+    let opened: OpenedSession
+    let value: String
+    let sealedAt: Int64
 }
