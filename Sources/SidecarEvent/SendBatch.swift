@@ -102,7 +102,7 @@ extension Stream {
     func finishBatchedSend(_ result: Int) {
         if result > 0 {
             bytesWritten &+= UInt64(result)
-            _ = evbuffer_drain(output, result)
+            output.drain(result)
         } else if result == -Int(EIO) {
             batchedSendFailure = EIO
         }

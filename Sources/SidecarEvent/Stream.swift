@@ -18,7 +18,7 @@ extension StreamDelegate {
     public func streamDidHandshake(_ stream: Stream) {}
 }
 
-/// A non-blocking socket with an input and an output evbuffer; with a `TLSServerContext`,
+/// A non-blocking socket with an input and an output `ByteQueue`; with a `TLSServerContext`,
 /// the same over server-side TLS (`Stream+TLS.swift`): `input` and `output` then hold
 /// plaintext and the owner cannot tell the difference.
 ///
@@ -30,8 +30,11 @@ extension StreamDelegate {
 /// interest is added only when a write would block.
 public final class Stream {
     public let fd: Int32
-    public let input: OpaquePointer
-    public let output: OpaquePointer
+    public let input: ByteQueue
+    public let output: ByteQueue
+    /// Safe unretained: every delegate holds its stream strongly and nothing else keeps it,
+    /// so the stream and its callbacks end no later than the delegate. Not retained: the
+    /// reference would run both ways; not weak: that costs a side-table load per callback.
     public unowned(unsafe) var delegate: (any StreamDelegate)?
     public internal(set) var isClosed = false
     public private(set) var isReadPaused = false
@@ -57,8 +60,8 @@ public final class Stream {
     /// reported to the delegate before it completes).
     public init(loop: EventLoop, fd: Int32, connecting: Bool = false, tls context: TLSServerContext? = nil) {
         self.fd = fd
-        input = evbuffer_new()
-        output = evbuffer_new()
+        input = ByteQueue(evbuffer_new())
+        output = ByteQueue(evbuffer_new())
         self.connecting = connecting
         if let context { tls = TLSState(ssl: context.makeSSL(fd: fd)) }
         scratch = loop.readScratch
@@ -84,12 +87,12 @@ public final class Stream {
         tls?.free()
         if let readEvent { event_free(readEvent) }
         if let writeEvent { event_free(writeEvent) }
-        evbuffer_free(input)
-        evbuffer_free(output)
+        input.deallocate()
+        output.deallocate()
     }
 
-    public var pendingOutput: Int { evbuffer_get_length(output) }
-    public var pendingInput: Int { evbuffer_get_length(input) }
+    public var pendingOutput: Int { output.count }
+    public var pendingInput: Int { input.count }
 
     /// Writes queued output now; arms the write interest only if the kernel would block.
     /// Returns 0, or the errno of a failed write (the caller decides what that means).
@@ -98,7 +101,7 @@ public final class Stream {
         guard !isClosed else { return EPIPE }
         guard !connecting else { return 0 }
         if tls != nil { return flushTLS() }
-        while evbuffer_get_length(output) > 0 {
+        while output.count > 0 {
             let (written, kernelFull) = sendOutput()
             if written > 0 { bytesWritten &+= UInt64(written) }
             if written < 0 {
@@ -109,7 +112,7 @@ public final class Stream {
             }
             if kernelFull { break }  // partial write: wait for the socket to drain
         }
-        if evbuffer_get_length(output) > 0 {
+        if output.count > 0 {
             armWrite()
         } else if writeArmed {
             disarmWrite()
@@ -142,10 +145,10 @@ public final class Stream {
         }
         if offered == 0 {
             // Only empty chains in front (libevent rarely leaves one): its own writev skips them.
-            let fallback = evbuffer_write(output, fd)
+            let fallback = evbuffer_write(output.buffer, fd)
             return (Int(fallback), true)
         }
-        if written > 0 { _ = evbuffer_drain(output, written) }
+        if written > 0 { output.drain(written) }
         return (written, written < offered)
     }
 
@@ -153,7 +156,7 @@ public final class Stream {
     /// `sendChains`): how many there are and how many bytes they hold.
     func peekOutput(into vectors: UnsafeMutablePointer<iovec>) -> (count: Int, bytes: Int) {
         // libevent's evbuffer_iovec is struct iovec (a macro where the platform has one).
-        let count = min(Int(evbuffer_peek(output, -1, nil, vectors, Int32(Self.sendChains))), Self.sendChains)
+        let count = min(Int(evbuffer_peek(output.buffer, -1, nil, vectors, Int32(Self.sendChains))), Self.sendChains)
         var bytes = 0
         for i in 0..<max(count, 0) { bytes += vectors[i].iov_len }
         return (count, bytes)
@@ -178,7 +181,7 @@ public final class Stream {
         let error = batchedSendFailure != 0 ? batchedSendFailure : flush()
         if error != 0 {
             delegate?.stream(self, didRead: 0, error: error)
-        } else if evbuffer_get_length(output) == 0 {
+        } else if output.count == 0 {
             delegate?.streamDidDrain(self)
         }
     }
@@ -222,7 +225,7 @@ public final class Stream {
         // recv, not read: a socket call skips the VFS layer (see `sendOutput`).
         let count = Glibc.recv(fd, scratch, EventLoop.readScratchSize, 0)
         if count > 0 {
-            guard evbuffer_add(input, scratch, count) == 0 else {
+            guard input.append(scratch, count: count) else {
                 delegate?.stream(self, didRead: 0, error: ENOMEM)
                 return
             }
@@ -252,7 +255,7 @@ public final class Stream {
         let error = flush()
         if error != 0 {
             delegate?.stream(self, didRead: 0, error: error)
-        } else if evbuffer_get_length(output) == 0 {
+        } else if output.count == 0 {
             delegate?.streamDidDrain(self)
         }
     }

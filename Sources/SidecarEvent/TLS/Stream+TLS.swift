@@ -51,7 +51,7 @@ extension Stream {
         while true {
             let count = SSL_read(ssl, scratch, Int32(EventLoop.readScratchSize))
             if count > 0 {
-                guard evbuffer_add(input, scratch, Int(count)) == 0 else { return fail(ENOMEM) }
+                guard input.append(scratch, count: Int(count)) else { return fail(ENOMEM) }
                 total += Int(count)
                 // What read-ahead took from the socket may hold more records: take them
                 // now, or no readiness would report them. Then stop without another read(2).
@@ -112,13 +112,13 @@ extension Stream {
         guard let ssl = tls?.ssl else { return EPIPE }
         guard !tls!.handshaking else { return 0 }  // queued until the handshake completes
         while true {
-            let length = evbuffer_get_length(output)
+            let length = output.count
             if length == 0 { break }
             let chunk = min(length, 16 * 1024)
-            guard let bytes = evbuffer_pullup(output, chunk) else { return ENOMEM }
+            guard let bytes = evbuffer_pullup(output.buffer, chunk) else { return ENOMEM }
             let written = SSL_write(ssl, bytes, Int32(chunk))
             if written > 0 {
-                _ = evbuffer_drain(output, Int(written))
+                output.drain(Int(written))
                 bytesWritten &+= UInt64(written)
                 continue
             }
