@@ -116,21 +116,15 @@ public final class AppleHTTPClient {
     /// Keeps header and request-line text on one line: bytes outside visible ASCII (and SP
     /// for the user agent) are percent-encoded in a target, dropped from a header value.
     private static func oneLine(_ text: String, percentEncode: Bool) -> String {
-        var out = ""
+        var out: [UInt8] = []
         for byte in text.utf8 {
             let visible = byte > 0x20 && byte < 0x7F
             if visible || (!percentEncode && byte == 0x20) {
-                out.append(Character(Unicode.Scalar(byte)))
+                out.append(byte)
             } else if percentEncode {
-                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+                PercentEncoding.appendEscape(byte, to: &out)
             }
         }
-        return out
-    }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
+        return String(decoding: out, as: UTF8.self)
     }
 }
