@@ -19,10 +19,12 @@ let package = Package(
         .executable(name: "crypto-bench", targets: ["CryptoBench"]),
         .executable(name: "session-mint", targets: ["SessionMint"]),
     ],
+    // Exact versions pin what the shipped binary is built from: Package.resolved is not committed
+    // because the local package mirror's commit ids differ from GitHub's.
     dependencies: [
-        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams.git", exact: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
     ],
     targets: [
         // C shims: thin system-library modules over Debian's libevent and OpenSSL 3.
