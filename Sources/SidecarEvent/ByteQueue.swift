@@ -63,13 +63,13 @@ public struct ByteQueue {
 
     // MARK: Reading
 
-    /// The first `max` bytes (or all, if fewer are queued) made contiguous, valid until this
-    /// queue next changes; nil when the queue is empty or memory is short. For parsers that
-    /// return early from the middle of their work; otherwise prefer `withPrefix(max:_:)`.
-    @inlinable public func unsafePrefix(max: Int) -> UnsafeRawBufferPointer? {
-        let length = Swift.min(max, evbuffer_get_length(buffer))
-        guard length > 0, let base = evbuffer_pullup(buffer, length) else { return nil }
-        return UnsafeRawBufferPointer(start: base, count: length)
+    /// The first `count` bytes made contiguous, valid until this queue next changes; nil when
+    /// `count` is 0 or more than is queued, or memory is short. For parsers that return early
+    /// from the middle of their work, and know the count already; otherwise prefer
+    /// `withPrefix(max:_:)`.
+    @inlinable public func unsafePrefix(_ count: Int) -> UnsafeRawBufferPointer? {
+        guard let base = evbuffer_pullup(buffer, count) else { return nil }
+        return UnsafeRawBufferPointer(start: base, count: count)
     }
 
     /// Runs `body` on the first `max` bytes (or all, if fewer are queued) made contiguous;
@@ -78,7 +78,7 @@ public struct ByteQueue {
     @inlinable public func withPrefix<Result, Failure: Error>(
         max: Int, _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
     ) throws(Failure) -> Result? {
-        guard let prefix = unsafePrefix(max: max) else { return nil }
+        guard let prefix = unsafePrefix(Swift.min(max, count)) else { return nil }
         return try body(prefix)
     }
 

@@ -71,7 +71,7 @@ struct BodyRelay {
     private mutating func decodeChunks(
         _ decoder: inout ChunkedDecoder, from src: ByteQueue, to dst: ByteQueue
     ) -> Progress {
-        guard let input = src.unsafePrefix(max: src.count) else { return .needMore }
+        guard let input = src.unsafePrefix(src.count) else { return .needMore }
         var index = 0
         var progress = Progress.needMore
         loop: while true {

@@ -64,7 +64,8 @@ final class ByteQueueTests: XCTestCase {
         let head = queue.withPrefix(max: 27) { String(decoding: $0, as: UTF8.self) }
         XCTAssertEqual(head, "GET / HTTP/1.1\r\nHost: a\r\n\r\n")
         XCTAssertEqual(queue.withPrefix(max: 1_000) { $0.count }, 31)
-        XCTAssertEqual(queue.unsafePrefix(max: 3).map { Array($0) }, Array("GET".utf8))
+        XCTAssertEqual(queue.unsafePrefix(3).map { Array($0) }, Array("GET".utf8))
+        XCTAssertNil(queue.unsafePrefix(32), "more than is queued")
         XCTAssertEqual(queue.count, 31, "reading a prefix removes nothing")
     }
 
@@ -76,7 +77,7 @@ final class ByteQueueTests: XCTestCase {
         }
         XCTAssertNil(result)
         XCTAssertFalse(ran)
-        XCTAssertNil(queue.unsafePrefix(max: 10))
+        XCTAssertNil(queue.unsafePrefix(0))
     }
 
     func testPrefixPassesTypedErrorsThrough() {

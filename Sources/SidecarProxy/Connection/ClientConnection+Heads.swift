@@ -18,7 +18,7 @@ extension ClientConnection {
                 return
             }
             let window = min(available, worker.headLimits.maxHeadBytes + 4)
-            guard let prefix = stream.input.unsafePrefix(max: window) else { return }
+            guard let prefix = stream.input.unsafePrefix(window) else { return }
             let parsed: HTTPRequestHead?
             var spare = worker.spareHead()
             do {

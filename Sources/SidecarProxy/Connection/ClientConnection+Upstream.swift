@@ -138,7 +138,7 @@ extension ClientConnection {
             let available = upstream.stream.pendingInput
             guard available > 0 else { return }
             let window = min(available, worker.upstreamHeadLimits.maxHeadBytes + 4)
-            guard let prefix = upstream.stream.input.unsafePrefix(max: window) else { return }
+            guard let prefix = upstream.stream.input.unsafePrefix(window) else { return }
             let parsed: HTTPResponseHead?
             var spare = worker.spareHead()
             do {
