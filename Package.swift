@@ -62,7 +62,7 @@ let package = Package(
         // What outlives a request: revocations, single-use keys, notification forwards (memory | file | redis).
         // Redis (`redis://`, `rediss://`) on the project's own loop and TLS layer, RESP codec included.
         .target(
-            name: "SidecarStore", dependencies: ["SidecarCrypto", "SidecarEvent", "CEvent", "COpenSSL"],
+            name: "SidecarStore", dependencies: ["SidecarCrypto", "SidecarEvent", "COpenSSL"],
             swiftSettings: hotPathSettings),
         // Reverse proxy: connections, upstream pool, header rewriting, auth endpoints, admin.
         .target(
