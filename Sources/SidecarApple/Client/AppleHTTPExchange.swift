@@ -23,8 +23,8 @@ final class AppleHTTPExchange {
     private var decoder: ResponseDecoder
     private var selfReference: Unmanaged<AppleHTTPExchange>?
     /// Set inside `send` and inside the resolver's completion: a result found then is
-    /// delivered from the loop instead (never re-entrantly, never while evdns is on the stack,
-    /// since the completion may release the client and with it the resolver).
+    /// delivered from the loop instead (never re-entrantly, never while the resolver is on
+    /// the stack, since the completion may release the client and with it the resolver).
     private var deliverLater = false
 
     init(client: AppleHTTPClient, requestBytes: [UInt8], completion: @escaping (AppleHTTPResult) -> Void) {
