@@ -19,10 +19,12 @@ let package = Package(
         .executable(name: "crypto-bench", targets: ["CryptoBench"]),
         .executable(name: "session-mint", targets: ["SessionMint"]),
     ],
+    // Exact versions pin what the shipped binary is built from: Package.resolved is not committed
+    // because the local package mirror's commit ids differ from GitHub's.
     dependencies: [
-        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/jpsim/Yams.git", exact: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", exact: "1.16.2"),
     ],
     targets: [
         // C shims: thin system-library modules over Debian's libevent and OpenSSL 3.
@@ -60,7 +62,7 @@ let package = Package(
         // What outlives a request: revocations, single-use keys, notification forwards (memory | file | redis).
         // Redis (`redis://`, `rediss://`) on the project's own loop and TLS layer, RESP codec included.
         .target(
-            name: "SidecarStore", dependencies: ["SidecarCrypto", "SidecarEvent", "CEvent", "COpenSSL"],
+            name: "SidecarStore", dependencies: ["SidecarCrypto", "SidecarEvent", "COpenSSL"],
             swiftSettings: hotPathSettings),
         // Reverse proxy: connections, upstream pool, header rewriting, auth endpoints, admin.
         .target(
@@ -91,6 +93,7 @@ let package = Package(
 
         .testTarget(name: "SidecarCryptoTests", dependencies: ["SidecarCrypto"]),
         .testTarget(name: "SidecarHTTPTests", dependencies: ["SidecarHTTP"]),
+        .testTarget(name: "SidecarEventTests", dependencies: ["SidecarEvent"]),
         .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig"]),
         .testTarget(name: "SidecarStoreTests", dependencies: ["SidecarStore"]),
         .testTarget(name: "SidecarProxyTests", dependencies: ["SidecarProxy", "SidecarHTTP", "CEvent", "SidecarStore"]),

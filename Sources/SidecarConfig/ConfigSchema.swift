@@ -22,7 +22,7 @@ struct ConfigSchema {
 
     mutating func read() -> Config? {
         let root = reader.root
-        let listen = root.value("listen", default: .tcp(host: "127.0.0.1", port: 8080)) {
+        let listen = root.value("listen", default: ConfigDefaults.listen) {
             ListenAddress.parse($0, baseDirectory: baseDirectory)
         }
         let trustedProxies = root.list("trusted_proxies", default: [], Parse.cidr)
@@ -30,10 +30,12 @@ struct ConfigSchema {
         let workers = root.value("workers", default: Parse.defaultWorkers, Parse.workers)
         let publicURL = readPublicURL(root)
         let upstream = root.required("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
-        let upstreamTimeout = root.value("upstream_timeout", default: .seconds(60), Parse.positiveDuration)
-        let upstreamConnectTimeout = root.value("upstream_connect_timeout", default: .seconds(5), Parse.positiveDuration)
+        let upstreamTimeout = root.value("upstream_timeout", default: ConfigDefaults.upstreamTimeout, Parse.positiveDuration)
+        let upstreamConnectTimeout = root.value(
+            "upstream_connect_timeout", default: ConfigDefaults.upstreamConnectTimeout, Parse.positiveDuration)
         let preserveHost = root.bool("preserve_host", default: false)
-        let routes = Config.Routes(prefix: root.section("routes").value("prefix", default: "/.auth", Names.routePrefix))
+        let routes = Config.Routes(
+            prefix: root.section("routes").value("prefix", default: ConfigDefaults.routePrefix, Names.routePrefix))
         let apple = readApple(root.section("apple"), publicURL: publicURL)
         let session = readSession(root.section("session"), publicURL: publicURL)
         let access = readAccess(root.section("access"))
@@ -43,7 +45,7 @@ struct ConfigSchema {
             HTTPURL.parse($0, allowPath: true, allowQuery: true)
         })
         let revocations = readRevocations(root.section("revocations"))
-        let admin = Config.Admin(listen: root.section("admin").value("listen", default: .tcp(host: "127.0.0.1", port: 9090)) {
+        let admin = Config.Admin(listen: root.section("admin").value("listen", default: ConfigDefaults.adminListen) {
             ListenAddress.parse($0, baseDirectory: baseDirectory)
         })
         let log = readLog(root.section("log"))
@@ -362,13 +364,9 @@ struct ConfigSchema {
     ]
 
     private func readHeaders(_ headers: Section) -> Config.Headers {
-        let identityKeys = [
-            ("user_id", "X-Auth-User-Id"), ("email", "X-Auth-Email"), ("email_verified", "X-Auth-Email-Verified"),
-            ("private_email", "X-Auth-Private-Email"), ("name", "X-Auth-Name"), ("assertion", "X-Auth-Assertion"),
-        ]
         var seen: [String: String] = [:]
         var names: [String] = []
-        for (key, fallback) in identityKeys {
+        for (key, fallback) in ConfigDefaults.identityHeaders {
             let name = headers.value(key, default: fallback) { text in
                 Names.headerName(text).flatMap { name in
                     Self.managedHeaders.contains(name.lowercased())
@@ -446,20 +444,25 @@ struct ConfigSchema {
         Config.Log(
             format: log.value("format", default: .json, Parse.oneOf(LogFormat.self)),
             level: log.value("level", default: .info, Parse.oneOf(LogLevel.self)),
-            access: log.bool("access", default: true),
+            access: log.bool("access", default: ConfigDefaults.accessLog),
             pii: log.bool("pii", default: false))
     }
 
     private func readLimits(_ limits: Section) -> Config.Limits {
         Config.Limits(
-            maxHeaderBytes: limits.value("max_header_bytes", default: 16 << 10, Parse.byteSize(in: (1 << 10)...(1 << 20))),
-            maxBodyBytes: limits.value("max_body_bytes", default: 64 << 10, Parse.byteSize(in: (1 << 10)...(1 << 30))),
-            maxUploadBytes: limits.value("max_upload_bytes", default: 0, Parse.byteSize),
-            headerTimeout: limits.value("header_timeout", default: .seconds(10), Parse.positiveDuration),
-            idleTimeout: limits.value("idle_timeout", default: .seconds(60), Parse.positiveDuration),
-            maxConnections: limits.value("max_connections", default: 10_000, Parse.integer(in: 1...1_000_000)),
+            maxHeaderBytes: limits.value(
+                "max_header_bytes", default: ConfigDefaults.maxHeaderBytes, Parse.byteSize(in: (1 << 10)...(1 << 20))),
+            maxBodyBytes: limits.value(
+                "max_body_bytes", default: ConfigDefaults.maxBodyBytes, Parse.byteSize(in: (1 << 10)...(1 << 30))),
+            maxUploadBytes: limits.value("max_upload_bytes", default: ConfigDefaults.maxUploadBytes, Parse.byteSize),
+            headerTimeout: limits.value("header_timeout", default: ConfigDefaults.headerTimeout, Parse.positiveDuration),
+            idleTimeout: limits.value("idle_timeout", default: ConfigDefaults.idleTimeout, Parse.positiveDuration),
+            maxConnections: limits.value(
+                "max_connections", default: ConfigDefaults.maxConnections, Parse.integer(in: 1...1_000_000)),
             maxConnectionsIsDefault: !limits.contains("max_connections"),
-            responseBuffer: limits.value("response_buffer", default: 64 << 10, Parse.byteSize(in: (4 << 10)...(64 << 20))),
-            minBodyRate: limits.value("min_body_rate", default: 256, Parse.byteSize(in: 0...(1 << 30))))
+            responseBuffer: limits.value(
+                "response_buffer", default: ConfigDefaults.responseBuffer, Parse.byteSize(in: (4 << 10)...(64 << 20))),
+            minBodyRate: limits.value(
+                "min_body_rate", default: ConfigDefaults.minBodyRate, Parse.byteSize(in: 0...(1 << 30))))
     }
 }

@@ -6,12 +6,12 @@ import Glibc
 public final class EventLoop {
     public let base: OpaquePointer
     /// Where this loop's streams read into before appending what arrived to their input
-    /// evbuffer: a small read then costs a small chain, not a fresh 64 KiB one.
+    /// queue: a small read then costs a small chain, not a fresh 64 KiB one.
     let readScratch: UnsafeMutableRawPointer
     public static let readScratchSize = 64 * 1024
     /// Streams whose output waits for the end of this iteration (`Stream.flushAtEndOfIteration`),
-    /// each retained once until it was written: an array of strong references retained and
-    /// released each stream three more times per flush on the way in and out (callgrind).
+    /// each retained once until it is written: an array of strong references would retain
+    /// and release each stream three more times per flush on the way in and out.
     private var pendingFlushes: [Unmanaged<Stream>] = []
     /// `nowMilliseconds` of the current iteration, -1 until asked (only while `run` drives
     /// the loop): a proxied request asks ~10 times, and libevent's own cache costs a call and

@@ -105,7 +105,7 @@ extension Stream {
     func finishBatchedSend(_ result: Int) {
         if result > 0 {
             bytesWritten &+= UInt64(result)
-            _ = evbuffer_drain(wire, result)
+            wire.drain(result)
         } else if result == -Int(EIO) {
             batchedSendFailure = EIO
         }

@@ -18,7 +18,7 @@ extension StreamDelegate {
     public func streamDidHandshake(_ stream: Stream) {}
 }
 
-/// A non-blocking socket with an input and an output evbuffer; with a `TLSServerContext`,
+/// A non-blocking socket with an input and an output `ByteQueue`; with a `TLSServerContext`,
 /// the same over server-side TLS (`Stream+TLS.swift`): `input` and `output` then hold
 /// plaintext and the owner cannot tell the difference; the records go through `wire`.
 ///
@@ -30,11 +30,14 @@ extension StreamDelegate {
 /// interest is added only when a write would block.
 public final class Stream {
     public let fd: Int32
-    public let input: OpaquePointer
-    public let output: OpaquePointer
+    public let input: ByteQueue
+    public let output: ByteQueue
     /// What goes on the socket: `output` itself for plain streams; for TLS streams the
     /// records `SSL_write` made of it (`TLSWireBIO`), sent the same way.
-    let wire: OpaquePointer
+    let wire: ByteQueue
+    /// Safe unretained: every delegate holds its stream strongly and nothing else keeps it,
+    /// so the stream and its callbacks end no later than the delegate. Not retained: the
+    /// reference would run both ways; not weak: that costs a side-table load per callback.
     public unowned(unsafe) var delegate: (any StreamDelegate)?
     public internal(set) var isClosed = false
     public private(set) var isReadPaused = false
@@ -60,12 +63,12 @@ public final class Stream {
     /// reported to the delegate before it completes).
     public init(loop: EventLoop, fd: Int32, connecting: Bool = false, tls context: TLSServerContext? = nil) {
         self.fd = fd
-        input = evbuffer_new()
-        output = evbuffer_new()
+        input = ByteQueue(evbuffer_new())
+        output = ByteQueue(evbuffer_new())
         self.connecting = connecting
         if let context {
             tls = TLSState(ssl: context.makeSSL())
-            wire = evbuffer_new()
+            wire = ByteQueue(evbuffer_new())
         } else {
             wire = output
         }
@@ -93,16 +96,16 @@ public final class Stream {
         tls?.free()
         if let readEvent { event_free(readEvent) }
         if let writeEvent { event_free(writeEvent) }
-        evbuffer_free(input)
-        evbuffer_free(output)
-        if wire != output { evbuffer_free(wire) }
+        input.deallocate()
+        output.deallocate()
+        if wire.buffer != output.buffer { wire.deallocate() }
     }
 
     /// Bytes not yet on the socket (for TLS: plaintext not yet encrypted and records not yet sent).
     public var pendingOutput: Int {
-        wire == output ? evbuffer_get_length(output) : evbuffer_get_length(output) + evbuffer_get_length(wire)
+        wire.buffer == output.buffer ? output.count : output.count + wire.count
     }
-    public var pendingInput: Int { evbuffer_get_length(input) }
+    public var pendingInput: Int { input.count }
 
     /// Writes queued output now; arms the write interest only if the kernel would block.
     /// Returns 0, or the errno of a failed write (the caller decides what that means).
@@ -119,7 +122,7 @@ public final class Stream {
 
     /// Sends `wire` until it is empty or the kernel is full (then the write interest is armed).
     func sendWire() -> Int32 {
-        while evbuffer_get_length(wire) > 0 {
+        while wire.count > 0 {
             let (written, kernelFull) = sendOutput()
             if written > 0 { bytesWritten &+= UInt64(written) }
             if written < 0 {
@@ -130,7 +133,7 @@ public final class Stream {
             }
             if kernelFull { break }  // partial write: wait for the socket to drain
         }
-        if evbuffer_get_length(wire) > 0 {
+        if wire.count > 0 {
             armWrite()
         } else if writeArmed {
             disarmWrite()
@@ -163,10 +166,10 @@ public final class Stream {
         }
         if offered == 0 {
             // Only empty chains in front (libevent rarely leaves one): its own writev skips them.
-            let fallback = evbuffer_write(wire, fd)
+            let fallback = evbuffer_write(wire.buffer, fd)
             return (Int(fallback), true)
         }
-        if written > 0 { _ = evbuffer_drain(wire, written) }
+        if written > 0 { wire.drain(written) }
         return (written, written < offered)
     }
 
@@ -174,7 +177,7 @@ public final class Stream {
     /// `sendChains`): how many there are and how many bytes they hold.
     func peekOutput(into vectors: UnsafeMutablePointer<iovec>) -> (count: Int, bytes: Int) {
         // libevent's evbuffer_iovec is struct iovec (a macro where the platform has one).
-        let count = min(Int(evbuffer_peek(wire, -1, nil, vectors, Int32(Self.sendChains))), Self.sendChains)
+        let count = min(Int(evbuffer_peek(wire.buffer, -1, nil, vectors, Int32(Self.sendChains))), Self.sendChains)
         var bytes = 0
         for i in 0..<max(count, 0) { bytes += vectors[i].iov_len }
         return (count, bytes)
@@ -243,7 +246,7 @@ public final class Stream {
         // recv, not read: a socket call skips the VFS layer (see `sendOutput`).
         let count = Glibc.recv(fd, scratch, EventLoop.readScratchSize, 0)
         if count > 0 {
-            guard evbuffer_add(input, scratch, count) == 0 else {
+            guard input.append(scratch, count: count) else {
                 delegate?.stream(self, didRead: 0, error: ENOMEM)
                 return
             }
@@ -273,7 +276,7 @@ public final class Stream {
         let error = flush()
         if error != 0 {
             delegate?.stream(self, didRead: 0, error: error)
-        } else if evbuffer_get_length(output) == 0 {
+        } else if output.count == 0 {
             delegate?.streamDidDrain(self)
         }
     }

@@ -9,10 +9,15 @@ public final class Timer {
     private let base: OpaquePointer
     private let handler: () -> Void
 
-    public init(loop: EventLoop, handler: @escaping () -> Void) {
+    public convenience init(loop: EventLoop, handler: @escaping () -> Void) {
+        self.init(base: loop.base, handler: handler)
+    }
+
+    /// On the loop whose `event_base` is `base` (for owners that hold only that).
+    public init(base: OpaquePointer, handler: @escaping () -> Void) {
         self.handler = handler
-        base = loop.base
-        event = event_new(loop.base, -1, 0, { _, _, context in
+        self.base = base
+        event = event_new(base, -1, 0, { _, _, context in
             guard let context else { return }
             let timer = Unmanaged<Timer>.fromOpaque(context).takeUnretainedValue()
             timer.handler()
@@ -36,6 +41,9 @@ public final class Timer {
         guard let event else { return }
         _ = event_del(event)
     }
+
+    /// False when libevent could not make the timer (memory was short): it never fires.
+    public var isUsable: Bool { event != nil }
 
     public var isScheduled: Bool {
         guard let event else { return false }

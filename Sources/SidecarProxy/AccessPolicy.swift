@@ -80,10 +80,11 @@ final class AccessPolicy {
                 extraFields: [("WWW-Authenticate", Array("Bearer realm=\"sidecar\"".utf8))])
         }
         var location = login + Array("?rd=".utf8)
-        percentEncode(head.bytes(head.path.isEmpty ? head.target : head.path), into: &location)
+        let path = head.bytes(head.path.isEmpty ? head.target : head.path)
+        PercentEncoding.append(path, keepingSlashes: true, into: &location)
         if let query = head.query {
             location += Array("%3F".utf8)
-            percentEncode(head.bytes(query), into: &location)
+            PercentEncoding.append(head.bytes(query), keepingSlashes: true, into: &location)
         }
         guard head.method == .get || head.method == .head else { return pages.unauthorized(loginURL: location) }
         if signInPage { return pages.signIn(loginURL: location) }
@@ -114,22 +115,6 @@ final class AccessPolicy {
             }
         }
         return true
-    }
-
-    /// Query-component encoding: unreserved characters and `/` stay, everything else `%XX`.
-    private func percentEncode(_ bytes: ArraySlice<UInt8>, into out: inout [UInt8]) {
-        for b in bytes {
-            switch b {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
-                out.append(b)
-            default:
-                out.append(UInt8(ascii: "%"))
-                out.append(HexDigit.upper(b >> 4))
-                out.append(HexDigit.upper(b & 0xf))
-            }
-        }
     }
 
 }

@@ -1,7 +1,7 @@
-import CEvent
+import SidecarEvent
 import SidecarHTTP
 
-/// Moves one message body from a source evbuffer to a destination evbuffer as bytes arrive,
+/// Moves one message body from a source queue to a destination queue as bytes arrive,
 /// re-framing on the way: Content-Length bodies move chain by chain without copying; chunked
 /// bodies are decoded (strictly, trailers dropped) and re-chunked (or written raw for an
 /// HTTP/1.0 reader); until-close bodies are chunked for HTTP/1.1 readers.
@@ -34,23 +34,23 @@ struct BodyRelay {
 
     var isUntilClose: Bool { if case .untilClose = source { return true } else { return false } }
 
-    mutating func relay(from src: OpaquePointer, to dst: OpaquePointer) -> Progress {
+    mutating func relay(from src: ByteQueue, to dst: ByteQueue) -> Progress {
         switch source {
         case .length(let remaining):
-            let available = UInt64(evbuffer_get_length(src))
+            let available = UInt64(src.count)
             let n = min(remaining, available)
             if n > 0 {
-                _ = evbuffer_remove_buffer(src, dst, Int(n))
+                src.move(to: dst, max: Int(n))
                 transferred += n
             }
             source = .length(remaining: remaining - n)
             return remaining == n ? .done : .needMore
         case .untilClose:
-            let n = evbuffer_get_length(src)
+            let n = src.count
             guard n > 0 else { return .needMore }
             if chunkOutput { appendChunkHeader(n, to: dst) }
-            _ = evbuffer_add_buffer(dst, src)
-            if chunkOutput { append("\r\n", to: dst) }
+            src.move(to: dst)
+            if chunkOutput { dst.append("\r\n") }
             transferred += UInt64(n)
             return .needMore
         case .chunked(var decoder):
@@ -62,18 +62,16 @@ struct BodyRelay {
 
     /// The source closed: true when that ends the body properly (until-close framing);
     /// the terminating chunk is written for chunked readers.
-    mutating func finishAtEndOfStream(to dst: OpaquePointer) -> Bool {
+    mutating func finishAtEndOfStream(to dst: ByteQueue) -> Bool {
         guard isUntilClose else { return false }
-        if chunkOutput { append("0\r\n\r\n", to: dst) }
+        if chunkOutput { dst.append("0\r\n\r\n") }
         return true
     }
 
     private mutating func decodeChunks(
-        _ decoder: inout ChunkedDecoder, from src: OpaquePointer, to dst: OpaquePointer
+        _ decoder: inout ChunkedDecoder, from src: ByteQueue, to dst: ByteQueue
     ) -> Progress {
-        let length = evbuffer_get_length(src)
-        guard length > 0, let base = evbuffer_pullup(src, length) else { return .needMore }
-        let input = UnsafeRawBufferPointer(start: base, count: length)
+        guard let input = src.unsafePrefix(src.count) else { return .needMore }
         var index = 0
         var progress = Progress.needMore
         loop: while true {
@@ -90,21 +88,21 @@ struct BodyRelay {
                     break loop
                 }
                 if chunkOutput { appendChunkHeader(range.count, to: dst) }
-                _ = evbuffer_add(dst, base + range.lowerBound, range.count)
-                if chunkOutput { append("\r\n", to: dst) }
+                dst.append(input.baseAddress! + range.lowerBound, count: range.count)
+                if chunkOutput { dst.append("\r\n") }
             case .needMoreData:
                 break loop
             case .end:
-                if chunkOutput { append("0\r\n\r\n", to: dst) }
+                if chunkOutput { dst.append("0\r\n\r\n") }
                 progress = .done
                 break loop
             }
         }
-        _ = evbuffer_drain(src, index)
+        src.drain(index)
         return progress
     }
 
-    private func appendChunkHeader(_ size: Int, to dst: OpaquePointer) {
+    private func appendChunkHeader(_ size: Int, to dst: ByteQueue) {
         var header: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
                      UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
             (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -119,11 +117,7 @@ struct BodyRelay {
             }
             raw[digits] = 0x0D
             raw[digits + 1] = 0x0A
-            _ = evbuffer_add(dst, raw.baseAddress, digits + 2)
+            dst.append(raw.baseAddress, count: digits + 2)
         }
-    }
-
-    private func append(_ s: StaticString, to dst: OpaquePointer) {
-        _ = evbuffer_add(dst, s.utf8Start, s.utf8CodeUnitCount)
     }
 }

@@ -1,6 +1,6 @@
-import CEvent
+import SidecarEvent
 
-/// Appends bytes to a reusable scratch array, then hands them to an evbuffer in one copy.
+/// Appends bytes to a reusable scratch array, then hands them to a byte queue in one copy.
 /// For the parts of a head the proxy composes itself (start lines, rewritten fields, local
 /// responses); forwarded fields go through SidecarHTTP's `HeadWriter`.
 struct ByteBuilder {
@@ -27,7 +27,5 @@ struct ByteBuilder {
         }
     }
 
-    func write(to buffer: OpaquePointer) {
-        bytes.withUnsafeBytes { _ = evbuffer_add(buffer, $0.baseAddress, $0.count) }
-    }
+    func write(to queue: ByteQueue) { queue.append(bytes) }
 }

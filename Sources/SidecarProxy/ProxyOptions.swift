@@ -1,7 +1,10 @@
+import SidecarConfig
 import SidecarEvent
+import SidecarHTTP
 
-/// Everything the proxy engine needs, independent of how it was configured (RunCommand maps
-/// the YAML `Config` into this; tests build it directly).
+/// Everything the proxy engine needs, independent of how it was configured (`init(config:)`
+/// maps the YAML `Config` into this; tests build it directly). What a config file may leave
+/// out starts from `ConfigDefaults`.
 public struct ProxyOptions: Sendable {
     public enum Upstream: Sendable, Equatable {
         /// `http://host:port[/base]`
@@ -10,25 +13,22 @@ public struct ProxyOptions: Sendable {
         case unix(path: String)
     }
 
-    public var listen = "127.0.0.1:8080"
+    public var listen = ConfigDefaults.listen.description
     public var workers = 1
     public var upstream: Upstream = .tcp(host: "127.0.0.1", port: 3000, basePath: "")
-    public var upstreamTimeoutMs: Int64 = 60_000
-    public var upstreamConnectTimeoutMs: Int64 = 5_000
+    public var upstreamTimeoutMs = ConfigDefaults.upstreamTimeout.milliseconds
+    public var upstreamConnectTimeoutMs = ConfigDefaults.upstreamConnectTimeout.milliseconds
     public var preserveHost = false
     /// Idle keep-alive upstream connections kept per worker.
     public var upstreamPoolSize = 128
     /// Where the sidecar's own endpoints live (`routes.prefix`).
-    public var routePrefix = "/.auth"
+    public var routePrefix = ConfigDefaults.routePrefix
     /// Globs on the normalized path served without a session.
     public var publicPaths: [String] = []
     /// Globs on the normalized path whose unauthenticated answer is 401 JSON.
     public var apiPaths: [String] = []
     /// Identity header names (headers.*) plus headers.strip: removed from every request.
-    public var strippedHeaders: [String] = [
-        "X-Auth-User-Id", "X-Auth-Email", "X-Auth-Email-Verified", "X-Auth-Private-Email",
-        "X-Auth-Name", "X-Auth-Assertion",
-    ]
+    public var strippedHeaders = ConfigDefaults.identityHeaders.map(\.name)
     /// The sidecar's own pages: built-in or the operator's `pages.templates`.
     public var pages: PageRenderer = .builtIn
     /// `pages.sign_in`: browser navigations without a session get the sign-in page (401)
@@ -44,26 +44,26 @@ public struct ProxyOptions: Sendable {
     /// `tls.cert_file`/`tls.key_file`: serve HTTPS on the public listener. Read on each accept,
     /// so a reload's new certificate serves new connections while open ones keep theirs.
     public var tls: TLSServerContext?
-    public var adminListen: String? = "127.0.0.1:9090"
+    public var adminListen: String? = ConfigDefaults.adminListen.description
     /// The build's version, for the start-up line and `sidecar_build_info`.
     public var version = "dev"
-    public var accessLog = true
+    public var accessLog = ConfigDefaults.accessLog
     /// `log.format: text`: access lines in the application log's text layout.
     public var textLogs = false
-    public var maxHeaderBytes = 16 * 1024
+    public var maxHeaderBytes = ConfigDefaults.maxHeaderBytes
     /// 0 = unlimited.
-    public var maxUploadBytes: UInt64 = 0
-    public var headerTimeoutMs: Int64 = 10_000
-    public var idleTimeoutMs: Int64 = 60_000
-    public var maxConnections = 10_000
+    public var maxUploadBytes = UInt64(ConfigDefaults.maxUploadBytes)
+    public var headerTimeoutMs = ConfigDefaults.headerTimeout.milliseconds
+    public var idleTimeoutMs = ConfigDefaults.idleTimeout.milliseconds
+    public var maxConnections = ConfigDefaults.maxConnections
     /// Not set by the operator: lowered to what the descriptor limit allows, without a warning.
     public var maxConnectionsIsDefault = false
     /// `limits.response_buffer`: beyond this much data held for a slower side (response bytes
     /// for the client, body bytes for the upstream) the faster side is paused.
-    public var responseBufferBytes = 64 * 1024
+    public var responseBufferBytes = ConfigDefaults.responseBuffer
     /// `limits.min_body_rate` in bytes per second (0: off), checked from `minBodyGraceMs`
     /// after a request body's first byte.
-    public var minBodyRate = 256
+    public var minBodyRate = ConfigDefaults.minBodyRate
     public var minBodyGraceMs: Int64 = 10_000
     /// How long in-flight requests may finish after SIGTERM/SIGINT.
     public var shutdownGraceMs: Int64 = 10_000
@@ -71,4 +71,38 @@ public struct ProxyOptions: Sendable {
     public var readinessWindowMs: Int64 = 10_000
 
     public init() {}
+}
+
+extension ProxyOptions {
+    /// Maps the typed configuration onto the engine's options.
+    public init(config: Config) {
+        self.init()
+        listen = config.listen.description
+        workers = max(1, config.workers)
+        switch config.upstream {
+        case .http(let host, let port, let basePath): upstream = .tcp(host: host, port: port, basePath: basePath)
+        case .unix(let path): upstream = .unix(path: path)
+        }
+        upstreamTimeoutMs = config.upstreamTimeout.milliseconds
+        upstreamConnectTimeoutMs = config.upstreamConnectTimeout.milliseconds
+        preserveHost = config.preserveHost
+        routePrefix = config.routes.prefix
+        publicPaths = config.access.publicPaths
+        apiPaths = config.access.apiPaths
+        strippedHeaders = config.headers.identityHeaders + config.headers.strip
+        trustedProxies = config.trustedProxies.map(\.description)
+        adminListen = config.admin.listen.description
+        accessLog = config.log.access
+        textLogs = config.log.format == .text
+        version = SidecarVersion.version
+        maxHeaderBytes = config.limits.maxHeaderBytes
+        maxUploadBytes = UInt64(max(0, config.limits.maxUploadBytes))
+        headerTimeoutMs = config.limits.headerTimeout.milliseconds
+        idleTimeoutMs = config.limits.idleTimeout.milliseconds
+        maxConnections = config.limits.maxConnections
+        maxConnectionsIsDefault = config.limits.maxConnectionsIsDefault
+        responseBufferBytes = config.limits.responseBuffer
+        minBodyRate = config.limits.minBodyRate
+        signInPage = config.pages.signIn
+    }
 }

@@ -1,4 +1,3 @@
-import CEvent
 import SidecarEvent
 import SidecarHTTP
 
@@ -89,7 +88,7 @@ final class RequestRewriter {
     /// False only if libevent could not allocate the space.
     func write(
         _ head: HTTPRequestHead, _ view: HeadView, normalizedPath: [UInt8], peerText: [UInt8], peerTrusted: Bool,
-        requestId: [UInt8], identity: RequestIdentity, to buffer: OpaquePointer
+        requestId: [UInt8], identity: RequestIdentity, to buffer: ByteQueue
     ) -> Bool {
         // Every byte of the client's head is written at most twice (its Host value goes to
         // Host and X-Forwarded-Host); the rest is what this sidecar adds.
@@ -99,7 +98,7 @@ final class RequestRewriter {
         guard var reserved = ReservedHead(in: buffer, bound: bound) else { return false }
         write(head, view, normalizedPath: normalizedPath, peerText: peerText, peerTrusted: peerTrusted,
               requestId: requestId, identity: identity, into: &reserved.out)
-        return reserved.commit(to: buffer)
+        return reserved.commit()
     }
 
     private func write(
@@ -177,14 +176,14 @@ enum ResponseRewriter {
     /// client. False only if libevent could not allocate the space.
     static func write(
         _ head: HTTPResponseHead, chunked: Bool, keepAlive: Bool, clientVersion: HTTPVersion,
-        setCookie: [UInt8]? = nil, to buffer: OpaquePointer
+        setCookie: [UInt8]? = nil, to buffer: ByteQueue
     ) -> Bool {
         head.withView { view in
             let bound = view.bytes.count + (setCookie?.count ?? 0) + 128
             guard var reserved = ReservedHead(in: buffer, bound: bound) else { return false }
             write(head, view, chunked: chunked, keepAlive: keepAlive, clientVersion: clientVersion,
                   setCookie: setCookie, into: &reserved.out)
-            return reserved.commit(to: buffer)
+            return reserved.commit()
         }
     }
 

@@ -1,4 +1,3 @@
-import CEvent
 import SidecarEvent
 
 /// Events an upstream connection reports to the client connection it currently serves.
@@ -12,6 +11,8 @@ protocol UpstreamOwner: AnyObject {
 /// upstream close (or stray bytes) is noticed at once and the connection dropped.
 final class UpstreamConnection: StreamDelegate {
     let stream: Stream
+    /// Safe unretained: a client connection owns this one while it is the owner, and hands
+    /// it back (`UpstreamPool.release`/`discard`, which clear this) before it goes away.
     unowned(unsafe) var owner: (any UpstreamOwner)?
     /// Strong: a pool replaced by a reload must live until its last connection is done.
     let pool: UpstreamPool

@@ -1,4 +1,3 @@
-import CEvent
 import Glibc
 import Logging
 import SidecarEvent
@@ -208,7 +207,7 @@ final class Worker {
     }
 
     /// Returning memory after a burst (back within 32 MB of the level before, round
-    /// after round). Connection buffers are malloc'd evbuffer chains, freed when drained, but
+    /// after round). Connection buffers are chains of malloc'd blocks, freed when drained, but
     /// glibc keeps freed heap pages in each thread's arena; `malloc_trim(0)` hands the free
     /// pages of every arena back (madvise), so RSS follows the connections down. It runs once
     /// a burst of at least `trimAfterPeak` connections has halved, a second later (coalesced),
@@ -216,7 +215,7 @@ final class Worker {
     private func scheduleTrim() {
         if trimTimer == nil {
             trimTimer = Timer(loop: loop) { [unowned self] in
-                _ = malloc_trim(0)
+                ProcessMemory.trim()
                 self.peakConnections = self.clients.count
             }
         }

@@ -95,7 +95,7 @@ struct DemoCommand: ParsableCommand {
         do { config = try Config.load(file: configFile, environment: [:]) } catch {
             throw RuntimeFailure("demo configuration: \(error)")
         }
-        var options = ProxyOptions(config)
+        var options = ProxyOptions(config: config)
         options.auth = try AuthSettings(config: config, shared: AuthShared())
         let server = try ProxyServer(options: options, logger: logger)
         writeStandardOutput("""
@@ -171,9 +171,8 @@ private final class DemoUpstream: @unchecked Sendable {
         thread?.join()
     }
 
-    private static let identityHeaders = [
-        "X-Auth-User-Id", "X-Auth-Email", "X-Auth-Email-Verified", "X-Auth-Private-Email", "X-Auth-Name",
-    ]
+    /// The identity a page shows: every default identity header but the signed assertion.
+    private static let identityHeaders = ConfigDefaults.identityHeaders.filter { $0.key != "assertion" }.map(\.name)
 
     /// The app page in the sidecar's design: who you are, and the whole lifecycle — sign
     /// out, delete the account, and the emulator's console to revoke consent from "Apple".
@@ -183,7 +182,7 @@ private final class DemoUpstream: @unchecked Sendable {
             let value = request.header(name)
             rows += "<tr><th scope=\"row\">\(HTML.escape(name))</th><td>\(value.map { "<code>\(HTML.escape($0))</code>" } ?? "<em>absent</em>")</td></tr>\n"
         }
-        let name = request.header("X-Auth-Name").flatMap(percentDecoded) ?? "there"
+        let name = request.header(ConfigDefaults.identityHeader("name")).flatMap(percentDecoded) ?? "there"
         let body = PageDesign.head(title: "Sidecar demo app") + """
             <main class="wide">
             <p class="notice" id="demo-banner">Demo: "Apple" here is the local emulator. In its

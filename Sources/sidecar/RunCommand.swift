@@ -75,40 +75,6 @@ struct RunCommand: ParsableCommand {
     }
 }
 
-extension ProxyOptions {
-    /// Maps the typed configuration onto the engine's options.
-    init(_ config: Config) {
-        self.init()
-        listen = config.listen.description
-        workers = max(1, config.workers)
-        switch config.upstream {
-        case .http(let host, let port, let basePath): upstream = .tcp(host: host, port: port, basePath: basePath)
-        case .unix(let path): upstream = .unix(path: path)
-        }
-        upstreamTimeoutMs = config.upstreamTimeout.milliseconds
-        upstreamConnectTimeoutMs = config.upstreamConnectTimeout.milliseconds
-        preserveHost = config.preserveHost
-        routePrefix = config.routes.prefix
-        publicPaths = config.access.publicPaths
-        apiPaths = config.access.apiPaths
-        strippedHeaders = config.headers.identityHeaders + config.headers.strip
-        trustedProxies = config.trustedProxies.map(\.description)
-        adminListen = config.admin.listen.description
-        accessLog = config.log.access
-        textLogs = config.log.format == .text
-        version = SidecarVersion.version
-        maxHeaderBytes = config.limits.maxHeaderBytes
-        maxUploadBytes = UInt64(max(0, config.limits.maxUploadBytes))
-        headerTimeoutMs = config.limits.headerTimeout.milliseconds
-        idleTimeoutMs = config.limits.idleTimeout.milliseconds
-        maxConnections = config.limits.maxConnections
-        maxConnectionsIsDefault = config.limits.maxConnectionsIsDefault
-        responseBufferBytes = config.limits.responseBuffer
-        minBodyRate = config.limits.minBodyRate
-        signInPage = config.pages.signIn
-    }
-}
-
 /// A shared store's readiness changes, reported from the store's own thread — possibly
 /// before the log is set up (the open waits for the first outcome): held until `start`.
 final class StoreReadinessLog: @unchecked Sendable {

@@ -45,7 +45,7 @@ struct ServingConfiguration {
         } catch {
             throw Refusal(lines: error.errors.map(\.description))
         }
-        var options = ProxyOptions(config)
+        var options = ProxyOptions(config: config)
         do {
             options.pages = try PageRenderer.load(templates: config.pages.templates)
         } catch {

@@ -48,7 +48,7 @@ final class BatchedSendTests: XCTestCase {
                 memory.storeBytes(of: byte, toByteOffset: chain * size + i, as: UInt8.self)
                 expected.append(byte)
             }
-            XCTAssertEqual(evbuffer_add_reference(stream.output, memory + chain * size, size, nil, nil), 0)
+            XCTAssertEqual(evbuffer_add_reference(stream.output.buffer, memory + chain * size, size, nil, nil), 0)
         }
         return expected
     }
@@ -160,8 +160,8 @@ final class BatchedSendTests: XCTestCase {
         pairs[1].peer = -1
         loop.runTwoIterations({
             for stream in streams {
-                var bytes = Array("GET / HTTP/1.1\r\n\r\n".utf8)
-                XCTAssertEqual(evbuffer_add(stream.output, &bytes, bytes.count), 0)
+                let bytes = Array("GET / HTTP/1.1\r\n\r\n".utf8)
+                XCTAssertTrue(stream.output.append(bytes))
                 stream.flushAtEndOfIteration()
             }
         }, after: {})
@@ -185,8 +185,8 @@ final class BatchedSendTests: XCTestCase {
         let stream = SidecarEvent.Stream(loop: loop, fd: pair.ours), recorder = StreamRecorder()
         stream.delegate = recorder
         loop.runTwoIterations({
-            var bytes = Array("abc".utf8)
-            XCTAssertEqual(evbuffer_add(stream.output, &bytes, bytes.count), 0)
+            let bytes = Array("abc".utf8)
+            XCTAssertTrue(stream.output.append(bytes))
             stream.flushAtEndOfIteration()
             stream.finishBatchedSend(-Int(EIO))
         }, after: {})

@@ -1,33 +1,29 @@
-import CEvent
+import SidecarEvent
 import SidecarHTTP
 import XCTest
 
 @testable import SidecarProxy
 
 final class BodyRelayTests: XCTestCase {
-    private var source: OpaquePointer!
-    private var sink: OpaquePointer!
+    private var source: ByteQueue!
+    private var sink: ByteQueue!
 
     override func setUp() {
-        source = evbuffer_new()
-        sink = evbuffer_new()
+        source = ByteQueue.allocate()
+        sink = ByteQueue.allocate()
     }
 
     override func tearDown() {
-        evbuffer_free(source)
-        evbuffer_free(sink)
+        source.deallocate()
+        sink.deallocate()
     }
 
     private func feed(_ text: String) {
-        var bytes = Array(text.utf8)
-        evbuffer_add(source, &bytes, bytes.count)
+        source.append(Array(text.utf8))
     }
 
-    private func drained(_ buffer: OpaquePointer) -> String {
-        let n = evbuffer_get_length(buffer)
-        var bytes = [UInt8](repeating: 0, count: n)
-        evbuffer_remove(buffer, &bytes, n)
-        return String(decoding: bytes, as: UTF8.self)
+    private func drained(_ queue: ByteQueue) -> String {
+        String(decoding: queue.removeAll(), as: UTF8.self)
     }
 
     func testContentLengthStopsAtTheLengthAndLeavesTheNextMessage() {

@@ -17,8 +17,8 @@ final class DeferredFlushTests: SocketPairTestCase {
     }
 
     private func queue(_ text: String, on stream: SidecarEvent.Stream) {
-        var bytes = Array(text.utf8)
-        XCTAssertEqual(evbuffer_add(stream.output, &bytes, bytes.count), 0)
+        let bytes = Array(text.utf8)
+        XCTAssertTrue(stream.output.append(bytes))
     }
 
     /// A stream on our end of the pair, reporting to a recorder (kept alive by the caller: the

@@ -1,6 +1,6 @@
 import CEvent
 import Glibc
-import SidecarEvent
+@testable import SidecarEvent
 import XCTest
 
 /// `Stream.flush` writes with `send`/`sendmsg` at most `Stream.sendChains` chains at a time and
@@ -28,7 +28,7 @@ final class StreamSendTests: SocketPairTestCase {
                 memory.storeBytes(of: byte, toByteOffset: piece * size + i, as: UInt8.self)
                 expected.append(byte)
             }
-            XCTAssertEqual(evbuffer_add_reference(stream.output, memory + piece * size, size, nil, nil), 0)
+            XCTAssertEqual(evbuffer_add_reference(stream.output.buffer, memory + piece * size, size, nil, nil), 0)
         }
         return (memory, expected)
     }
@@ -95,8 +95,8 @@ final class StreamSendTests: SocketPairTestCase {
         let stream = SidecarEvent.Stream(loop: loop, fd: fds[0])
         close(fds[1])
         fds[1] = -1
-        var bytes = Array("lost".utf8)
-        XCTAssertEqual(evbuffer_add(stream.output, &bytes, bytes.count), 0)
+        let bytes = Array("lost".utf8)
+        XCTAssertTrue(stream.output.append(bytes))
         XCTAssertEqual(stream.flush(), EPIPE, "no SIGPIPE, and the error reaches the caller")
         stream.close()
     }

@@ -1,4 +1,4 @@
-import CEvent
+import Glibc
 
 /// Where Apple's endpoints live (`apple.base_url`): scheme, host, port and path prefix.
 public struct AppleEndpoint: Equatable, Sendable {

@@ -1,4 +1,3 @@
-import CEvent
 import SidecarEvent
 import SidecarHTTP
 
@@ -52,7 +51,7 @@ public final class AppleHTTPClient {
     public let configuration: Configuration
     let base: OpaquePointer
     let tls: TLSClientContext?
-    private var dns: OpaquePointer?
+    private var dns: Resolver?
 
     /// - Parameter base: the `event_base` every request of this client runs on.
     public init(base: OpaquePointer, configuration: Configuration) throws(SetupError) {
@@ -72,11 +71,6 @@ public final class AppleHTTPClient {
         }
     }
 
-    deinit {
-        // Fails (and so releases) lookups still pending after a cancelled exchange.
-        if let dns { evdns_base_free(dns, 1) }
-    }
-
     /// Sends `request` to the configured endpoint; `completion` runs once on the loop thread.
     public func send(_ request: AppleHTTPRequest, completion: @escaping (AppleHTTPResult) -> Void) {
         let exchange = AppleHTTPExchange(
@@ -85,14 +79,10 @@ public final class AppleHTTPClient {
     }
 
     /// The resolver, created on first use so that loopback and literal hosts never touch DNS.
-    func dnsBase() -> OpaquePointer? {
+    func resolver() -> Resolver? {
         if let dns { return dns }
-        guard let created = evdns_base_new(base, EVDNS_BASE_DISABLE_WHEN_INACTIVE) else { return nil }
-        // A missing or empty file leaves evdns with its default (localhost) name server.
-        let options = DNS_OPTION_SEARCH | DNS_OPTION_NAMESERVERS | DNS_OPTION_MISC | DNS_OPTION_HOSTSFILE
-        _ = evdns_base_resolv_conf_parse(created, options, configuration.resolvConfPath)
-        dns = created
-        return created
+        dns = Resolver(base: base, resolvConfPath: configuration.resolvConfPath)
+        return dns
     }
 
     private func serialize(_ request: AppleHTTPRequest) -> [UInt8] {
@@ -116,21 +106,15 @@ public final class AppleHTTPClient {
     /// Keeps header and request-line text on one line: bytes outside visible ASCII (and SP
     /// for the user agent) are percent-encoded in a target, dropped from a header value.
     private static func oneLine(_ text: String, percentEncode: Bool) -> String {
-        var out = ""
+        var out: [UInt8] = []
         for byte in text.utf8 {
             let visible = byte > 0x20 && byte < 0x7F
             if visible || (!percentEncode && byte == 0x20) {
-                out.append(Character(Unicode.Scalar(byte)))
+                out.append(byte)
             } else if percentEncode {
-                out += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+                PercentEncoding.appendEscape(byte, to: &out)
             }
         }
-        return out
-    }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -1,30 +1,30 @@
-import CEvent
 import COpenSSL
 import Glibc
 import SidecarEvent
 
 /// One request in flight: resolve → connect (each address in turn) → TLS → write → read.
 ///
-/// While in flight the exchange holds a reference to itself, so C callbacks can point at it
-/// unretained; `finish` frees the bufferevent (and with it the SSL and socket), the timer and
-/// any pending lookup exactly once, drops that reference, then runs the completion.
+/// While in flight the exchange holds a reference to itself, so the socket's, the timer's and
+/// the lookup's handlers can reach it without retaining it; `finish` frees the socket (and with it the TLS
+/// session), the timer and any pending lookup exactly once, drops that reference, then runs
+/// the completion.
 final class AppleHTTPExchange {
     private let client: AppleHTTPClient
     private let requestBytes: [UInt8]
     private var completion: ((AppleHTTPResult) -> Void)?
 
-    private var bev: OpaquePointer?
-    private var timer: OpaquePointer?
-    private var lookup: DNSLookup?
+    private var socket: ClientSocket?
+    private var timer: Timer?
+    private var lookup: Resolver.Lookup?
     private var candidates: [SocketAddress] = []
     private var established = false
     private var pendingFailure: AppleHTTPFailure?
     private var startedAt: Double = 0
     private var decoder: ResponseDecoder
     private var selfReference: Unmanaged<AppleHTTPExchange>?
-    /// Set inside `send` and inside libevent's resolver callback: a result found then is
-    /// delivered from the loop instead (never re-entrantly, never while evdns is on the stack,
-    /// since the completion may release the client and with it the resolver).
+    /// Set inside `send` and inside the resolver's completion: a result found then is
+    /// delivered from the loop instead (never re-entrantly, never while the resolver is on
+    /// the stack, since the completion may release the client and with it the resolver).
     private var deliverLater = false
 
     init(client: AppleHTTPClient, requestBytes: [UInt8], completion: @escaping (AppleHTTPResult) -> Void) {
@@ -36,18 +36,13 @@ final class AppleHTTPExchange {
             maxBodyBytes: client.configuration.maxBodyBytes)
     }
 
-    private var context: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
-
     func start() {
         selfReference = Unmanaged.passRetained(self)
         deliverLater = true
         defer { deliverLater = false }
         startedAt = monotonicSeconds()
-        timer = sidecar_evtimer_new(client.base, { _, _, arg in
-            guard let arg else { return }
-            Unmanaged<AppleHTTPExchange>.fromOpaque(arg).takeUnretainedValue().deadlineReached()
-        }, context)
-        guard timer != nil else { return failSoon(.connectFailed) }
+        timer = Timer(base: client.base) { [unowned self] in self.deadlineReached() }
+        guard timer?.isUsable == true else { return failSoon(.connectFailed) }
         armTimer(seconds: min(client.configuration.connectTimeout, client.configuration.totalTimeout))
 
         let endpoint = client.configuration.endpoint
@@ -65,39 +60,21 @@ final class AppleHTTPExchange {
     // MARK: DNS
 
     private func resolve(_ host: String) {
-        guard let dns = client.dnsBase() else { return failSoon(.dnsFailure) }
-        let lookup = DNSLookup(exchange: self)
-        self.lookup = lookup
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_protocol = Int32(IPPROTO_TCP)
-        let box = Unmanaged.passRetained(lookup)
-        let request = evdns_getaddrinfo(dns, host, String(client.configuration.endpoint.port), &hints, { code, info, arg in
-            guard let arg else { return }
-            let lookup = Unmanaged<DNSLookup>.fromOpaque(arg).takeRetainedValue()
-            defer { if let info { evutil_freeaddrinfo(info) } }
-            lookup.finished = true
-            lookup.request = nil
-            guard code != EVUTIL_EAI_CANCEL, let exchange = lookup.exchange else { return }
-            let outer = exchange.deliverLater
-            exchange.deliverLater = true
-            exchange.resolved(code: code, info: info)
-            exchange.deliverLater = outer
-        }, box.toOpaque())
-        // The callback may already have run (hosts file, immediate failure).
-        if !lookup.finished { lookup.request = request }
+        guard let resolver = client.resolver() else { return failSoon(.dnsFailure) }
+        let lookup = resolver.lookup(host, port: client.configuration.endpoint.port) { [weak self] addresses in
+            guard let self else { return }
+            let outer = deliverLater
+            deliverLater = true
+            resolved(addresses)
+            deliverLater = outer
+        }
+        // The completion may already have run (hosts file, immediate failure).
+        if !lookup.isFinished { self.lookup = lookup }
     }
 
-    private func resolved(code: Int32, info: UnsafeMutablePointer<addrinfo>?) {
+    private func resolved(_ addresses: [SocketAddress]) {
         lookup = nil
-        var next = code == 0 ? info : nil
-        while let entry = next {
-            if let address = SocketAddress(resolved: entry.pointee.ai_addr, length: entry.pointee.ai_addrlen) {
-                candidates.append(address)
-            }
-            next = entry.pointee.ai_next
-        }
+        candidates.append(contentsOf: addresses)
         if candidates.isEmpty { return finish(.failure(.dnsFailure)) }
         connectNext()
     }
@@ -107,27 +84,19 @@ final class AppleHTTPExchange {
     private func connectNext() {
         guard !candidates.isEmpty else { return }
         let address = candidates.removeFirst()
-        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
         let endpoint = client.configuration.endpoint
-        if let tls = client.tls {
-            guard let ssl = tls.makeSSL(host: endpoint.host, isIPLiteral: endpoint.isIPLiteral) else {
-                return finish(.failure(.tlsHandshakeFailed(verifyResult: 0)))
-            }
-            bev = bufferevent_openssl_socket_new(client.base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, options)
-            if bev == nil { SSL_free(ssl) }
-        } else {
-            bev = bufferevent_socket_new(client.base, -1, options)
+        let socket: ClientSocket
+        do {
+            socket = try ClientSocket(
+                base: client.base, tls: client.tls, host: endpoint.host, isIPLiteral: endpoint.isIPLiteral)
+        } catch {
+            return finish(.failure(error == .tls ? .tlsHandshakeFailed(verifyResult: 0) : .connectFailed))
         }
-        guard let bev else { return finish(.failure(.connectFailed)) }
-        bufferevent_setcb(bev, { _, arg in
-            guard let arg else { return }
-            Unmanaged<AppleHTTPExchange>.fromOpaque(arg).takeUnretainedValue().readable()
-        }, nil, { _, events, arg in
-            guard let arg else { return }
-            Unmanaged<AppleHTTPExchange>.fromOpaque(arg).takeUnretainedValue().event(events)
-        }, context)
-        let started = address.withSockaddr { bufferevent_socket_connect(bev, $0, Int32($1)) }
-        if started != 0 { connectionAttemptFailed(.connectFailed) }
+        // Unowned: the socket is this exchange's, and is freed before the exchange lets go of itself.
+        socket.onReadable = { [unowned self] in self.readable() }
+        socket.onEvent = { [unowned self] in self.event($0) }
+        self.socket = socket
+        if !socket.connect(to: address) { connectionAttemptFailed(.connectFailed) }
     }
 
     /// A failure before the connection was usable: try the next address, else report it.
@@ -139,22 +108,20 @@ final class AppleHTTPExchange {
 
     // MARK: Events
 
-    private func event(_ events: Int16) {
-        guard let bev else { return }
-        if events & Int16(BEV_EVENT_CONNECTED) != 0 {
+    private func event(_ event: ClientSocket.Event) {
+        guard let socket else { return }
+        if event == .connected {
             established = true
             armTimer(seconds: max(0, client.configuration.totalTimeout - (monotonicSeconds() - startedAt)))
-            guard bufferevent_write(bev, requestBytes, requestBytes.count) == 0,
-                  bufferevent_enable(bev, Int16(EV_READ)) == 0 else {
+            guard socket.write(requestBytes), socket.startReading() else {
                 return finish(.failure(.connectionClosed))
             }
             return
         }
-        guard events & Int16(BEV_EVENT_EOF | BEV_EVENT_ERROR) != 0 else { return }
-        if !established { return connectionAttemptFailed(classifyEarlyFailure(bev)) }
-        drainInput(bev)
+        if !established { return connectionAttemptFailed(classifyEarlyFailure(socket)) }
+        drainInput(socket)
         guard completion != nil else { return }
-        if events & Int16(BEV_EVENT_EOF) != 0 {
+        if event == .endOfStream {
             finish(decoder.finishAtEOF())
         } else {
             finish(.failure(.connectionClosed))
@@ -162,24 +129,24 @@ final class AppleHTTPExchange {
     }
 
     private func readable() {
-        guard let bev else { return }
-        drainInput(bev)
+        guard let socket else { return }
+        drainInput(socket)
     }
 
-    private func drainInput(_ bev: OpaquePointer) {
-        guard let input = bufferevent_get_input(bev) else { return }
+    private func drainInput(_ socket: ClientSocket) {
+        let input = socket.input
         var chunk = [UInt8](repeating: 0, count: 16 << 10)
-        while completion != nil, evbuffer_get_length(input) > 0 {
-            let read = chunk.withUnsafeMutableBytes { evbuffer_remove(input, $0.baseAddress, $0.count) }
+        while completion != nil, !input.isEmpty {
+            let read = chunk.withUnsafeMutableBytes { input.remove(into: $0) }
             guard read > 0 else { return }
-            if let result = decoder.consume(chunk[0..<Int(read)]) { return finish(result) }
+            if let result = decoder.consume(chunk[0..<read]) { return finish(result) }
         }
     }
 
     /// Tells a TCP failure (never connected, nothing received) from a TLS one.
-    private func classifyEarlyFailure(_ bev: OpaquePointer) -> AppleHTTPFailure {
-        let tcpConnected = SocketAddress.isConnected(bufferevent_getfd(bev))
-        guard client.tls != nil, let ssl = bufferevent_openssl_get_ssl(bev) else {
+    private func classifyEarlyFailure(_ socket: ClientSocket) -> AppleHTTPFailure {
+        let tcpConnected = SocketAddress.isConnected(socket.fd)
+        guard client.tls != nil, let ssl = socket.ssl else {
             return tcpConnected ? .connectionClosed : .connectFailed
         }
         ERR_clear_error()
@@ -198,62 +165,37 @@ final class AppleHTTPExchange {
     /// Reports a failure from the loop's next turn (see `deliverLater`).
     private func failSoon(_ failure: AppleHTTPFailure) {
         pendingFailure = failure
-        if timer != nil { return armTimer(seconds: 0) }
-        let scheduled = event_base_once(client.base, -1, Int16(EV_TIMEOUT), { _, _, arg in
-            guard let arg else { return }
-            let exchange = Unmanaged<AppleHTTPExchange>.fromOpaque(arg).takeUnretainedValue()
-            exchange.finish(.failure(exchange.pendingFailure ?? .timeout))
-        }, context, nil)
-        // With no way back to the loop, nothing else can hold the caller's callback.
-        if scheduled != 0 { finish(.failure(failure)) }
-    }
-
-    private func armTimer(seconds: Double) {
-        guard let timer else { return }
-        let whole = seconds.rounded(.down)
-        var tv = timeval(tv_sec: Int(whole), tv_usec: Int((seconds - whole) * 1_000_000))
-        // From now, not from the iteration's cached time: a deadline never ends early.
-        _ = event_base_update_cache_time(client.base)
-        event_add(timer, &tv)
-    }
-
-    private func freeConnection() {
-        if let bev {
-            bufferevent_free(bev)
-            self.bev = nil
+        if timer?.isUsable != true {
+            // A second try at a timer; with no way back to the loop, nothing else can hold
+            // the caller's callback.
+            timer = Timer(base: client.base) { [unowned self] in self.deadlineReached() }
+            guard timer?.isUsable == true else { return finish(.failure(failure)) }
         }
+        armTimer(seconds: 0)
     }
+
+    /// Rounded up to whole milliseconds, from a fresh clock read: a deadline never ends early.
+    private func armTimer(seconds: Double) {
+        timer?.schedule(afterMilliseconds: Int64((seconds * 1000).rounded(.up)))
+    }
+
+    private func freeConnection() { socket = nil }
 
     private func finish(_ result: AppleHTTPResult) {
         guard let completion else { return }
         if deliverLater, case .failure(let failure) = result { return failSoon(failure) }
         self.completion = nil
         freeConnection()
-        if let timer {
-            event_free(timer)
-            self.timer = nil
-        }
-        if let lookup {
-            lookup.exchange = nil
-            if !lookup.finished, let request = lookup.request { evdns_getaddrinfo_cancel(request) }
-            self.lookup = nil
-        }
+        timer?.cancel()
+        timer = nil
+        lookup?.cancel()
+        lookup = nil
         candidates = []
         let reference = selfReference
         selfReference = nil
         completion(result)
         reference?.release()
     }
-}
-
-/// The context of one pending `evdns_getaddrinfo`; it outlives a cancelled exchange until
-/// libevent reports the cancellation.
-final class DNSLookup {
-    weak var exchange: AppleHTTPExchange?
-    var request: OpaquePointer?
-    var finished = false
-
-    init(exchange: AppleHTTPExchange) { self.exchange = exchange }
 }
 
 func monotonicSeconds() -> Double {

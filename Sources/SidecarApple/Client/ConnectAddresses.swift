@@ -1,22 +1,9 @@
-import CEvent
 import Glibc
 import SidecarEvent
 
 /// How the Apple client turns `apple.base_url`'s host into addresses to try, without DNS for
 /// IP literals and `localhost`.
 extension SocketAddress {
-    /// Copies an address from getaddrinfo/evdns; nil unless it is IPv4 or IPv6.
-    init?(resolved address: UnsafeMutablePointer<sockaddr>?, length: socklen_t) {
-        guard let address, length > 0, Int(length) <= MemoryLayout<sockaddr_storage>.size,
-              address.pointee.sa_family == AF_INET || address.pointee.sa_family == AF_INET6
-        else { return nil }
-        var storage = sockaddr_storage()
-        withUnsafeMutableBytes(of: &storage) { dst in
-            dst.copyMemory(from: UnsafeRawBufferPointer(start: address, count: Int(length)))
-        }
-        self.init(storage: storage, length: length)
-    }
-
     /// The address of an IP literal host; nil for a name.
     static func literal(_ host: String, port: UInt16) -> SocketAddress? {
         var storage = sockaddr_storage()

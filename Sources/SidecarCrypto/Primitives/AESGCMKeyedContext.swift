@@ -36,10 +36,9 @@ public final class AESGCMKeyedContext {
 
     /// The nonce's first 4 bytes as the GCM IV's fixed field and its last 8 as the
     /// invocation field (RFC 5288's split, which OpenSSL's provider sets for TLS): with the
-    /// tag, one parameter call restarts the GCM state for a new message. `EVP_DecryptInit_ex`
-    /// with the nonce cost twice as much in OpenSSL 3.0 (it asks the provider for the IV
-    /// length through an `OSSL_PARAM` query on every call; callgrind: ~1,150 instructions per
-    /// session-cache miss for init and tag, against ~400 for this).
+    /// tag, one parameter call restarts the GCM state for a new message, about a third of
+    /// what `EVP_DecryptInit_ex` with the nonce costs in OpenSSL 3.0, which asks the provider
+    /// for the IV length through an `OSSL_PARAM` query on every call (Benchmarks/RESULTS.md).
     static let fixedIVByteCount = 4
 
     /// Decrypts `body` in place and checks `tag` over `aad ‖ aadSuffix ‖ body`; on a mismatch

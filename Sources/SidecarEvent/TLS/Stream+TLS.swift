@@ -57,7 +57,7 @@ extension Stream {
         while true {
             let count = SSL_read(ssl, scratch, Int32(EventLoop.readScratchSize))
             if count > 0 {
-                guard evbuffer_add(input, scratch, Int(count)) == 0 else { return fail(ENOMEM) }
+                guard input.append(scratch, count: Int(count)) else { return fail(ENOMEM) }
                 total += Int(count)
                 // What read-ahead took from the socket may hold more records: take them
                 // now, or no readiness would report them. Then stop without another recv.
@@ -79,12 +79,12 @@ extension Stream {
             break
         }
         // Records OpenSSL wrote while reading (alerts, a key update's answer).
-        if evbuffer_get_length(wire) > 0, sendWire() != 0 { return fail(EPIPE) }
+        if wire.count > 0, sendWire() != 0 { return fail(EPIPE) }
         if total > 0 {
             delegate?.stream(self, didRead: total, error: 0)
             if isClosed { return }
         }
-        if tls!.writeWantsRead, evbuffer_get_length(output) > 0 {
+        if tls!.writeWantsRead, output.count > 0 {
             tls!.writeWantsRead = false
             if flush() != 0 { return fail(EPIPE) }
         }
@@ -113,13 +113,13 @@ extension Stream {
         guard let ssl = tls?.ssl else { return EPIPE }
         guard !tls!.handshaking, !tls!.writeWantsRead else { return 0 }
         while true {
-            let length = evbuffer_get_length(output)
+            let length = output.count
             if length == 0 { return 0 }
             let chunk = min(length, 16 * 1024)
-            guard let bytes = evbuffer_pullup(output, chunk) else { return ENOMEM }
+            guard let bytes = evbuffer_pullup(output.buffer, chunk) else { return ENOMEM }
             let written = SSL_write(ssl, bytes, Int32(chunk))
             if written > 0 {
-                _ = evbuffer_drain(output, Int(written))
+                output.drain(Int(written))
                 continue
             }
             let code = SSL_get_error(ssl, written)
@@ -159,7 +159,7 @@ extension Stream {
         default:
             if sidecar_is_http_request_error(ERR_peek_error()) == 1 {
                 // Plain HTTP sent to the TLS port: say so in words the client can read.
-                _ = evbuffer_drain(wire, evbuffer_get_length(wire))
+                wire.drain(wire.count)
                 _ = Self.plainHTTPAnswer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             } else {
                 _ = sendWire()  // the alert, if the socket takes it now

@@ -35,7 +35,7 @@ enum TLSWireBIO {
         _ = BIO_meth_set_write_ex(method) { bio, bytes, length, written in
             guard let bio, let bytes, let written, let data = BIO_get_data(bio) else { return 0 }
             let stream = Unmanaged<Stream>.fromOpaque(data).takeUnretainedValue()
-            guard evbuffer_add(stream.wire, bytes, length) == 0 else { return 0 }
+            guard stream.wire.append(bytes, count: length) else { return 0 }
             written.pointee = length
             return 1
         }

@@ -18,7 +18,7 @@ public enum ChunkedEncoder {
         return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 18) { buf in
             var value = UInt64(size)
             for i in stride(from: digits - 1, through: 0, by: -1) {
-                buf[i] = ASCII.upperHexDigit(UInt8(value & 0xF))
+                buf[i] = HexDigit.upper(UInt8(value & 0xF))
                 value >>= 4
             }
             buf[digits] = 0x0D

@@ -32,6 +32,4 @@
 
     /// Value of a hex digit, or nil.
     @inlinable @inline(__always) static func hexValue(_ c: UInt8) -> UInt8? { HexDigit.value(c) }
-
-    @inlinable @inline(__always) static func upperHexDigit(_ v: UInt8) -> UInt8 { HexDigit.upper(v) }
 }

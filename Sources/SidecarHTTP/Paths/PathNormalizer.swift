@@ -45,14 +45,14 @@ public enum PathNormalizer {
                     throw .invalidEscape
                 }
                 let v = hi << 4 | lo
-                if isUnreserved(v) {
+                if PercentEncoding.isUnreserved(v) {
                     out.append(v)
                 } else {
-                    appendEscape(v, to: &out)
+                    PercentEncoding.appendEscape(v, to: &out)
                 }
                 i += 3
             } else {
-                if isPathChar(c) { out.append(c) } else { appendEscape(c, to: &out) }
+                if isPathChar(c) { out.append(c) } else { PercentEncoding.appendEscape(c, to: &out) }
                 i += 1
             }
         }
@@ -95,24 +95,11 @@ public enum PathNormalizer {
         if isLast { out.append(ASCII.slash) }
     }
 
-    @inline(__always) static func isUnreserved(_ c: UInt8) -> Bool {
-        switch c {
-        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A, 0x2D, 0x2E, 0x5F, 0x7E: return true
-        default: return false
-        }
-    }
-
     /// pchar without `%` (unreserved, sub-delims, `:`, `@`).
     @inline(__always) static func isPathChar(_ c: UInt8) -> Bool {
         switch c {
         case 0x21, 0x24, 0x26...0x2C, 0x3A, 0x3B, 0x3D, 0x40: return true
-        default: return isUnreserved(c)
+        default: return PercentEncoding.isUnreserved(c)
         }
-    }
-
-    @inline(__always) static func appendEscape(_ v: UInt8, to out: inout [UInt8]) {
-        out.append(ASCII.percent)
-        out.append(ASCII.upperHexDigit(v >> 4))
-        out.append(ASCII.upperHexDigit(v & 0xF))
     }
 }

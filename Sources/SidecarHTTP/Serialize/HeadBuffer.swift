@@ -1,6 +1,6 @@
 import Glibc
 
-/// Writes a head straight into memory reserved for it — an evbuffer's free space on the
+/// Writes a head straight into memory reserved for it — a byte queue's free space on the
 /// proxy path — so a forwarded head is copied once, with no intermediate array. The caller
 /// reserves an upper bound of what it writes; every append checks it (a wrong bound traps
 /// rather than writing past the reservation).

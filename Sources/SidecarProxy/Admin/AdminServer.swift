@@ -1,4 +1,3 @@
-import CEvent
 import Glibc
 import SidecarEvent
 import SidecarHTTP
@@ -141,12 +140,13 @@ final class AdminConnection: StreamDelegate {
             return
         }
         guard !answered else { return }
-        let length = stream.pendingInput
-        guard let base = evbuffer_pullup(stream.input, length) else { return }
         let head: HTTPRequestHead?
         do {
-            head = try HTTPRequestHead.parse(UnsafeRawBufferPointer(start: base, count: length),
-                                             limits: HTTPHeadLimits(maxHeadBytes: 8192))
+            let parsed = try stream.input.withPrefix(max: stream.pendingInput) { bytes throws(HTTPHeadError) in
+                try HTTPRequestHead.parse(bytes, limits: HTTPHeadLimits(maxHeadBytes: 8192))
+            }
+            guard let parsed else { return }
+            head = parsed
         } catch {
             answer(error.status, error.status == 431 ? "too large\n" : "bad request\n")
             return
@@ -181,8 +181,7 @@ final class AdminConnection: StreamDelegate {
         let reasonText = status == 200 ? "OK" : "\(reason)"
         let text = "HTTP/1.1 \(status) \(reasonText)\r\nContent-Type: \(contentType)\r\n"
             + "Content-Length: \(body.utf8.count)\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n\(body)"
-        var bytes = Array(text.utf8)
-        _ = evbuffer_add(stream.output, &bytes, bytes.count)
+        stream.output.append(Array(text.utf8))
         if stream.flush() != 0 || stream.pendingOutput == 0 { close() }
     }
 

@@ -24,14 +24,13 @@ import SidecarHTTP
 /// to a session seen before, and only in place of an entry with no hits since the hit counts
 /// were last halved (every `4 × capacity` admissions: old favourites age out). When more
 /// users cycle through than the cache holds (20,000 in turn through 8,192 entries), plain
-/// LRU replaced every entry before its user came back — no hits at all, and each miss
-/// allocated an entry and evicted another, memory traffic that grew with every worker on
-/// the machine; now a stable share stays cached and hits (capacity ÷ users of them).
+/// LRU would replace every entry before its user came back — no hits at all, and each miss
+/// would allocate an entry and evict another, memory traffic that grows with every worker
+/// on the machine; this way a stable share stays cached and hits (capacity ÷ users of them).
 ///
 /// Sized in entries; an entry (`OpenedSession`) holds the sealed value, its rendered identity
 /// fields and the session's payload — 985 bytes of RSS for a web session with an Apple
-/// refresh token (measured: Benchmarks/RESULTS.md, "many users"; 1,148 while an entry also
-/// held the decoded session), so the default 8,192 entries are about 8 MiB per worker when
+/// refresh token (measured: Benchmarks/RESULTS.md, "many users"), so the default 8,192 entries are about 8 MiB per worker when
 /// full, and 2,000 active users stay cached with room to spare.
 final class SessionCache {
     static let defaultCapacity = 8192

@@ -1,4 +1,3 @@
-import CEvent
 import Glibc
 import SidecarEvent
 import SidecarHTTP

@@ -1,4 +1,3 @@
-import CEvent
 import Glibc
 import SidecarEvent
 import SidecarHTTP
@@ -19,12 +18,12 @@ extension ClientConnection {
                 return
             }
             let window = min(available, worker.headLimits.maxHeadBytes + 4)
-            guard let base = evbuffer_pullup(stream.input, window) else { return }
+            guard let prefix = stream.input.unsafePrefix(window) else { return }
             let parsed: HTTPRequestHead?
             var spare = worker.spareHead()
             do {
                 parsed = try HTTPRequestHead.parse(
-                    UnsafeRawBufferPointer(start: base, count: window), limits: worker.headLimits, reusing: &spare)
+                    prefix, limits: worker.headLimits, reusing: &spare)
             } catch {
                 refuse(error.status)
                 return
@@ -35,7 +34,7 @@ extension ClientConnection {
                 if deadlineKind != .header { arm(.header, worker.options.headerTimeoutMs) }
                 return
             }
-            _ = evbuffer_drain(stream.input, head.headLength)
+            stream.input.drain(head.headLength)
             startExchange(head)
         }
     }
@@ -101,7 +100,7 @@ extension ClientConnection {
         replayBody = nil
         if case .contentLength(let n) = head.framing, n <= Self.replayLimit, stream.pendingInput >= Int(n) {
             var copy = [UInt8](repeating: 0, count: Int(n))
-            _ = copy.withUnsafeMutableBytes { evbuffer_copyout(stream.input, $0.baseAddress, Int(n)) }
+            _ = copy.withUnsafeMutableBytes { stream.input.copyPrefix(into: $0) }
             replayBody = copy
         }
         if !requestBodyDone {

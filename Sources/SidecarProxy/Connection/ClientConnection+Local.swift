@@ -1,4 +1,3 @@
-import CEvent
 import Glibc
 import SidecarEvent
 import SidecarHTTP
@@ -32,7 +31,7 @@ extension ClientConnection {
             refuse(413)
             return
         }
-        guard let buffer = evbuffer_new() else {
+        guard let buffer = ByteQueue.allocate() else {
             refuse(503)
             return
         }
@@ -55,8 +54,7 @@ extension ClientConnection {
             refuse(progress == .invalid ? 400 : 413)
         case .done:
             requestBodyDone = true
-            var body = [UInt8](repeating: 0, count: evbuffer_get_length(buffer))
-            _ = body.withUnsafeMutableBytes { evbuffer_remove(buffer, $0.baseAddress, $0.count) }
+            let body = buffer.removeAll()
             clearLocal()
             runLocal(endpoint, body: body)
         }
@@ -99,7 +97,7 @@ extension ClientConnection {
         localEndpoint = nil
         localRelay = nil
         if let localBody {
-            evbuffer_free(localBody)
+            localBody.deallocate()
             self.localBody = nil
         }
     }

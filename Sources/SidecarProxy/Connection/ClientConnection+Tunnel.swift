@@ -1,4 +1,3 @@
-import CEvent
 import Glibc
 import SidecarEvent
 import SidecarHTTP
@@ -21,7 +20,7 @@ extension ClientConnection {
 
     func tunnelClientToUpstream() {
         guard let upstream else { return }
-        if stream.pendingInput > 0 { _ = evbuffer_add_buffer(upstream.stream.output, stream.input) }
+        if stream.pendingInput > 0 { stream.input.move(to: upstream.stream.output) }
         if upstream.stream.flush() != 0 {
             close()
             return
@@ -31,7 +30,7 @@ extension ClientConnection {
 
     func tunnelUpstreamToClient() {
         guard let upstream else { return }
-        if upstream.stream.pendingInput > 0 { _ = evbuffer_add_buffer(stream.output, upstream.stream.input) }
+        if upstream.stream.pendingInput > 0 { upstream.stream.input.move(to: stream.output) }
         if stream.flush() != 0 {
             close()
             return

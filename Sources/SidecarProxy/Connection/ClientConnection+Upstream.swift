@@ -1,4 +1,3 @@
-import CEvent
 import Glibc
 import SidecarEvent
 import SidecarHTTP
@@ -50,7 +49,7 @@ extension ClientConnection {
             return
         }
         if retried, requestBodyDone, let replayBody {
-            replayBody.withUnsafeBytes { _ = evbuffer_add(upstream.stream.output, $0.baseAddress, $0.count) }
+            upstream.stream.output.append(replayBody)
         }
         relayRequestBody()
     }
@@ -139,12 +138,12 @@ extension ClientConnection {
             let available = upstream.stream.pendingInput
             guard available > 0 else { return }
             let window = min(available, worker.upstreamHeadLimits.maxHeadBytes + 4)
-            guard let base = evbuffer_pullup(upstream.stream.input, window) else { return }
+            guard let prefix = upstream.stream.input.unsafePrefix(window) else { return }
             let parsed: HTTPResponseHead?
             var spare = worker.spareHead()
             do {
                 parsed = try HTTPResponseHead.parse(
-                    UnsafeRawBufferPointer(start: base, count: window), requestMethod: method,
+                    prefix, requestMethod: method,
                     limits: worker.upstreamHeadLimits, reusing: &spare)
             } catch {
                 failUpstream(502, upstreamFault: true)
@@ -154,7 +153,7 @@ extension ClientConnection {
                 worker.recycle(spare)
                 return
             }
-            _ = evbuffer_drain(upstream.stream.input, head.headLength)
+            upstream.stream.input.drain(head.headLength)
             defer { worker.recycle(HeadArrays(of: head)) }  // reused once `head` is gone
             if head.isInterim {
                 // 100 Continue and friends: pass on to HTTP/1.1 clients, then the real head.

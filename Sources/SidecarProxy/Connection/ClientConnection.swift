@@ -1,4 +1,3 @@
-import CEvent
 import Glibc
 import SidecarEvent
 import SidecarHTTP
@@ -72,7 +71,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     // A local endpoint: its body being buffered, then the wait for its answer.
     var localEndpoint: AuthEndpoint?
     var localRelay: BodyRelay?
-    var localBody: OpaquePointer?
+    var localBody: ByteQueue?
     var awaitingLocal = false
     /// `LocalResponse.userID` of the answer, for its access line.
     var actedForUser: String?
@@ -133,7 +132,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         case .tunnel:
             tunnelClientToUpstream()
         case .closing:
-            _ = evbuffer_drain(stream.input, stream.pendingInput)
+            stream.input.drain(stream.pendingInput)
         case .closed:
             break
         }
@@ -224,7 +223,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     func lingerClose() {
         guard phase == .closing else { return }
         stream.shutdownWrite()
-        _ = evbuffer_drain(stream.input, stream.pendingInput)
+        stream.input.drain(stream.pendingInput)
         arm(.linger, Self.lingerMs)
         stream.resumeReading()
     }

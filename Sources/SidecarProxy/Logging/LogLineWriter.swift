@@ -7,10 +7,10 @@ import SidecarHTTP
 /// Text: `2026-11-24T16:18:41.123Z info request key=value key="a value"` — the application
 /// log's text layout; values with spaces, quotes or control bytes are quoted and escaped.
 ///
-/// An access line is ~40 small pieces written per request: through Array's append (its
-/// uniqueness and capacity checks, generic copies) the line cost 11k instructions
-/// (callgrind), more than proxying the request; here each piece is one bounds check and a
-/// copy into `LineBuffer`, and runs of bytes that need no escaping are copied whole.
+/// An access line is ~40 small pieces written per request, so each piece is one bounds
+/// check and a copy into `LineBuffer`, and runs of bytes that need no escaping are copied
+/// whole: Array's append (uniqueness and capacity checks, generic copies) per piece would
+/// cost more than proxying the request (Benchmarks/RESULTS.md).
 struct LogLineWriter {
     enum Format { case json, text }
 

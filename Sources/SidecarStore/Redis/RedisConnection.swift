@@ -1,4 +1,3 @@
-import CEvent
 import COpenSSL
 import Glibc
 import SidecarEvent
@@ -53,7 +52,7 @@ final class RedisConnection {
     /// The address to dial (resolved on the store's thread; names are not resolved here
     /// because a worker loop must never block on DNS).
     private let address: () -> SocketAddress?
-    private var bev: OpaquePointer?
+    private var socket: ClientSocket?
     private var pending: [(sentMs: Int64, reply: (RESPValue?) -> Void)] = []
     private var pendingHead = 0
     private var handshakeReplies = 0
@@ -93,7 +92,7 @@ final class RedisConnection {
     /// Sends `command`; `reply` gets the answer, or nil when the connection is not ready
     /// or fails before answering (then at once or on a later turn of the loop).
     func send(_ command: [UInt8], reply: @escaping (RESPValue?) -> Void) {
-        guard state == .ready, let bev, bufferevent_write(bev, command, command.count) == 0 else {
+        guard state == .ready, let socket, socket.write(command) else {
             onLatency?(0, false)
             return reply(nil)
         }
@@ -114,35 +113,26 @@ final class RedisConnection {
     private func connect() {
         closeSocket()
         guard let target = address() else { return failed("cannot resolve \(endpoint.host)") }
-        let options = Int32(BEV_OPT_CLOSE_ON_FREE.rawValue | BEV_OPT_DEFER_CALLBACKS.rawValue)
-        if let tls {
-            guard let ssl = tls.makeSSL(host: endpoint.host, isIPLiteral: endpoint.isIPLiteral) else {
-                return failed("TLS set-up failed")
-            }
-            bev = bufferevent_openssl_socket_new(loop.base, -1, ssl, BUFFEREVENT_SSL_CONNECTING, options)
-            if bev == nil { SSL_free(ssl) }
-        } else {
-            bev = bufferevent_socket_new(loop.base, -1, options)
+        let socket: ClientSocket
+        do {
+            socket = try ClientSocket(base: loop.base, tls: tls, host: endpoint.host, isIPLiteral: endpoint.isIPLiteral)
+        } catch {
+            return failed(error == .tls ? "TLS set-up failed" : "cannot create a socket")
         }
-        guard let bev else { return failed("cannot create a socket") }
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        bufferevent_setcb(bev, { _, arg in
-            Unmanaged<RedisConnection>.fromOpaque(arg!).takeUnretainedValue().readable()
-        }, nil, { _, events, arg in
-            Unmanaged<RedisConnection>.fromOpaque(arg!).takeUnretainedValue().event(events)
-        }, context)
+        socket.onReadable = { [unowned self] in self.readable() }
+        socket.onEvent = { [unowned self] in self.event($0) }
+        self.socket = socket
         setState(.connecting)
-        let started = target.withSockaddr { bufferevent_socket_connect(bev, $0, Int32($1)) }
-        if started != 0 { return failed("connect to \(target) failed") }
+        if !socket.connect(to: target) { return failed("connect to \(target) failed") }
         // The handshake has the command deadline too: a port that accepts and never answers.
         pending.append((loop.nowMilliseconds, { _ in }))
         handshakeReplies = -1  // the placeholder above, removed on connect
         watchdog?.schedule(afterMilliseconds: 250)
     }
 
-    private func event(_ events: Int16) {
-        guard let bev else { return }
-        if events & Int16(BEV_EVENT_CONNECTED) != 0 {
+    private func event(_ event: ClientSocket.Event) {
+        guard let socket else { return }
+        if event == .connected {
             pending.removeAll()
             pendingHead = 0
             var handshake: [[UInt8]] = []
@@ -152,34 +142,36 @@ final class RedisConnection {
             handshake.append(RESP.command("PING"))
             handshakeReplies = handshake.count
             for command in handshake {
-                _ = bufferevent_write(bev, command, command.count)
+                _ = socket.write(command)
                 pending.append((loop.nowMilliseconds, { _ in }))
             }
-            _ = bufferevent_enable(bev, Int16(EV_READ))
+            _ = socket.startReading()
             return
         }
-        guard events & Int16(BEV_EVENT_EOF | BEV_EVENT_ERROR) != 0 else { return }
-        var reason = events & Int16(BEV_EVENT_EOF) != 0 ? "connection closed by Redis" : "connection failed (\(String(cString: strerror(errno))))"
-        if tls != nil, let ssl = bufferevent_openssl_get_ssl(bev), SSL_get_verify_result(ssl) != X509_V_OK {
+        var reason: String
+        switch event {
+        case .failed(let code): reason = "connection failed (\(String(cString: strerror(code))))"
+        default: reason = "connection closed by Redis"
+        }
+        if tls != nil, let ssl = socket.ssl, SSL_get_verify_result(ssl) != X509_V_OK {
             reason = "TLS certificate not trusted (verify error \(SSL_get_verify_result(ssl)))"
         }
         failed(reason)
     }
 
     private func readable() {
-        guard let bev, let input = bufferevent_get_input(bev) else { return }
+        guard let input = socket?.input else { return }
         while true {
-            let length = evbuffer_get_length(input)
-            guard length > 0, let bytes = evbuffer_pullup(input, -1) else { return }
-            switch parser.parse(UnsafeRawBufferPointer(start: bytes, count: length)) {
+            guard let outcome = input.withPrefix(max: input.count, { parser.parse($0) }) else { return }
+            switch outcome {
             case .incomplete:
                 return
             case .invalid(let why):
                 return failed("invalid reply from Redis: \(why)")
             case .value(let value, let consumed):
-                _ = evbuffer_drain(input, consumed)
+                input.drain(consumed)
                 deliver(value)
-                if self.bev == nil { return }
+                if socket == nil { return }
             }
         }
     }
@@ -257,10 +249,5 @@ final class RedisConnection {
         onStateChange?(new)
     }
 
-    private func closeSocket() {
-        if let bev {
-            bufferevent_free(bev)
-            self.bev = nil
-        }
-    }
+    private func closeSocket() { socket = nil }
 }

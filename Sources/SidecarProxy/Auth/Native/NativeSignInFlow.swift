@@ -1,6 +1,7 @@
 import Logging
 import SidecarApple
 import SidecarCrypto
+import SidecarHTTP
 
 /// `POST {prefix}/native` as a small asynchronous flow, like `CallbackFlow`:
 /// body → nonce → identity token (`aud` ∈ `apple.native_audiences`, or the Services ID for the

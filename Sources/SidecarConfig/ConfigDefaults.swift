@@ -1,0 +1,32 @@
+/// What a key of `sidecar.yaml` is when the file leaves it out, written once: the schema
+/// reads these, and the proxy's options start from them, so options built in code (tests,
+/// the demo) behave as an empty file would.
+public enum ConfigDefaults {
+    public static let listen = ListenAddress.tcp(host: "127.0.0.1", port: 8080)
+    public static let adminListen = ListenAddress.tcp(host: "127.0.0.1", port: 9090)
+    public static let upstreamTimeout = TimeSpan.seconds(60)
+    public static let upstreamConnectTimeout = TimeSpan.seconds(5)
+    public static let routePrefix = "/.auth"
+    public static let accessLog = true
+
+    /// `headers.*`: the request headers that carry the identity, by setting.
+    public static let identityHeaders: [(key: String, name: String)] = [
+        ("user_id", "X-Auth-User-Id"), ("email", "X-Auth-Email"), ("email_verified", "X-Auth-Email-Verified"),
+        ("private_email", "X-Auth-Private-Email"), ("name", "X-Auth-Name"), ("assertion", "X-Auth-Assertion"),
+    ]
+
+    public static func identityHeader(_ key: String) -> String {
+        identityHeaders.first { $0.key == key }?.name ?? ""
+    }
+
+    // `limits.*`
+    public static let maxHeaderBytes = 16 << 10
+    public static let maxBodyBytes = 64 << 10
+    /// 0: unlimited.
+    public static let maxUploadBytes = 0
+    public static let headerTimeout = TimeSpan.seconds(10)
+    public static let idleTimeout = TimeSpan.seconds(60)
+    public static let maxConnections = 10_000
+    public static let responseBuffer = 64 << 10
+    public static let minBodyRate = 256
+}
