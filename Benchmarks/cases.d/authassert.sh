@@ -5,7 +5,7 @@
 # `assertion.ttl`, not per request: compare `authassert` with `auth` (target: within 10 %).
 # The sessions are sealed with the same secret and cookie name, so the auth case's login
 # serves both. Sourced by proxy-bench.sh after auth.sh (which it sources if not named).
-[ -n "${AUTH_COOKIE:-}" ] || . Benchmarks/cases.d/auth.sh
+declare -F wrk_args_auth >/dev/null || . Benchmarks/cases.d/auth.sh  # (sessions.sh logs in too, without the auth case)
 has_case authassert || CASES+=(authassert)
 
 ASSERT_PORT=$(free_port); ASSERT_ADMIN=$(free_port)

@@ -5,7 +5,7 @@
 #   replicas    : 3 such sidecars behind haproxy (nbthread 1, roundrobin, http-reuse always)
 #   replicasmem : the same 3 behind haproxy with the memory store
 # CPU per request counts every process of the case (haproxy, the sidecars, redis-server).
-[ -n "${AUTH_COOKIE:-}" ] || . Benchmarks/cases.d/auth.sh
+declare -F wrk_args_auth >/dev/null || . Benchmarks/cases.d/auth.sh  # (sessions.sh logs in too, without the auth case)
 command -v redis-server >/dev/null || apt_ensure redis-server
 command -v haproxy >/dev/null || apt_ensure haproxy
 has_case redis || CASES+=(redis)

@@ -9,7 +9,7 @@
 #              BENCH_SERVER_CPUS=0,1 (two cores for the proxies; wrk and the upstream elsewhere)
 # wrk keeps its connections (one handshake each), so this measures TLS record processing
 # and the proxying behind it. Sourced by proxy-bench.sh after auth.sh (sourced if not named).
-[ -n "${AUTH_COOKIE:-}" ] || . Benchmarks/cases.d/auth.sh
+declare -F wrk_args_auth >/dev/null || . Benchmarks/cases.d/auth.sh  # (sessions.sh logs in too, without the auth case)
 has_case tls || CASES+=(tls)
 has_case nginxtls || CASES+=(nginxtls)
 
