@@ -72,22 +72,15 @@ extension ClientConnection {
             requestId: String(decoding: requestId, as: UTF8.self))
         localGeneration &+= 1
         let generation = localGeneration
-        var synchronous = true
-        var early: LocalResponse?
         let answer = auth.handle(endpoint, call) { [weak self] answer in
-            if synchronous {
-                early = answer
-                return
-            }
             guard let self, self.awaitingLocal, self.localGeneration == generation, self.phase == .exchanging else {
                 return
             }
             self.awaitingLocal = false
             self.respond(answer)
         }
-        synchronous = false
-        if let answer = answer ?? early {
-            respond(answer)
+        if case .now(let response) = answer {
+            respond(response)
             return
         }
         awaitingLocal = true
