@@ -8,19 +8,18 @@ extension ClientConnection {
     // MARK: tunnel (after 101)
 
     func startTunnel(_ head: HTTPResponseHead) {
-        response = UpstreamResponse(keepAlive: false)
-        status = 101
+        exchange.response = UpstreamResponse(keepAlive: false)
+        exchange.status = 101
         writeResponseHead(head, chunked: false)
         logExchange()
-        phase = .tunnel
-        cancelDeadline()
-        requestRelay = nil
+        perform(machine.receive(.tunnelStarted))
+        exchange.requestRelay = nil
         tunnelUpstreamToClient()
         tunnelClientToUpstream()
     }
 
     func tunnelClientToUpstream() {
-        guard let upstream else { return }
+        guard let upstream = exchange.upstream else { return }
         if stream.pendingInput > 0 { _ = evbuffer_add_buffer(upstream.stream.output, stream.input) }
         if upstream.stream.flush() != 0 {
             close()
@@ -30,7 +29,7 @@ extension ClientConnection {
     }
 
     func tunnelUpstreamToClient() {
-        guard let upstream else { return }
+        guard let upstream = exchange.upstream else { return }
         if upstream.stream.pendingInput > 0 { _ = evbuffer_add_buffer(stream.output, upstream.stream.input) }
         if stream.flush() != 0 {
             close()

@@ -1,0 +1,97 @@
+import CEvent
+import SidecarHTTP
+
+/// One request on a client connection and what became of it, from its head to its access
+/// line. Stored inline in the connection and replaced whole when the exchange ends, so no
+/// field can outlive its request; the course (keep-alive, retries) is the state machine's.
+struct Exchange {
+    var request: HTTPRequestHead?
+    /// Scalars of `request`, read on every callback without touching the stored head (an
+    /// optional-chained read of it copies the head: two retains and two releases).
+    var facts = RequestFacts()
+    var path: [UInt8] = []
+    var requestId: [UInt8] = []
+    /// The session of the request and the credentials to strip.
+    var identity = RequestIdentity()
+    var startedMs: Int64 = 0
+    var upstreamStartedMs: Int64 = 0
+    var lastProgressMs: Int64 = 0
+
+    var requestRelay: BodyRelay?
+    var upstream: UpstreamConnection?
+    /// A copy of a small request body that arrived whole, so the request can be replayed
+    /// when a reused upstream connection resets before reading it.
+    var replayBody: [UInt8]?
+    /// Set once the upstream's (final or 101) response head arrived: whether the upstream
+    /// connection may carry another exchange. Scalars only: keeping the head would keep
+    /// (and copy, retain and release) its arrays for the whole exchange.
+    var response: UpstreamResponse?
+    var responseRelay: BodyRelay?
+    var status = 0
+    var bytesSent: UInt64 = 0
+    /// Set when the exchange ended before its response was complete.
+    var incomplete: IncompleteReason?
+    /// The sidecar answered 502/504 because the upstream failed (counted under the upstream).
+    var upstreamFailure = false
+    /// The client's `bytesWritten` and the time it last moved, while the upstream is held
+    /// back for it.
+    var clientWriteMark: UInt64 = 0
+    var clientWriteProgressMs: Int64 = 0
+
+    /// A local endpoint whose body is being buffered.
+    var localEndpoint: AuthEndpoint?
+    var localRelay: BodyRelay?
+    var localBody: OpaquePointer?
+    /// `LocalResponse.userID` of the answer, for its access line.
+    var actedForUser: String?
+
+    init() {}
+
+    /// The next exchange, keeping the capacity of the previous one's path, request id and
+    /// cookie scratch (a fresh array per request would be an allocation per request).
+    /// The previous exchange's local body buffer must already be freed.
+    init(after previous: inout Exchange) {
+        swap(&path, &previous.path)
+        path.removeAll(keepingCapacity: true)
+        swap(&requestId, &previous.requestId)
+        requestId.removeAll(keepingCapacity: true)
+        swap(&identity, &previous.identity)
+        identity.reset()
+    }
+
+    /// Frees the buffered body of a local endpoint, if any.
+    mutating func clearLocal() {
+        localEndpoint = nil
+        localRelay = nil
+        if let localBody {
+            evbuffer_free(localBody)
+            self.localBody = nil
+        }
+    }
+}
+
+/// What the connection keeps of an upstream response head once it was written to the client.
+struct UpstreamResponse {
+    var keepAlive: Bool
+}
+
+/// The scalars of a request head the connection consults while the exchange runs.
+struct RequestFacts {
+    /// False between exchanges and for a refused head.
+    var present = false
+    var method = HTTPMethod.get
+    var version = HTTPVersion.http11
+    var framing = BodyFraming.none
+    /// A validated upgrade request.
+    var upgrade = false
+
+    init() {}
+
+    init(_ head: HTTPRequestHead) {
+        present = true
+        method = head.method
+        version = head.version
+        framing = head.framing
+        upgrade = head.connection.upgrade && head.upgradesToWebSocket
+    }
+}
