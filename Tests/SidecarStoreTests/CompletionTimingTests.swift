@@ -18,7 +18,8 @@ final class CompletionTimingTests: XCTestCase {
                     log.append("returned \(name)")
                 }
                 call("revokeSession") { answered in
-                    backend.revokeSession(id: Array(repeating: 7, count: 16), expiresAt: self.clock.now + 60) { _ in answered() }
+                    let id = [UInt8](repeating: 7, count: 16)
+                    backend.revokeSession(id: id, expiresAt: self.clock.now + 60) { _ in answered() }
                 }
                 call("revokeSubject") { answered in
                     backend.revokeSubject("user", issuedAtOrBeforeMs: self.clock.now * 1000, keepUntil: self.clock.now + 60) { _ in

@@ -25,11 +25,13 @@ extension ClientConnection {
                     worker.upstreamText.withUnsafeBytes { upstreamText in
                         var entry = AccessLog.Entry(
                             timestampMs: now, requestId: id, client: peer,
-                            path: head == nil ? AccessLog.none : normalizedPath, status: exchange.status, bytes: exchange.bytesSent,
+                            path: head == nil ? AccessLog.none : normalizedPath, status: exchange.status,
+                            bytes: exchange.bytesSent,
                             durationMs: now - exchange.startedMs,
                             upstream: reachedUpstream || exchange.upstreamFailure ? upstreamText : nil,
                             upstreamStatus: reachedUpstream ? exchange.status : nil,
-                            upstreamMs: exchange.upstreamStartedMs >= exchange.startedMs && reachedUpstream ? now - exchange.upstreamStartedMs : nil,
+                            upstreamMs: exchange.upstreamStartedMs >= exchange.startedMs && reachedUpstream
+                                ? now - exchange.upstreamStartedMs : nil,
                             incomplete: exchange.incomplete,
                             sessionRefusal: refusal == .accepted ? nil : refusal)
                         guard let opened = exchange.identity.opened else {

@@ -96,12 +96,12 @@ extension ClientConnection {
         connectUpstream(head, view, fresh: false)
     }
 
-    /// The client's X-Request-Id if acceptable, else a new one.
+    /// The client's X-Request-Id if acceptable, else a new one (into the new exchange's
+    /// empty id).
     func chooseRequestId(_ view: HeadView) {
         if let given = view.firstValue("x-request-id") {
             let bytes = view[given]
             if RequestIDGenerator.isAcceptable(bytes) {
-                exchange.requestId.removeAll(keepingCapacity: true)
                 exchange.requestId.append(contentsOf: bytes)
                 return
             }

@@ -17,7 +17,8 @@ extension ClientConnection {
             return
         }
         if let refusal = auth.signInRateRefusal(
-            endpoint, head, peer: peerText, peerTrusted: peerTrusted, apiClient: worker.policy.isAPIClient(head, path: exchange.path)) {
+            endpoint, head, peer: peerText, peerTrusted: peerTrusted,
+            apiClient: worker.policy.isAPIClient(head, path: exchange.path)) {
             _ = machine.receive(.answerWithoutReadingBody)
             respond(refusal)
             return
@@ -44,7 +45,9 @@ extension ClientConnection {
     }
 
     func readLocalBody() {
-        guard var relay = exchange.localRelay, let buffer = exchange.localBody, let endpoint = exchange.localEndpoint else { return }
+        guard var relay = exchange.localRelay, let buffer = exchange.localBody, let endpoint = exchange.localEndpoint else {
+            return
+        }
         let progress = relay.relay(from: stream.input, to: buffer)
         exchange.localRelay = relay
         switch progress {
@@ -116,10 +119,8 @@ extension ClientConnection {
 
     /// The exchange is logged: the next one starts blank, on this connection or none.
     func finishExchange() {
-        exchange.clearLocal()
         dropUpstream()
-        if let head = exchange.request.take() { worker.recycle(HeadArrays(of: head)) }
-        exchange = Exchange(after: &exchange)
+        if let head = exchange.reset() { worker.recycle(HeadArrays(of: head)) }
         perform(machine.receive(.exchangeFinished(draining: worker.isDraining, drainGraceOver: worker.drainIdleGraceOver)))
     }
 }
