@@ -160,27 +160,31 @@ extension Authenticator {
     func handle(
         _ endpoint: AuthEndpoint, _ request: EndpointRequest, completion: @escaping (LocalResponse) -> Void
     ) -> EndpointAnswer {
-        let later: (LocalResponse) -> Void = { [nextTurn] answer in nextTurn.run { completion(answer) } }
         switch endpoint {
         case .login: return .now(login(request))
-        case .logout: return logout(request, completion: later)
+        case .logout: return logout(request, completion: onNextTurn(completion))
         case .me: return .now(me(request))
         case .check: return .now(check(request))
         case .jwks: return .now(jwks(request))
         case .callback:
-            CallbackFlow(auth: self, request: request, completion: later).start()
+            CallbackFlow(auth: self, request: request, completion: onNextTurn(completion)).start()
         case .native:
             guard settings.nativeEnabled else { return .now(.plain(404)) }  // no native apps configured
-            NativeSignInFlow(auth: self, request: request, completion: later).start()
+            NativeSignInFlow(auth: self, request: request, completion: onNextTurn(completion)).start()
         case .nativeNonce: return .now(nativeNonce(request))
         case .nativeRefresh: return .now(nativeRefresh(request))
         case .androidCallback: return .now(androidCallback(request))
         case .appleNotifications:
-            NotificationFlow(auth: self, request: request, completion: later).start()
+            NotificationFlow(auth: self, request: request, completion: onNextTurn(completion)).start()
         case .revoke:
-            AccountRevocationFlow(auth: self, request: request, completion: later).start()
+            AccountRevocationFlow(auth: self, request: request, completion: onNextTurn(completion)).start()
         }
         return .later
+    }
+
+    /// `completion`, run on the loop's next turn (made only for the endpoints that answer later).
+    private func onNextTurn(_ completion: @escaping (LocalResponse) -> Void) -> (LocalResponse) -> Void {
+        { [nextTurn] answer in nextTurn.run { completion(answer) } }
     }
 }
 

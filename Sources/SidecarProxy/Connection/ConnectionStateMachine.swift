@@ -17,7 +17,23 @@ struct ConnectionStateMachine {
         case closed
     }
 
-    enum Deadline: Equatable { case none, idle, header, connect, upstream, linger, local, handshake }
+    /// The one deadline a connection runs at a time.
+    enum Deadline: Equatable {
+        case none
+        /// Between requests (`idle_timeout`).
+        case idle
+        /// A head's total deadline from its first byte (`header_timeout`).
+        case header
+        /// A TLS handshake, counted like a head from accept.
+        case handshake
+        case connect
+        /// No progress from the upstream (or, while it is held back, from the client).
+        case upstream
+        /// A local endpoint's body arriving, or its answer awaited.
+        case local
+        /// Writing the last response, then discarding input after the half-close.
+        case linger
+    }
 
     struct Timeouts: Equatable {
         var idleMs: Int64
