@@ -32,6 +32,21 @@ public final class EventLoop {
     /// Whether this kernel lets loops batch their sends (asked once, with a ring of its own).
     public static let batchedSendsAvailable: Bool = SendBatch() != nil
 
+    /// Work queued for this loop's next turn (made on first use).
+    public var nextTurn: NextTurn {
+        if let nextTurnIfMade { return nextTurnIfMade }
+        let made = NextTurn(loop: self)
+        nextTurnIfMade = made
+        return made
+    }
+    private var nextTurnIfMade: NextTurn?
+
+    /// The loop whose `run` is on this thread's stack, if any: where a callee that has no
+    /// loop of its own (a store on this machine) queues a completion promised for later.
+    public static var current: EventLoop? {
+        pthread_getspecific(currentLoopKey).map { Unmanaged<EventLoop>.fromOpaque($0).takeUnretainedValue() }
+    }
+
     public init() throws(EventError) {
         guard let config = event_config_new() else { throw .libevent("event_config_new") }
         defer { event_config_free(config) }
@@ -52,6 +67,7 @@ public final class EventLoop {
     }
 
     deinit {
+        nextTurnIfMade?.detach()  // its event goes before the base does
         for stream in pendingFlushes { stream.release() }
         event_base_free(base)
         readScratch.deallocate()
@@ -61,7 +77,13 @@ public final class EventLoop {
     /// every ready callback) at a time, then the output deferred by those callbacks.
     public func run() {
         iterating = true
-        defer { iterating = false; iterationNowMs = -1 }
+        let outer = pthread_getspecific(currentLoopKey)
+        pthread_setspecific(currentLoopKey, Unmanaged.passUnretained(self).toOpaque())
+        defer {
+            iterating = false
+            iterationNowMs = -1
+            pthread_setspecific(currentLoopKey, outer)
+        }
         while true {
             flushDeferred()
             iterationNowMs = -1
@@ -113,6 +135,13 @@ public final class EventLoop {
         return ms
     }
 }
+
+/// Holds `EventLoop.current` for each thread.
+private let currentLoopKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+}()
 
 extension EventLoop {
     /// Reads the clock afresh (one `clock_gettime`) and makes it the iteration's time from

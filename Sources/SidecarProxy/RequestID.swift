@@ -39,7 +39,7 @@ struct RequestIDGenerator {
         counter &+= 1
         var digits = 1
         while digits < 16 && counter >> (4 * UInt64(digits)) != 0 { digits += 1 }
-        id.removeAll(keepingCapacity: true)
+        if !id.isEmpty { id.removeAll(keepingCapacity: true) }
         id.append(contentsOf: prefix)
         var value = counter
         let end = id.count + digits

@@ -7,12 +7,14 @@ public typealias StoreCompletion<Value> = (Result<Value, StoreError>) -> Void
 /// expiry, and notification forwards not yet delivered. Back-ends: `MemoryStore`,
 /// `FileStore`; a Redis one is to come.
 ///
-/// Changes are completion-based because a shared store answers over the network: the
-/// completion runs on the thread that made the call — before the call returns for the
-/// memory and file stores, later on the caller's event loop for a networked one (which
-/// therefore keeps a connection per worker loop, as the Apple client does). A caller
-/// writes its continuation once and does not care which. Completions are not `@Sendable`
-/// for that reason: they never change threads.
+/// Changes are completion-based because a shared store answers over the network. Called on
+/// a running event loop, a completion runs on that loop's thread and never before the call
+/// returned — on a later turn for the memory and file stores, when the answer arrives for a
+/// networked one (which therefore keeps a connection per worker loop, as the Apple client
+/// does). A caller may thus finish its own bookkeeping after the call, and a completion
+/// cannot find it half done. Completions are not `@Sendable`: they never change threads.
+/// Off any running loop (a tool, a test) there is no later turn: the memory and file stores
+/// then complete before returning, and `SynchronousStore` offers plain calls for that use.
 ///
 /// The one question on the request path — is this session revoked? — is not here: it is
 /// answered from memory by a `RevocationView` over `revocations`, which every back-end keeps
@@ -83,7 +85,8 @@ extension StoreBackend {
 
 /// A back-end that finishes every change before returning (memory, file). It offers the
 /// changes as plain throwing calls too — for tests and tools; the sidecar itself goes
-/// through `StoreBackend` so a networked back-end can take their place.
+/// through `StoreBackend` so a networked back-end can take their place, and gets each
+/// answer on the loop's next turn as a networked back-end would give it.
 public protocol SynchronousStore: StoreBackend {
     func revokeSession(id: [UInt8], expiresAt: Int64) throws(StoreError)
     func revokeSubject(_ subject: String, issuedAtOrBeforeMs: Int64, keepUntil: Int64) throws(StoreError)
@@ -101,36 +104,43 @@ extension SynchronousStore {
     }
 
     public func revokeSession(id: [UInt8], expiresAt: Int64, completion: @escaping StoreCompletion<Void>) {
-        completion(Result { () throws(StoreError) in try revokeSession(id: id, expiresAt: expiresAt) })
+        answerLater(Result { () throws(StoreError) in try revokeSession(id: id, expiresAt: expiresAt) }, completion)
     }
 
     public func revokeSubject(
         _ subject: String, issuedAtOrBeforeMs: Int64, keepUntil: Int64, completion: @escaping StoreCompletion<Void>
     ) {
-        completion(Result { () throws(StoreError) in
+        let result = Result { () throws(StoreError) in
             try revokeSubject(subject, issuedAtOrBeforeMs: issuedAtOrBeforeMs, keepUntil: keepUntil)
-        })
+        }
+        answerLater(result, completion)
     }
 
     public func claim(
         _ namespace: ClaimNamespace, key: [UInt8], expiresAt: Int64, completion: @escaping (ClaimResult) -> Void
     ) {
-        completion(claim(namespace, key: key, expiresAt: expiresAt))
+        answerLater(claim(namespace, key: key, expiresAt: expiresAt), completion)
     }
 
     public func enqueueForward(payload: [UInt8], completion: @escaping StoreCompletion<ForwardID>) {
-        completion(Result { () throws(StoreError) in try enqueueForward(payload: payload) })
+        answerLater(Result { () throws(StoreError) in try enqueueForward(payload: payload) }, completion)
     }
 
     public func ackForward(_ id: ForwardID, completion: @escaping StoreCompletion<Void>) {
-        completion(Result { () throws(StoreError) in try ackForward(id) })
+        answerLater(Result { () throws(StoreError) in try ackForward(id) }, completion)
     }
 
     public func recordForwardAttempt(_ id: ForwardID, completion: @escaping StoreCompletion<Void>) {
-        completion(Result { () throws(StoreError) in try recordForwardAttempt(id) })
+        answerLater(Result { () throws(StoreError) in try recordForwardAttempt(id) }, completion)
     }
 
     public func pendingForwards(completion: @escaping StoreCompletion<[PendingForward]>) {
-        completion(Result { () throws(StoreError) in try pendingForwards() })
+        answerLater(Result { () throws(StoreError) in try pendingForwards() }, completion)
     }
+}
+
+/// The change is done; its answer waits for the loop's next turn (see `StoreBackend`).
+func answerLater<Value>(_ value: Value, _ completion: @escaping (Value) -> Void) {
+    guard let loop = EventLoop.current else { return completion(value) }
+    loop.nextTurn.run { completion(value) }
 }

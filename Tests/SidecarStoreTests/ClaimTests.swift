@@ -44,7 +44,8 @@ final class ClaimTests: XCTestCase {
         }
     }
 
-    func testTheCompletionFormAnswersBeforeReturning() throws {
+    /// Off any running loop there is no later turn to wait for (a tool, a test).
+    func testOffALoopTheCompletionFormAnswersBeforeReturning() throws {
         try eachStore(clock: clock) { store in
             var answers: [ClaimResult] = []
             let backend: any StoreBackend = store

@@ -13,6 +13,8 @@ final class Authenticator {
     /// What `EndpointRequest.logger` starts from (made once: a Logger asks the bootstrap).
     static let endpointLogger = Logger(label: "sidecar.auth")
     private let loop: EventLoop
+    /// Where the endpoints' later answers wait for the loop's next turn.
+    let nextTurn: NextTurn
     private let appleTimeoutSeconds: Double
     private(set) var api: AppleTokenAPI
     let keys: AppleKeys
@@ -33,6 +35,7 @@ final class Authenticator {
 
     init(loop: EventLoop, settings: AuthSettings, upstreamTimeoutMs: Int64, metrics: MetricsRecorder) throws(AuthSetupError) {
         self.loop = loop
+        nextTurn = loop.nextTurn
         self.settings = settings
         self.metrics = metrics
         // Apple gets at most as long as an upstream would (and never more than 10 s), so a

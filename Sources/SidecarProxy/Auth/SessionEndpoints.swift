@@ -9,18 +9,18 @@ extension Authenticator {
     /// Clears the cookie, revokes the session id, revokes Apple's refresh token in the
     /// background, then 303 to a safe `rd` or the signed-out page (204 for API clients). A GET
     /// counts only from our own site, so a cross-site link cannot sign anyone out.
-    func logout(_ request: EndpointRequest, completion: @escaping (LocalResponse) -> Void) -> LocalResponse? {
+    func logout(_ request: EndpointRequest, completion: @escaping (LocalResponse) -> Void) -> EndpointAnswer {
         let head = request.head
         if head.method == .get && !isSameSite(head) {
             request.logger.warning("logout refused", metadata: ["reason": "logout_cross_site", "status": .stringConvertible(403)])
-            if request.isAPIClient { return AuthPages.json(403, .object(["error": .string("cross_site")])) }
-            return settings.pages.confirmSignOut(logoutURL: Array((settings.prefix + "/logout").utf8))
+            if request.isAPIClient { return .now(AuthPages.json(403, .object(["error": .string("cross_site")]))) }
+            return .now(settings.pages.confirmSignOut(logoutURL: Array((settings.prefix + "/logout").utf8)))
         }
         var identity = RequestIdentity()
         identify(head, into: &identity)
         guard let session = identity.session else {
             request.logger.info("logout", metadata: ["reason": "no_session"])
-            return signedOut(request)
+            return .now(signedOut(request))
         }
         // The answer waits for the store (an fsync, a Redis round trip): "signed out" must
         // be true everywhere a copy of the cookie could be presented.
@@ -40,7 +40,7 @@ extension Authenticator {
             answer.userID = session.subject
             completion(answer)
         }
-        return nil
+        return .later
     }
 
     /// Clears the cookie; 303 to a safe `rd`, else the signed-out page (204 for API clients).
@@ -154,33 +154,45 @@ extension Authenticator {
         return answer
     }
 
-    /// Runs an endpoint; returns the answer, or nil when `completion` will be called later
-    /// (on this loop).
+    /// Runs an endpoint: its answer now, or `.later` through `completion`, which then runs on
+    /// a later turn of this loop — never before this call returned, whatever the flow waited
+    /// on (a key set already cached, a store on this machine answer at once).
     func handle(
         _ endpoint: AuthEndpoint, _ request: EndpointRequest, completion: @escaping (LocalResponse) -> Void
-    ) -> LocalResponse? {
+    ) -> EndpointAnswer {
         switch endpoint {
-        case .login: return login(request)
-        case .logout: return logout(request, completion: completion)
-        case .me: return me(request)
-        case .check: return check(request)
-        case .jwks: return jwks(request)
+        case .login: return .now(login(request))
+        case .logout: return logout(request, completion: onNextTurn(completion))
+        case .me: return .now(me(request))
+        case .check: return .now(check(request))
+        case .jwks: return .now(jwks(request))
         case .callback:
-            CallbackFlow(auth: self, request: request, completion: completion).start()
-            return nil
+            CallbackFlow(auth: self, request: request, completion: onNextTurn(completion)).start()
         case .native:
-            NativeSignInFlow(auth: self, request: request, completion: completion).start()
-            return nil
-        case .nativeNonce: return nativeNonce(request)
-        case .nativeRefresh: return nativeRefresh(request)
-        case .androidCallback: return androidCallback(request)
+            guard settings.nativeEnabled else { return .now(.plain(404)) }  // no native apps configured
+            NativeSignInFlow(auth: self, request: request, completion: onNextTurn(completion)).start()
+        case .nativeNonce: return .now(nativeNonce(request))
+        case .nativeRefresh: return .now(nativeRefresh(request))
+        case .androidCallback: return .now(androidCallback(request))
         case .appleNotifications:
-            NotificationFlow(auth: self, request: request, completion: completion).start()
-            return nil
+            NotificationFlow(auth: self, request: request, completion: onNextTurn(completion)).start()
         case .revoke:
-            return AccountRevocationFlow(auth: self, request: request, completion: completion).start()
+            AccountRevocationFlow(auth: self, request: request, completion: onNextTurn(completion)).start()
         }
+        return .later
     }
+
+    /// `completion`, run on the loop's next turn (made only for the endpoints that answer later).
+    private func onNextTurn(_ completion: @escaping (LocalResponse) -> Void) -> (LocalResponse) -> Void {
+        { [nextTurn] answer in nextTurn.run { completion(answer) } }
+    }
+}
+
+/// How one of the sidecar's own endpoints answers.
+enum EndpointAnswer {
+    case now(LocalResponse)
+    /// Through the completion, on a later turn of the loop.
+    case later
 }
 
 /// The (name, value) of an assertion field `Name: value\r\n` as kept on an `OpenedSession`.

@@ -8,32 +8,34 @@ extension ClientConnection {
     /// atomic reference-count operations a request (callgrind), more than the line's
     /// formatting costs in cycles.
     func logExchange() {
-        let reachedUpstream = response != nil
-        let route: WorkerMetrics.Route = reachedUpstream || upstreamFailure ? .upstream : .sidecar
+        let reachedUpstream = exchange.response != nil
+        let route: WorkerMetrics.Route = reachedUpstream || exchange.upstreamFailure ? .upstream : .sidecar
         let now = worker.nowMs
-        worker.metrics.recordRequest(route: route, status: status)
-        worker.metrics.recordRequestDuration(route: route, ms: now - startedMs)
-        if let incomplete { worker.metrics.recordIncomplete(incomplete) }
+        worker.metrics.recordRequest(route: route, status: exchange.status)
+        worker.metrics.recordRequestDuration(route: route, ms: now - exchange.startedMs)
+        if let incomplete = exchange.incomplete { worker.metrics.recordIncomplete(incomplete) }
         guard let log = worker.accessLog else { return }
         // Moved out and back (no copy, so no retain): a read of the optional stored head copies it.
-        let head = request.take()
-        defer { request = head }
-        let refusal = identity.refusal
-        requestId.withUnsafeBytes { id in
+        let head = exchange.request.take()
+        defer { exchange.request = head }
+        let refusal = exchange.identity.refusal
+        exchange.requestId.withUnsafeBytes { id in
             peerText.withUnsafeBytes { peer in
-                path.withUnsafeBytes { normalizedPath in
+                exchange.path.withUnsafeBytes { normalizedPath in
                     worker.upstreamText.withUnsafeBytes { upstreamText in
                         var entry = AccessLog.Entry(
                             timestampMs: now, requestId: id, client: peer,
-                            path: head == nil ? AccessLog.none : normalizedPath, status: status, bytes: bytesSent,
-                            durationMs: now - startedMs,
-                            upstream: reachedUpstream || upstreamFailure ? upstreamText : nil,
-                            upstreamStatus: reachedUpstream ? status : nil,
-                            upstreamMs: upstreamStartedMs >= startedMs && reachedUpstream ? now - upstreamStartedMs : nil,
-                            incomplete: incomplete,
+                            path: head == nil ? AccessLog.none : normalizedPath, status: exchange.status,
+                            bytes: exchange.bytesSent,
+                            durationMs: now - exchange.startedMs,
+                            upstream: reachedUpstream || exchange.upstreamFailure ? upstreamText : nil,
+                            upstreamStatus: reachedUpstream ? exchange.status : nil,
+                            upstreamMs: exchange.upstreamStartedMs >= exchange.startedMs && reachedUpstream
+                                ? now - exchange.upstreamStartedMs : nil,
+                            incomplete: exchange.incomplete,
                             sessionRefusal: refusal == .accepted ? nil : refusal)
-                        guard let opened = identity.opened else {
-                            guard var user = actedForUser else {
+                        guard let opened = exchange.identity.opened else {
+                            guard var user = exchange.actedForUser else {
                                 record(&entry, head, log)
                                 return
                             }

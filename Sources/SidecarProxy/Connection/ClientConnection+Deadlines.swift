@@ -10,13 +10,13 @@ extension ClientConnection {
         let wantsInput: Bool
         switch phase {
         case .exchanging:
-            if requestRelay != nil {
-                wantsInput = (upstream?.stream.pendingOutput ?? 0) <= worker.holdLimit
+            if exchange.requestRelay != nil {
+                wantsInput = (exchange.upstream?.stream.pendingOutput ?? 0) <= worker.holdLimit
             } else {
                 wantsInput = stream.pendingInput < Self.pipelineLimit
             }
         case .tunnel:
-            wantsInput = (upstream?.stream.pendingOutput ?? 0) <= worker.holdLimit
+            wantsInput = (exchange.upstream?.stream.pendingOutput ?? 0) <= worker.holdLimit
         case .waitingForHead, .closing:
             wantsInput = true
         case .closed:
@@ -30,8 +30,7 @@ extension ClientConnection {
     /// Every deadline is a promised minimum (nothing is cut before its timeout has passed), so
     /// it starts at a fresh clock read, not at the iteration's cached time, and the part of a
     /// millisecond already begun is rounded up: `deadlineFired` compares whole milliseconds.
-    func arm(_ kind: Deadline, _ ms: Int64) {
-        deadlineKind = kind
+    func startDeadline(_ ms: Int64) {
         let now = worker.loop.refreshedNowMilliseconds()
         deadlineAtMs = now &+ ms &+ 1
         guard timerAtMs > deadlineAtMs || timerAtMs < now else { return }  // fires in time
@@ -39,66 +38,34 @@ extension ClientConnection {
         timerAtMs = deadlineAtMs
     }
 
-    func cancelDeadline() {
-        deadlineKind = .none
-        deadline.cancel()
-        timerAtMs = .max
-    }
-
     func deadlineFired() {
         timerAtMs = .max
         let now = worker.nowMs
-        if deadlineKind != .none, now < deadlineAtMs {  // an early timer left for a later deadline
+        if machine.deadline != .none, now < deadlineAtMs {  // an early timer left for a later deadline
             deadline.schedule(afterMilliseconds: deadlineAtMs - now)
             timerAtMs = deadlineAtMs
             return
         }
-        let kind = deadlineKind
-        deadlineKind = .none
-        switch kind {
-        case .none:
-            break
-        case .idle, .linger, .handshake:
-            close()
-        case .header:
-            refuse(408)
-        case .local:
-            if awaitingLocal {
-                awaitingLocal = false
-                respond(.plain(504))
-            } else {
-                clearLocal()
-                refuse(408)
-            }
-        case .connect:
-            worker.metrics.recordUpstreamConnectFailure()
-            worker.logUpstreamFailure("connect()", errno: ETIMEDOUT)
-            failUpstream(504, upstreamFault: true)
-        case .upstream:
-            if phase == .exchanging, response != nil, let upstream, upstream.stream.isReadPaused {
-                waitForClientToRead()
-                return
-            }
-            if requestBodyTooSlow {
-                refuseSlowBody()
-                return
-            }
-            let idleFor = worker.nowMs - lastProgressMs
-            let timeout = worker.options.upstreamTimeoutMs
-            if idleFor < timeout {
-                arm(.upstream, min(timeout - idleFor, bodyRateRecheckMs))
-            } else if phase != .exchanging {
-                close()
-            } else if response == nil {
-                if requestBodyDone {
-                    worker.logUpstreamFailure("response", errno: ETIMEDOUT)
-                    failUpstream(504, upstreamFault: true)
-                } else {
-                    failUpstream(408)
-                }
-            } else {
-                abort(.upstreamTimeout)
-            }
+        perform(machine.receive(.deadlineFired))
+    }
+
+    /// The upstream deadline passed: a slow client, a slow request body, or an upstream
+    /// that made no progress for the whole `upstream_timeout`.
+    func checkUpstream() {
+        if phase == .exchanging, exchange.response != nil, let upstream = exchange.upstream, upstream.stream.isReadPaused {
+            waitForClientToRead()
+            return
+        }
+        if requestBodyTooSlow {
+            refuseSlowBody()
+            return
+        }
+        let idleFor = worker.nowMs - exchange.lastProgressMs
+        let timeout = worker.options.upstreamTimeoutMs
+        if idleFor < timeout {
+            perform(machine.receive(.upstreamWaiting(ms: min(timeout - idleFor, bodyRateRecheckMs))))
+        } else {
+            perform(machine.receive(.upstreamSilent(responseStarted: exchange.response != nil)))
         }
     }
 
@@ -107,11 +74,13 @@ extension ClientConnection {
     /// the client's send bound (`limits.idle_timeout`, nginx's `send_timeout`) applies.
     func holdUpstreamForClient(_ upstream: UpstreamConnection) {
         upstream.stream.pauseReading()
-        clientWriteMark = stream.bytesWritten
-        clientWriteProgressMs = worker.nowMs
+        exchange.clientWriteMark = stream.bytesWritten
+        exchange.clientWriteProgressMs = worker.nowMs
         // The deadline now also guards the client: it fires within the send bound (when it
         // finds the upstream resumed meanwhile, it re-arms for the upstream's remaining time).
-        if deadlineKind == .upstream { arm(.upstream, min(worker.options.idleTimeoutMs, worker.options.upstreamTimeoutMs)) }
+        if machine.deadline == .upstream {
+            perform(machine.receive(.upstreamWaiting(ms: min(worker.options.idleTimeoutMs, worker.options.upstreamTimeoutMs))))
+        }
     }
 
     /// The upstream deadline fired while the upstream is held back for a slow client: a
@@ -119,14 +88,14 @@ extension ClientConnection {
     /// nothing for the whole bound is cut off and the exchange logged as incomplete.
     func waitForClientToRead() {
         let now = worker.nowMs
-        if stream.bytesWritten != clientWriteMark {
-            clientWriteMark = stream.bytesWritten
-            clientWriteProgressMs = now
+        if stream.bytesWritten != exchange.clientWriteMark {
+            exchange.clientWriteMark = stream.bytesWritten
+            exchange.clientWriteProgressMs = now
         }
         let bound = worker.options.idleTimeoutMs
-        let waited = now - clientWriteProgressMs
+        let waited = now - exchange.clientWriteProgressMs
         if waited < bound {
-            arm(.upstream, bound - waited)
+            perform(machine.receive(.upstreamWaiting(ms: bound - waited)))
         } else {
             abort(.clientSendTimeout)
         }
@@ -135,14 +104,14 @@ extension ClientConnection {
     /// Arms the deadline of an exchange waiting on the upstream: `upstream_timeout`, or
     /// sooner while a request body is arriving and its rate is to be checked.
     func armUpstreamDeadline() {
-        arm(.upstream, min(worker.options.upstreamTimeoutMs, bodyRateRecheckMs))
+        perform(machine.receive(.upstreamWaiting(ms: min(worker.options.upstreamTimeoutMs, bodyRateRecheckMs))))
     }
 
     /// When to look at the request body's rate again: at the end of the grace period, then
     /// every second while the body is still arriving (`.max`: nothing to check).
     var bodyRateRecheckMs: Int64 {
-        guard requestRelay != nil, worker.options.minBodyRate > 0 else { return .max }
-        let elapsed = worker.nowMs - startedMs
+        guard exchange.requestRelay != nil, worker.options.minBodyRate > 0 else { return .max }
+        let elapsed = worker.nowMs - exchange.startedMs
         let grace = worker.options.minBodyGraceMs
         return elapsed < grace ? grace - elapsed : 1_000
     }
@@ -151,8 +120,8 @@ extension ClientConnection {
     /// must have averaged the rate since its first byte. A body dripping in slower would
     /// hold this connection and one of the upstream's for as long as the client likes.
     var requestBodyTooSlow: Bool {
-        guard let relay = requestRelay, worker.options.minBodyRate > 0 else { return false }
-        let elapsed = worker.nowMs - startedMs
+        guard let relay = exchange.requestRelay, worker.options.minBodyRate > 0 else { return false }
+        let elapsed = worker.nowMs - exchange.startedMs
         guard elapsed >= worker.options.minBodyGraceMs else { return false }
         return relay.transferred &* 1000 < UInt64(worker.options.minBodyRate) &* UInt64(elapsed)
     }
@@ -160,10 +129,10 @@ extension ClientConnection {
     /// 408 to the client and the upstream connection closed (the upstream sees its request
     /// end); after a response has started only the close is left.
     func refuseSlowBody() {
-        requestRelay = nil
-        keepAlive = false
-        incomplete = .requestBodyTooSlow
-        if response == nil {
+        exchange.requestRelay = nil
+        perform(machine.receive(.mustClose))
+        exchange.incomplete = .requestBodyTooSlow
+        if exchange.response == nil {
             failUpstream(408)
         } else {
             abort(.requestBodyTooSlow)

@@ -13,7 +13,7 @@ extension ClientConnection {
         while phase == .waitingForHead {
             let available = stream.pendingInput
             guard available > 0 else {
-                if deadlineKind != .idle { arm(.idle, worker.options.idleTimeoutMs) }
+                perform(machine.receive(.inputIdle))
                 updateClientReading()
                 return
             }
@@ -30,8 +30,7 @@ extension ClientConnection {
             }
             guard let head = parsed else {
                 worker.recycle(spare)
-                // Incomplete: the total deadline runs from the head's first byte, not per read.
-                if deadlineKind != .header { arm(.header, worker.options.headerTimeoutMs) }
+                perform(machine.receive(.headIncomplete))
                 return
             }
             stream.input.drain(head.headLength)
@@ -39,23 +38,14 @@ extension ClientConnection {
         }
     }
 
+    /// Begins an exchange on the blank one the previous exchange left.
     func startExchange(_ head: HTTPRequestHead) {
-        phase = .exchanging
-        deadlineKind = .none  // the next arm() reschedules the pending timer (no event_del)
-        request = head
-        facts = RequestFacts(head)
-        startedMs = worker.nowMs
-        lastProgressMs = startedMs
-        status = 0
-        incomplete = nil
-        upstreamFailure = false
-        bytesSent = 0
-        retried = false
-        sawResponseBytes = false
-        response = nil
-        promisedKeepAlive = false
-        keepAlive = head.connection.keepAlive && !worker.isDraining
-        requestBodyDone = head.framing == .none
+        _ = machine.receive(
+            .headParsed(keepAlive: head.connection.keepAlive, hasBody: head.framing != .none, draining: worker.isDraining))
+        exchange.request = head
+        exchange.facts = RequestFacts(head)
+        exchange.startedMs = worker.nowMs
+        exchange.lastProgressMs = exchange.startedMs
         // Everything up to the request written upstream reads the head through one borrowed
         // view (the caller's `head` keeps its arrays alive meanwhile).
         head.withView { view in route(head, view) }
@@ -64,26 +54,21 @@ extension ClientConnection {
     /// Decides and answers locally or forwards.
     func route(_ head: HTTPRequestHead, _ view: HeadView) {
         chooseRequestId(view)
-        var normalized: [UInt8] = []
-        swap(&normalized, &path)  // reuse the previous request's capacity
-        normalized.removeAll(keepingCapacity: true)
         let valid: Bool
         do {
-            try PathNormalizer.normalize(view[head.path], into: &normalized)
+            try PathNormalizer.normalize(view[head.path], into: &exchange.path)
             valid = true
         } catch {
             valid = false
         }
-        path = normalized
         guard valid else {
             refuse(400)
             return
         }
 
-        identity.reset()
-        switch worker.policy.decide(head, view, path: path, identity: &identity) {
+        switch worker.policy.decide(head, view, path: exchange.path, identity: &exchange.identity) {
         case .respond(let answer):
-            if !requestBodyDone { keepAlive = false }  // the unread body cannot be framed away
+            _ = machine.receive(.answerWithoutReadingBody)
             respond(answer)
             return
         case .endpoint(let endpoint):
@@ -97,30 +82,29 @@ extension ClientConnection {
             refuse(413)
             return
         }
-        replayBody = nil
         if case .contentLength(let n) = head.framing, n <= Self.replayLimit, stream.pendingInput >= Int(n) {
             var copy = [UInt8](repeating: 0, count: Int(n))
             _ = copy.withUnsafeMutableBytes { stream.input.copyPrefix(into: $0) }
-            replayBody = copy
+            exchange.replayBody = copy
         }
-        if !requestBodyDone {
-            requestRelay = BodyRelay(
+        if !machine.course.requestBodyDone {
+            exchange.requestRelay = BodyRelay(
                 framing: head.framing, chunkOutput: head.framing == .chunked,
                 limit: worker.options.maxUploadBytes)
         }
         connectUpstream(head, view, fresh: false)
     }
 
-    /// The client's X-Request-Id if acceptable, else a new one (written over the previous id).
+    /// The client's X-Request-Id if acceptable, else a new one (into the new exchange's
+    /// empty id).
     func chooseRequestId(_ view: HeadView) {
         if let given = view.firstValue("x-request-id") {
             let bytes = view[given]
             if RequestIDGenerator.isAcceptable(bytes) {
-                requestId.removeAll(keepingCapacity: true)
-                requestId.append(contentsOf: bytes)
+                exchange.requestId.append(contentsOf: bytes)
                 return
             }
         }
-        worker.requestIDs.next(into: &requestId)
+        worker.requestIDs.next(into: &exchange.requestId)
     }
 }

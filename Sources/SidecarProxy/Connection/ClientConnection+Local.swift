@@ -16,14 +16,15 @@ extension ClientConnection {
             return
         }
         if let refusal = auth.signInRateRefusal(
-            endpoint, head, peer: peerText, peerTrusted: peerTrusted, apiClient: worker.policy.isAPIClient(head, path: path)) {
-            if !requestBodyDone { keepAlive = false }  // the unread body cannot be framed away
+            endpoint, head, peer: peerText, peerTrusted: peerTrusted,
+            apiClient: worker.policy.isAPIClient(head, path: exchange.path)) {
+            _ = machine.receive(.answerWithoutReadingBody)
             respond(refusal)
             return
         }
         let limit = UInt64(max(0, min(endpoint.bodyLimit, auth.settings.maxBodyBytes)))
-        if requestBodyDone || limit == 0 {
-            if !requestBodyDone { keepAlive = false }  // the unread body cannot be framed away
+        if machine.course.requestBodyDone || limit == 0 {
+            _ = machine.receive(.answerWithoutReadingBody)
             runLocal(endpoint, body: [])
             return
         }
@@ -35,70 +36,53 @@ extension ClientConnection {
             refuse(503)
             return
         }
-        localEndpoint = endpoint
-        localBody = buffer
-        localRelay = BodyRelay(framing: head.framing, chunkOutput: false, limit: limit)
-        arm(.local, worker.options.headerTimeoutMs)
+        exchange.localEndpoint = endpoint
+        exchange.localBody = buffer
+        exchange.localRelay = BodyRelay(framing: head.framing, chunkOutput: false, limit: limit)
+        perform(machine.receive(.localBodyStarted))
         readLocalBody()
     }
 
     func readLocalBody() {
-        guard var relay = localRelay, let buffer = localBody, let endpoint = localEndpoint else { return }
+        guard var relay = exchange.localRelay, let buffer = exchange.localBody, let endpoint = exchange.localEndpoint else {
+            return
+        }
         let progress = relay.relay(from: stream.input, to: buffer)
-        localRelay = relay
+        exchange.localRelay = relay
         switch progress {
         case .needMore:
             updateClientReading()
         case .invalid, .tooLarge:
-            clearLocal()
+            exchange.clearLocal()
             refuse(progress == .invalid ? 400 : 413)
         case .done:
-            requestBodyDone = true
+            _ = machine.receive(.requestBodyComplete)
             let body = buffer.removeAll()
-            clearLocal()
+            exchange.clearLocal()
             runLocal(endpoint, body: body)
         }
     }
 
     /// Runs the endpoint; its answer may come now or later on this loop (the callback waits
     /// for Apple). Meanwhile the `.local` deadline runs and a client that goes away closes
-    /// the connection; a late answer then finds `awaitingLocal` false and is dropped.
+    /// the connection; a late answer is then dropped.
     func runLocal(_ endpoint: AuthEndpoint, body: [UInt8]) {
-        guard let auth = worker.auth, let request else { return }
+        guard let auth = worker.auth, let request = exchange.request else { return }
         let call = EndpointRequest(
-            head: request, body: body, isAPIClient: worker.policy.isAPIClient(request, path: path),
-            requestId: String(decoding: requestId, as: UTF8.self))
+            head: request, body: body, isAPIClient: worker.policy.isAPIClient(request, path: exchange.path),
+            requestId: String(decoding: exchange.requestId, as: UTF8.self))
         localGeneration &+= 1
         let generation = localGeneration
-        var synchronous = true
-        var early: LocalResponse?
         let answer = auth.handle(endpoint, call) { [weak self] answer in
-            if synchronous {
-                early = answer
-                return
-            }
-            guard let self, self.awaitingLocal, self.localGeneration == generation, self.phase == .exchanging else {
-                return
-            }
-            self.awaitingLocal = false
-            self.respond(answer)
+            guard let self, self.localGeneration == generation else { return }
+            if self.machine.receive(.localAnswered) == .respondLocally { self.respond(answer) }
         }
-        synchronous = false
-        if let answer = answer ?? early {
-            respond(answer)
-            return
-        }
-        awaitingLocal = true
-        arm(.local, worker.options.upstreamTimeoutMs + 1_000)  // a backstop behind Apple's own timeout
-        updateClientReading()
-    }
-
-    func clearLocal() {
-        localEndpoint = nil
-        localRelay = nil
-        if let localBody {
-            localBody.deallocate()
-            self.localBody = nil
+        switch answer {
+        case .now(let response):
+            respond(response)
+        case .later:
+            perform(machine.receive(.localAnswerPending))
+            updateClientReading()
         }
     }
 
@@ -106,30 +90,23 @@ extension ClientConnection {
 
     /// A request the sidecar refuses (bad head, too large, timeout): answer and close.
     func refuse(_ code: Int) {
-        keepAlive = false
-        if phase != .exchanging {
-            phase = .exchanging
-            startedMs = worker.nowMs
-            request = nil
-            facts = RequestFacts()
-            incomplete = nil
-            upstreamFailure = false
-            response = nil
-            worker.requestIDs.next(into: &requestId)
+        if machine.receive(.refused) == .startRefusal {
+            exchange.startedMs = worker.nowMs
+            worker.requestIDs.next(into: &exchange.requestId)
         }
         respond(.plain(code))
     }
 
     func respond(_ answer: LocalResponse) {
-        status = answer.status
-        actedForUser = answer.userID
+        exchange.status = answer.status
+        exchange.actedForUser = answer.userID
         worker.lineScratch.reset()
         answer.write(
-            keepAlive: keepAlive, headOnly: facts.present && facts.method == .head, requestId: requestId,
-            into: &worker.lineScratch)
-        promisedKeepAlive = keepAlive
+            keepAlive: machine.course.keepAlive, headOnly: exchange.facts.present && exchange.facts.method == .head,
+            requestId: exchange.requestId, into: &worker.lineScratch)
+        _ = machine.receive(.finalHeadWritten)
         worker.lineScratch.write(to: stream.output)
-        bytesSent = UInt64(answer.bodyCount(requestId: requestId))
+        exchange.bytesSent = UInt64(answer.bodyCount(requestId: exchange.requestId))
         if stream.flush() != 0 {
             close()
             return
@@ -138,21 +115,10 @@ extension ClientConnection {
         finishExchange()
     }
 
+    /// The exchange is logged: the next one starts blank, on this connection or none.
     func finishExchange() {
-        actedForUser = nil
-        clearLocal()
-        awaitingLocal = false
-        if let head = request.take() { worker.recycle(HeadArrays(of: head)) }
-        facts = RequestFacts()
-        response = nil
-        requestRelay = nil
-        responseRelay = nil
-        if keepAlive && phase == .exchanging && (!worker.isDraining || !worker.drainIdleGraceOver) {
-            phase = .waitingForHead
-            deadlineKind = .none  // readHeads arms the idle or header deadline
-            readHeads()
-        } else {
-            beginClosing()
-        }
+        dropUpstream()
+        if let head = exchange.reset() { worker.recycle(HeadArrays(of: head)) }
+        perform(machine.receive(.exchangeFinished(draining: worker.isDraining, drainGraceOver: worker.drainIdleGraceOver)))
     }
 }

@@ -7,20 +7,19 @@ extension ClientConnection {
     // MARK: tunnel (after 101)
 
     func startTunnel(_ head: HTTPResponseHead) {
-        response = UpstreamResponse(keepAlive: false)
-        status = 101
+        exchange.response = UpstreamResponse(keepAlive: false)
+        exchange.status = 101
         writeResponseHead(head, chunked: false)
         logExchange()
-        phase = .tunnel
-        cancelDeadline()
-        requestRelay = nil
+        perform(machine.receive(.tunnelStarted))
+        exchange.requestRelay = nil
         tunnelUpstreamToClient()
         tunnelClientToUpstream()
     }
 
     func tunnelClientToUpstream() {
-        guard let upstream else { return }
-        if stream.pendingInput > 0 { stream.input.move(to: upstream.stream.output) }
+        guard let upstream = exchange.upstream else { return }
+        if stream.pendingInput > 0 { _ = stream.input.move(to: upstream.stream.output) }
         if upstream.stream.flush() != 0 {
             close()
             return
@@ -29,8 +28,8 @@ extension ClientConnection {
     }
 
     func tunnelUpstreamToClient() {
-        guard let upstream else { return }
-        if upstream.stream.pendingInput > 0 { upstream.stream.input.move(to: stream.output) }
+        guard let upstream = exchange.upstream else { return }
+        if upstream.stream.pendingInput > 0 { _ = upstream.stream.input.move(to: stream.output) }
         if stream.flush() != 0 {
             close()
             return

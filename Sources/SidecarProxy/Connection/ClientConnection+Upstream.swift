@@ -19,7 +19,7 @@ extension ClientConnection {
             sendRequest(head, view)
         case .connecting(let connection):
             attach(connection)
-            arm(.connect, worker.options.upstreamConnectTimeoutMs)
+            perform(machine.receive(.upstreamConnecting))
             writeRequest(head, view)
         case .failed(let code):
             worker.metrics.recordUpstreamConnectFailure()
@@ -30,8 +30,8 @@ extension ClientConnection {
 
     func attach(_ connection: UpstreamConnection) {
         connection.owner = self
-        upstream = connection
-        upstreamStartedMs = worker.nowMs
+        exchange.upstream = connection
+        exchange.upstreamStartedMs = worker.nowMs
     }
 
     func sendRequest(_ head: HTTPRequestHead, _ view: HeadView) {
@@ -40,35 +40,35 @@ extension ClientConnection {
     }
 
     func writeRequest(_ head: HTTPRequestHead, _ view: HeadView) {
-        guard let upstream else { return }
+        guard let upstream = exchange.upstream else { return }
         guard worker.rewriter.write(
-            head, view, normalizedPath: path, peerText: peerText, peerTrusted: peerTrusted,
-            requestId: requestId, identity: identity, to: upstream.stream.output)
+            head, view, normalizedPath: exchange.path, peerText: peerText, peerTrusted: peerTrusted,
+            requestId: exchange.requestId, identity: exchange.identity, to: upstream.stream.output)
         else {
             failUpstream(503)
             return
         }
-        if retried, requestBodyDone, let replayBody {
-            upstream.stream.output.append(replayBody)
+        if machine.course.retried, machine.course.requestBodyDone, let replayBody = exchange.replayBody {
+            _ = upstream.stream.output.append(replayBody)
         }
         relayRequestBody()
     }
 
     func relayRequestBody() {
-        guard let upstream else { return }
-        if var relay = requestRelay {
+        guard let upstream = exchange.upstream else { return }
+        if var relay = exchange.requestRelay {
             let progress = relay.relay(from: stream.input, to: upstream.stream.output)
-            requestRelay = relay
+            exchange.requestRelay = relay
             switch progress {
             case .needMore:
                 break
             case .done:
-                requestRelay = nil
-                requestBodyDone = true
+                exchange.requestRelay = nil
+                _ = machine.receive(.requestBodyComplete)
             case .invalid, .tooLarge:
-                requestRelay = nil
-                keepAlive = false
-                if response == nil {
+                exchange.requestRelay = nil
+                _ = machine.receive(.mustClose)
+                if exchange.response == nil {
                     dropUpstream()
                     refuse(progress == .invalid ? 400 : 413)
                 } else {
@@ -77,7 +77,7 @@ extension ClientConnection {
                 return
             }
         }
-        if requestRelay == nil {
+        if exchange.requestRelay == nil {
             // The whole request is queued: written with the other requests of this loop
             // iteration (a failure comes back through upstream(_:didRead:error:) as
             // upstreamEnded, i.e. upstreamFailed; the drain as upstreamDidDrain).
@@ -105,8 +105,8 @@ extension ClientConnection {
     }
 
     func upstreamDidDrain(_ upstream: UpstreamConnection) {
-        lastProgressMs = worker.nowMs
-        if phase == .exchanging, requestRelay != nil {
+        exchange.lastProgressMs = worker.nowMs
+        if phase == .exchanging, exchange.requestRelay != nil {
             relayRequestBody()
         } else {
             updateClientReading()
@@ -118,12 +118,12 @@ extension ClientConnection {
             upstreamEnded(error)
             return
         }
-        sawResponseBytes = true
+        _ = machine.receive(.upstreamBytes)
         switch phase {
         case .tunnel:
             tunnelUpstreamToClient()
         case .exchanging:
-            lastProgressMs = worker.nowMs
+            exchange.lastProgressMs = worker.nowMs
             readResponse()
         default:
             break
@@ -132,9 +132,9 @@ extension ClientConnection {
 
     func readResponse() {
         // Scalars only: binding the stored head would retain its arrays.
-        guard let upstream, facts.present else { return }
-        let method = facts.method, clientVersion = facts.version, clientUpgrade = facts.upgrade
-        while response == nil {
+        guard let upstream = exchange.upstream, exchange.facts.present else { return }
+        let method = exchange.facts.method, clientVersion = exchange.facts.version, clientUpgrade = exchange.facts.upgrade
+        while exchange.response == nil {
             let available = upstream.stream.pendingInput
             guard available > 0 else { return }
             let window = min(available, worker.upstreamHeadLimits.maxHeadBytes + 4)
@@ -170,8 +170,8 @@ extension ClientConnection {
                 // Only to the protocol the client asked for (a WebSocket upgrade is all that
                 // passes): after any other switch the connection is closed with the 502, so
                 // nothing the client sends next can reach the upstream unchecked.
-                guard clientUpgrade, head.connection.upgrade, head.upgradesToWebSocket, requestBodyDone else {
-                    keepAlive = false
+                guard clientUpgrade, head.connection.upgrade, head.upgradesToWebSocket, machine.course.requestBodyDone else {
+                    _ = machine.receive(.mustClose)
                     failUpstream(502, upstreamFault: true)
                     return
                 }
@@ -184,40 +184,40 @@ extension ClientConnection {
     }
 
     func startResponse(_ head: HTTPResponseHead, clientVersion: HTTPVersion) {
-        response = UpstreamResponse(keepAlive: head.connection.keepAlive)
-        worker.metrics.recordUpstreamLatency(ms: worker.nowMs - upstreamStartedMs)
-        status = head.status
+        exchange.response = UpstreamResponse(keepAlive: head.connection.keepAlive)
+        worker.metrics.recordUpstreamLatency(ms: worker.nowMs - exchange.upstreamStartedMs)
+        exchange.status = head.status
         let chunked: Bool
         switch head.framing {
         case .none, .contentLength:
             chunked = false
         case .chunked, .untilClose:
             chunked = clientVersion == .http11
-            if !chunked { keepAlive = false }  // HTTP/1.0 reader: the close delimits the body
+            if !chunked { _ = machine.receive(.mustClose) }  // HTTP/1.0 reader: the close delimits the body
         }
-        if !head.connection.keepAlive && head.framing == .untilClose && !chunked { keepAlive = false }
+        if !head.connection.keepAlive && head.framing == .untilClose && !chunked { _ = machine.receive(.mustClose) }
         writeResponseHead(head, chunked: chunked)
-        responseRelay = BodyRelay(framing: head.framing, chunkOutput: chunked)
+        exchange.responseRelay = BodyRelay(framing: head.framing, chunkOutput: chunked)
     }
 
     func writeResponseHead(_ head: HTTPResponseHead, chunked: Bool) {
-        guard facts.present else { return }
-        let clientVersion = facts.version
+        guard exchange.facts.present else { return }
+        let clientVersion = exchange.facts.version
         guard ResponseRewriter.write(
-            head, chunked: chunked, keepAlive: keepAlive, clientVersion: clientVersion,
-            setCookie: head.status >= 200 ? identity.setCookie : nil, to: stream.output)
+            head, chunked: chunked, keepAlive: machine.course.keepAlive, clientVersion: clientVersion,
+            setCookie: head.status >= 200 ? exchange.identity.setCookie : nil, to: stream.output)
         else {
             abort(.upstreamInvalidHead)
             return
         }
-        if head.status >= 200 { promisedKeepAlive = keepAlive }
+        if head.status >= 200 { _ = machine.receive(.finalHeadWritten) }
     }
 
     func relayResponseBody() {
-        guard let upstream, var relay = responseRelay else { return }
+        guard let upstream = exchange.upstream, var relay = exchange.responseRelay else { return }
         let progress = relay.relay(from: upstream.stream.input, to: stream.output)
-        responseRelay = relay
-        bytesSent = relay.transferred
+        exchange.responseRelay = relay
+        exchange.bytesSent = relay.transferred
         if progress == .done {
             // The whole response is queued: written with the others of this loop iteration
             // (a failure comes back as a failed read, clientEnded; the drain lets a closing
@@ -245,17 +245,17 @@ extension ClientConnection {
             dropUpstream()
             beginClosing()
         case .exchanging:
-            if response == nil {
+            if exchange.response == nil {
                 // A close before any response byte on a reused connection is the keep-alive
                 // race (the upstream dropped the idle connection as our request arrived):
                 // treated like a reset, i.e. the request was not read.
                 upstreamFailed(error == 0 ? ECONNRESET : error)
-            } else if let upstream, var relay = responseRelay {
+            } else if let upstream = exchange.upstream, var relay = exchange.responseRelay {
                 // Until-close bodies end here; anything else is truncated.
                 _ = relay.relay(from: upstream.stream.input, to: stream.output)
                 if relay.finishAtEndOfStream(to: stream.output) {
-                    responseRelay = relay
-                    bytesSent = relay.transferred
+                    exchange.responseRelay = relay
+                    exchange.bytesSent = relay.transferred
                     _ = stream.flush()
                     finishResponse()
                 } else {
@@ -274,27 +274,28 @@ extension ClientConnection {
     /// else 502.
     func upstreamFailed(_ error: Int32) {
         guard phase == .exchanging else { return }
-        if response != nil {
+        if exchange.response != nil {
             abort(.upstreamClosed)
             return
         }
         // A reset means the upstream never read the request: safe to replay a body we kept.
-        let replayable = isRetryable || (error == ECONNRESET && requestBodyDone && replayBody != nil)
-        if let upstream, upstream.isReused, !retried, !sawResponseBytes, replayable {
-            retried = true
+        let decision = machine.receive(.upstreamFailed(
+            reused: exchange.upstream?.isReused == true, idempotent: isRetryable, reset: error == ECONNRESET,
+            bodyKept: exchange.replayBody != nil))
+        if decision == .retryUpstream {
             dropUpstream()
-            if let request { request.withView { connectUpstream(request, $0, fresh: true) } }
+            if let request = exchange.request { request.withView { connectUpstream(request, $0, fresh: true) } }
             return
         }
-        if upstream?.stream.isClosed == false || error != 0 {
+        if exchange.upstream?.stream.isClosed == false || error != 0 {
             worker.logUpstreamFailure("exchange", errno: error == 0 ? ECONNRESET : error)
         }
         failUpstream(error == ETIMEDOUT ? 504 : 502, upstreamFault: true)
     }
 
     var isRetryable: Bool {
-        guard facts.present, facts.framing == BodyFraming.none else { return false }
-        switch facts.method {
+        guard exchange.facts.present, exchange.facts.framing == BodyFraming.none else { return false }
+        switch exchange.facts.method {
         case .get, .head, .options, .put, .delete: return true
         default: return false
         }
@@ -303,29 +304,29 @@ extension ClientConnection {
     /// Answers 502/504 for an exchange whose response has not started; `upstreamFault`:
     /// the upstream's doing (counted under the upstream in `/metrics`, not the sidecar).
     func failUpstream(_ code: Int, upstreamFault: Bool = false) {
-        upstreamFailure = upstreamFault
+        exchange.upstreamFailure = upstreamFault
         dropUpstream()
-        if !requestBodyDone { keepAlive = false }
-        guard let request else { return respond(.plain(code)) }
-        respond(worker.policy.localError(code, request, path: path))
+        _ = machine.receive(.answerWithoutReadingBody)
+        guard let request = exchange.request else { return respond(.plain(code)) }
+        respond(worker.policy.localError(code, request, path: exchange.path))
     }
 
     func finishResponse() {
-        responseRelay = nil
+        exchange.responseRelay = nil
         logExchange()
-        if let upstream {
-            self.upstream = nil
-            let reusable = response?.keepAlive == true && requestBodyDone
+        if let upstream = exchange.upstream {
+            exchange.upstream = nil
+            let reusable = exchange.response?.keepAlive == true && machine.course.requestBodyDone
                 && upstream.stream.pendingInput == 0
             if reusable { upstream.pool.release(upstream) } else { upstream.pool.discard(upstream) }
         }
-        if !requestBodyDone { keepAlive = false }
+        _ = machine.receive(.answerWithoutReadingBody)
         finishExchange()
     }
 
     func dropUpstream() {
-        guard let upstream else { return }
-        self.upstream = nil
+        guard let upstream = exchange.upstream else { return }
+        exchange.upstream = nil
         upstream.pool.discard(upstream)
     }
 }

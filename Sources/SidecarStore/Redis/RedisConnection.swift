@@ -90,11 +90,11 @@ final class RedisConnection {
     var isReady: Bool { state == .ready }
 
     /// Sends `command`; `reply` gets the answer, or nil when the connection is not ready
-    /// or fails before answering (then at once or on a later turn of the loop).
+    /// or fails before answering — on a later turn of the loop, never before this returns.
     func send(_ command: [UInt8], reply: @escaping (RESPValue?) -> Void) {
         guard state == .ready, let socket, socket.write(command) else {
             onLatency?(0, false)
-            return reply(nil)
+            return loop.nextTurn.run { reply(nil) }
         }
         pending.append((loop.nowMilliseconds, reply))
         if watchdog?.isScheduled == false { watchdog?.schedule(afterMilliseconds: 250) }

@@ -91,7 +91,7 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
     }
 
     private func sendBytes(_ arguments: [[UInt8]], reply: @escaping (RESPValue?) -> Void) {
-        guard !closed.load(ordering: .relaxed), let link else { return reply(nil) }
+        guard !closed.load(ordering: .relaxed), let link else { return answerLater(nil, reply) }
         link.send(RESP.command(arguments), reply: reply)
     }
 
@@ -109,7 +109,7 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
 
     public func revokeSession(id: [UInt8], expiresAt: Int64, completion: @escaping StoreCompletion<Void>) {
         let key = Key128(id), now = clock.now()
-        guard expiresAt > now else { return completion(.success(())) }
+        guard expiresAt > now else { return answerLater(.success(()), completion) }
         send(["EVAL", RedisSchema.revokeSession, "2", schema.sessions, schema.channel, key.hex, String(expiresAt)]) {
             [self] reply in
             guard case .integer = reply else { return completion(.failure(failure(reply))) }
@@ -121,7 +121,7 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
     public func revokeSubject(
         _ subject: String, issuedAtOrBeforeMs: Int64, keepUntil: Int64, completion: @escaping StoreCompletion<Void>
     ) {
-        do throws(StoreError) { try checkSubject(subject) } catch { return completion(.failure(error)) }
+        do throws(StoreError) { try checkSubject(subject) } catch { return answerLater(.failure(error), completion) }
         let revocation = SubjectRevocation(cutoffMs: issuedAtOrBeforeMs, keepUntil: keepUntil)
         send(["EVAL", RedisSchema.revokeSubject, "2", schema.subjects, schema.channel, subject,
               String(issuedAtOrBeforeMs), String(keepUntil)]) { [self] reply in
@@ -135,7 +135,7 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
         _ namespace: ClaimNamespace, key: [UInt8], expiresAt: Int64, completion: @escaping (ClaimResult) -> Void
     ) {
         let milliseconds = (expiresAt - clock.now()) * 1000
-        guard milliseconds > 0 else { return completion(.claimed) }  // expired: refused by its caller anyway
+        guard milliseconds > 0 else { return answerLater(.claimed, completion) }  // expired: refused by its caller anyway
         send(["SET", schema.claim(namespace, Key128(key)), "1", "NX", "PX", String(milliseconds)]) { [self] reply in
             switch reply {
             case .simple("OK")?: completion(.claimed)
@@ -147,7 +147,8 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
 
     public func enqueueForward(payload: [UInt8], completion: @escaping StoreCompletion<ForwardID>) {
         guard payload.count <= limits.maximumForwardPayloadBytes else {
-            return completion(.failure(.invalidArgument("forward payload over \(limits.maximumForwardPayloadBytes) bytes")))
+            let tooLarge = StoreError.invalidArgument("forward payload over \(limits.maximumForwardPayloadBytes) bytes")
+            return answerLater(.failure(tooLarge), completion)
         }
         sendBytes([Array("EVAL".utf8), Array(RedisSchema.enqueueForward.utf8), Array("3".utf8),
                    Array(schema.forwards.utf8), Array(schema.forwardMeta.utf8), Array(schema.forwardSequence.utf8),

@@ -25,23 +25,23 @@ final class AccountRevocationFlow {
         self.completion = completion
     }
 
-    /// Always answers through `completion` (at once when Apple need not be asked); nil.
-    func start() -> LocalResponse? {
+    /// Answers through `completion` (on the next turn of the loop when Apple need not be asked).
+    func start() {
         var identity = RequestIdentity()
         auth.identify(request.head, into: &identity)
         guard let session = identity.session else {
             finish(.unauthenticated, answer: unauthenticated())
-            return nil
+            return
         }
         // A bearer token cannot be sent by another site; a cookie can (a cross-site form
         // POST carries a SameSite=Lax cookie on some browsers and in older ones always).
         if identity.bearer == nil && !auth.isSameSite(request.head) {
             finish(.crossSite, session: session, answer: crossSite())
-            return nil
+            return
         }
         guard let refreshToken = session.appleRefreshToken else {
             revokeLocally(session, apple: .noRefreshToken)
-            return nil
+            return
         }
         auth.revokeAtApple(refreshToken, clientID: session.appleClientID ?? settings.clientID) { [self] result in
             switch result {
@@ -49,7 +49,6 @@ final class AccountRevocationFlow {
             case .failure(let failure): finish(.appleFailed, session: session, reason: failure.reason, answer: appleFailed(failure.reason))
             }
         }
-        return nil
     }
 
     /// Every session of the user issued up to this millisecond ends, on every worker; kept

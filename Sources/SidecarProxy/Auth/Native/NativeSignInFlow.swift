@@ -26,11 +26,8 @@ final class NativeSignInFlow {
         self.completion = completion
     }
 
+    /// Runs only where native apps are configured (elsewhere the endpoint does not exist).
     func start() {
-        guard settings.nativeEnabled else {
-            answered = true
-            return completion(.plain(404))  // no native apps configured: the endpoint does not exist
-        }
         let body: NativeSignInBody
         do throws(NativeSignInBody.Problem) { body = try NativeSignInBody.parse(request.body) } catch {
             return fail(error.failure)
