@@ -5,7 +5,7 @@ public typealias StoreCompletion<Value> = (Result<Value, StoreError>) -> Void
 
 /// What the sidecar keeps across requests: revocations, single-use keys with an
 /// expiry, and notification forwards not yet delivered. Back-ends: `MemoryStore`,
-/// `FileStore`; a Redis one is to come.
+/// `FileStore` and `RedisStore` (shared between replicas).
 ///
 /// Changes are completion-based because a shared store answers over the network. Called on
 /// a running event loop, a completion runs on that loop's thread and never before the call

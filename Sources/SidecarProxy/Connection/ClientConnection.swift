@@ -11,7 +11,9 @@ import SidecarHTTP
 final class ClientConnection: StreamDelegate, UpstreamOwner {
     typealias Phase = ConnectionStateMachine.Phase
 
-    unowned(unsafe) let worker: Worker  // workers outlive their connections
+    /// Safe unretained: a connection lives only on its worker's loop, and workers live until
+    /// the process exits; a retained reference would be paid for on every call.
+    unowned(unsafe) let worker: Worker
     let stream: Stream
     let peerText: [UInt8]
     let peerTrusted: Bool
