@@ -222,7 +222,7 @@ final class ServiceConnection {
 
     private func respond(_ response: ServiceResponse, to head: HTTPRequestHead, token: UInt64) {
         guard !isClosed, token == generation, case .handling = phase else { return }
-        let keepAlive = head.connection.keepAlive && !peerClosed && !server.isClosing
+        let keepAlive = server.options.keepAlive && head.connection.keepAlive && !peerClosed && !server.isClosing
         let bytes = response.serialized(keepAlive: keepAlive, omitBody: head.method == .head)
         _ = bytes.withUnsafeBytes { bufferevent_write(bev, $0.baseAddress, $0.count) }
         if keepAlive {

@@ -20,6 +20,9 @@ public final class ServiceServer {
         /// A connection without a request in progress is closed after this.
         public var idleTimeoutMs: Int64 = 60_000
         public var maxConnections = 1024
+        /// false: one request per connection, every answer with `Connection: close` (the
+        /// admin listener: probes and scrapers open a connection per request).
+        public var keepAlive = true
 
         public init() {}
     }

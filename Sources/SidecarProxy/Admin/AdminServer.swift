@@ -3,11 +3,12 @@ import SidecarEvent
 import SidecarHTTP
 import SidecarStore
 
-/// The admin listener: `GET /healthz`, `GET /readyz` and `GET /metrics`, one
-/// request per connection. Runs on the control loop, never on a proxy worker.
+/// The admin listener: `GET /healthz`, `GET /readyz` and `GET /metrics` on the project's
+/// small HTTP server (`ServiceServer`), one request per connection. Runs on the control loop,
+/// never on a proxy worker.
 final class AdminServer {
     private let loop: EventLoop
-    private var listener: Listener?
+    private var server: ServiceServer?
     private let readiness: Readiness
     let metrics: MetricsBoard
     var upstreamAddress: SocketAddress
@@ -15,8 +16,21 @@ final class AdminServer {
     var version: String { options.version }
     var store: (any StoreBackend)? { options.auth?.shared.store }
     var authShared: AuthShared? { options.auth?.shared }
-    private var connections: [ObjectIdentifier: AdminConnection] = [:]
     let reaper: Reaper
+
+    /// Probes and scrapers send small GETs: heads of 8 KiB, no bodies worth reading, a
+    /// connection each, answered within 10 s of their first byte.
+    static let serverOptions: ServiceServer.Options = {
+        var options = ServiceServer.Options()
+        options.maxHeadBytes = 8 * 1024
+        options.maxBodyBytes = 4 * 1024
+        options.headerTimeoutMs = 10_000
+        options.bodyTimeoutMs = 10_000
+        options.idleTimeoutMs = 10_000
+        options.maxConnections = 64
+        options.keepAlive = false
+        return options
+    }()
 
     init(
         loop: EventLoop, fd: Int32, options: ProxyOptions, readiness: Readiness, metrics: MetricsBoard,
@@ -28,25 +42,39 @@ final class AdminServer {
         self.upstreamAddress = upstreamAddress
         self.options = options
         reaper = Reaper(loop: loop)
-        listener = Listener(loop: loop, fd: fd) { [unowned self] fd, _ in
-            guard self.connections.count < 64 else {
-                Socket.close(fd)
-                return
-            }
-            let connection = AdminConnection(server: self, loop: loop, fd: fd)
-            self.connections[ObjectIdentifier(connection)] = connection
+        server = ServiceServer(loop: loop, listeningFD: fd, options: Self.serverOptions) { [unowned self] request, respond in
+            self.answer(request, respond)
         }
     }
 
     func close() {
-        listener?.close()
-        for connection in Array(connections.values) { connection.close() }
+        server?.close()
     }
 
-    func closed(_ connection: AdminConnection) {
-        if let removed = connections.removeValue(forKey: ObjectIdentifier(connection)) {
-            reaper.retire(removed)
+    private func answer(_ request: ServiceRequest, _ respond: @escaping (ServiceResponse) -> Void) {
+        guard request.head.method == .get || request.head.method == .head else {
+            return respond(Self.text(405, "method not allowed\n"))
         }
+        switch request.path {
+        case "/healthz":
+            respond(Self.text(200, "ok\n"))
+        case "/metrics":
+            let body = metrics.render() + StoreMetricsExposition.render(store) + SignInRateMetrics.render(authShared)
+                + ProcessMetrics.render(version: version)
+            respond(ServiceResponse(
+                status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: body,
+                headers: [("Cache-Control", "no-store")]))
+        case "/readyz":
+            checkReadiness { failing in
+                respond(Self.text(failing.isEmpty ? 200 : 503, failing.isEmpty ? "ready\n" : failing.joined(separator: "\n") + "\n"))
+            }
+        default:
+            respond(Self.text(404, "not found\n"))
+        }
+    }
+
+    private static func text(_ status: Int, _ body: String) -> ServiceResponse {
+        ServiceResponse(status: status, contentType: "text/plain; charset=utf-8", body: body, headers: [("Cache-Control", "no-store")])
     }
 
     /// Ready when every worker holds Apple's keys (or needs none) and the upstream accepted a
@@ -117,77 +145,5 @@ final class UpstreamProbe: StreamDelegate {
         done(reachable)
         if let keepAlive { reaper?.retire(keepAlive) }
         keepAlive = nil
-    }
-}
-
-final class AdminConnection: StreamDelegate {
-    private unowned let server: AdminServer
-    private let stream: Stream
-    private var timer: Timer?
-    private var answered = false
-
-    init(server: AdminServer, loop: EventLoop, fd: Int32) {
-        self.server = server
-        stream = Stream(loop: loop, fd: fd)
-        stream.delegate = self
-        timer = Timer(loop: loop) { [unowned self] in self.close() }
-        timer?.schedule(afterMilliseconds: 10_000)
-    }
-
-    func stream(_ stream: Stream, didRead count: Int, error: Int32) {
-        guard count > 0 else {
-            close()
-            return
-        }
-        guard !answered else { return }
-        let head: HTTPRequestHead?
-        do {
-            let parsed = try stream.input.withPrefix(max: stream.pendingInput) { bytes throws(HTTPHeadError) in
-                try HTTPRequestHead.parse(bytes, limits: HTTPHeadLimits(maxHeadBytes: 8192))
-            }
-            guard let parsed else { return }
-            head = parsed
-        } catch {
-            answer(error.status, error.status == 431 ? "too large\n" : "bad request\n")
-            return
-        }
-        guard let head else { return }
-        answered = true
-        let path = head.string(head.path)
-        guard head.method == .get || head.method == .head else {
-            answer(405, "method not allowed\n")
-            return
-        }
-        switch path {
-        case "/healthz":
-            answer(200, "ok\n")
-        case "/metrics":
-            answer(200, server.metrics.render() + StoreMetricsExposition.render(server.store) + SignInRateMetrics.render(server.authShared) + ProcessMetrics.render(version: server.version), contentType: "text/plain; version=0.0.4; charset=utf-8")
-        case "/readyz":
-            server.checkReadiness { [weak self] failing in
-                self?.answer(failing.isEmpty ? 200 : 503, failing.isEmpty ? "ready\n" : failing.joined(separator: "\n") + "\n")
-            }
-        default:
-            answer(404, "not found\n")
-        }
-    }
-
-    func streamDidDrain(_ stream: Stream) { close() }
-    func stream(_ stream: Stream, didConnect error: Int32) {}
-
-    private func answer(_ status: Int, _ body: String, contentType: String = "text/plain; charset=utf-8") {
-        answered = true
-        let (reason, _) = LocalResponse.describe(status)
-        let reasonText = status == 200 ? "OK" : "\(reason)"
-        let text = "HTTP/1.1 \(status) \(reasonText)\r\nContent-Type: \(contentType)\r\n"
-            + "Content-Length: \(body.utf8.count)\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n\(body)"
-        stream.output.append(Array(text.utf8))
-        if stream.flush() != 0 || stream.pendingOutput == 0 { close() }
-    }
-
-    func close() {
-        timer?.cancel()
-        stream.close()
-        server.closed(self)
     }
 }
