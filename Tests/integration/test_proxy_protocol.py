@@ -13,6 +13,7 @@ import ssl
 import struct
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -270,32 +271,34 @@ def test_check_shows_proxy_protocol_on_the_listen_line(start_sidecar):
 
 
 # -- haproxy in front ---------------------------------------------------------------------------
-HAPROXY_CFG = """
-global
-    nbthread 1
-defaults
-    mode tcp
-    timeout connect 2s
-    timeout client 10s
-    timeout server 10s
-frontend front
-    bind 127.0.0.1:%(front)d
-    default_backend sidecar
-backend sidecar
-    server s 127.0.0.1:%(port)d %(send)s
-"""
+EXAMPLE = Path(__file__).resolve().parents[2] / "Examples" / "haproxy-proxy-protocol.cfg"
 
 
-@pytest.mark.parametrize("send", ["send-proxy", "send-proxy-v2"])
+def render_haproxy(replacements):
+    """The committed example with its placeholders replaced (each must occur: an example that
+    drifts from what is tested fails here)."""
+    text = EXAMPLE.read_text()
+    for placeholder, value in replacements.items():
+        assert placeholder in text, "the example no longer contains %r" % placeholder
+        text = text.replace(placeholder, value)
+    return text
+
+
+@pytest.mark.parametrize("send", ["send-proxy-v2", "send-proxy"])
 def test_haproxy_in_front(start_sidecar, tmp_path, send):
-    """haproxy accepts the client's connection (from 127.0.0.5) and opens its own to the
-    sidecar (from 127.0.0.1, the trusted proxy): the upstream is told 127.0.0.5."""
+    """Examples/haproxy-proxy-protocol.cfg: haproxy accepts the client's connection (from
+    127.0.0.5) and opens its own to the sidecar (from 127.0.0.1, the trusted proxy): the
+    upstream is told 127.0.0.5, with v2 headers and with v1."""
     if not shutil.which("haproxy"):
         pytest.skip("haproxy is not installed")
     sc = start_sidecar(TRUSTED)
     front = free_port()
     cfg = tmp_path / "haproxy.cfg"
-    cfg.write_text(HAPROXY_CFG % {"front": front, "port": sc.port, "send": send})
+    cfg.write_text(render_haproxy({
+        "bind :443": "bind 127.0.0.1:%d" % front,
+        "10.0.0.5:8443 send-proxy-v2": "127.0.0.1:%d %s" % (sc.port, send),
+        "log stdout format raw local0": "nbthread 1",
+    }))
     proc = subprocess.Popen(["haproxy", "-f", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         def answer():
@@ -307,6 +310,7 @@ def test_haproxy_in_front(start_sidecar, tmp_path, send):
         assert resp is not None and resp.status == 200
         assert seen(resp.json(), "X-Forwarded-For") == ["127.0.0.5"]
         assert access_entry(sc, "pp-haproxy")["client"] == "127.0.0.5"
+        assert refusals(sc, "invalid") == 0
     finally:
         proc.terminate()
         proc.wait(5)
