@@ -153,6 +153,19 @@ def test_a_source_that_is_itself_a_trusted_proxy_is_believed(start_sidecar):
     assert access_entry(sc, "pp-chain")["client"] == "198.51.100.1"
 
 
+def test_the_sign_in_rate_counts_the_header_source(start_auth_sidecar):
+    """Clients behind one balancer each have their own sign-in budget: a flood from one source
+    is refused with 429 while another source, through the same balancer, is served."""
+    sc, _ = start_auth_sidecar({**TRUSTED, "limits": {"sign_in_rate": "1/m", "sign_in_burst": 3}})
+    html = ("Accept", "text/html")
+    with rawhttp.Conn(sc.port, timeout=5) as c:
+        c.send(v2("203.0.113.1"))
+        assert [c.request("GET", "/.auth/login", [html]).status for _ in range(4)] == [302, 302, 302, 429]
+    with rawhttp.Conn(sc.port, timeout=5) as c:
+        c.send(v1("203.0.113.2"))
+        assert c.request("GET", "/.auth/login", [html]).status == 302
+
+
 # -- refused connections ------------------------------------------------------------------------
 @pytest.mark.parametrize("pieces", [
     (get("pp-none"),),
