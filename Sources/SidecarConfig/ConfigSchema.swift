@@ -60,8 +60,8 @@ struct ConfigSchema {
 
         guard let publicURL, let upstream, let apple, let session else { return nil }
         return Config(
-            file: file, listen: listen, trustedProxies: trustedProxies, proxyProtocol: proxyProtocol, tls: tls, workers: workers,
-            publicURL: publicURL, upstream: upstream, upstreamTimeout: upstreamTimeout,
+            file: file, listen: listen, trustedProxies: trustedProxies, proxyProtocol: proxyProtocol, tls: tls,
+            workers: workers, publicURL: publicURL, upstream: upstream, upstreamTimeout: upstreamTimeout,
             upstreamConnectTimeout: upstreamConnectTimeout, preserveHost: preserveHost, routes: routes,
             apple: apple, session: session, access: access, headers: headers, assertion: assertion,
             notifications: notifications, revocations: revocations, admin: admin, log: log, limits: limits,

@@ -76,6 +76,14 @@ final class ErrorLocationTests: XCTestCase {
         XCTAssertTrue(loaded.proxyProtocol)
     }
 
+    func testProxyProtocolOnAUnixSocketListenerIsAnError() throws {
+        let yaml = Fixture.minimal.replacingOccurrences(of: "listen: 0.0.0.0:8080\n", with: "listen: unix:/run/sidecar.sock\n")
+            + "proxy_protocol: true\ntrusted_proxies: [10.0.0.0/8]\n"
+        let error = try only(errors(yaml))
+        XCTAssertEqual(error.path, "proxy_protocol")
+        XCTAssertTrue(error.message.contains("unix socket"), error.message)
+    }
+
     func testWrongTypeScalarWhereSectionBelongs() throws {
         let error = try only(errors(minimal(plus: "limits: 16KiB\n")))
         XCTAssertEqual(error.kind, .wrongType)
