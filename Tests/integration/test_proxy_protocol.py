@@ -223,6 +223,21 @@ def test_without_proxy_protocol_a_header_is_not_taken_for_one(start_sidecar, ups
     assert upstream.stats()["requests"] == 0
 
 
+def test_a_reload_turns_it_on_for_new_connections(start_sidecar):
+    """SIGHUP applies proxy_protocol to connections accepted from then on; one already open
+    keeps being served as it began."""
+    sc = start_sidecar({"trusted_proxies": ["127.0.0.1/32"]})
+    with rawhttp.Conn(sc.port, timeout=5) as held:
+        assert held.request("GET", "/echo").status == 200
+        sc.config_path.write_text(sc.config_path.read_text() + "proxy_protocol: true\n")
+        assert sc.sighup(), "the reload failed"
+        # The worker takes the new settings up on its next loop turn.
+        assert poll(lambda: exchange(sc.port, get("pp-before-header"))[0] is None, timeout=3)
+        resp, _ = exchange(sc.port, v1("203.0.113.4") + get("pp-reloaded"))
+        assert seen(resp.json(), "X-Forwarded-For") == ["203.0.113.4"]
+        assert seen(held.request("GET", "/echo").json(), "X-Forwarded-For") == ["127.0.0.1"]
+
+
 # -- over TLS -----------------------------------------------------------------------------------
 def test_a_v2_header_then_the_tls_handshake(start_sidecar, tmp_path):
     """The header comes in the clear before the ClientHello; the ClientHello sent in the same
