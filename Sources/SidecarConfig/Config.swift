@@ -10,6 +10,9 @@ public struct Config: Sendable {
     public var listen: ListenAddress
     /// CIDRs of proxies in front of the sidecar whose `X-Forwarded-*` headers are honoured.
     public var trustedProxies: [CIDR]
+    /// Every connection on `listen` begins with a PROXY protocol header (v1 or v2) from one of
+    /// `trustedProxies`, whose source address is then the client's.
+    public var proxyProtocol = false
     /// Serve HTTPS directly when set.
     public var tls: TLS?
     /// Event loops, one per thread, sharing the port.

@@ -26,6 +26,7 @@ struct ConfigSchema {
             ListenAddress.parse($0, baseDirectory: baseDirectory)
         }
         let trustedProxies = root.list("trusted_proxies", default: [], Parse.cidr)
+        let proxyProtocol = readProxyProtocol(root, listen: listen, trustedProxies: trustedProxies)
         let tls = readTLS(root.section("tls"))
         let workers = root.value("workers", default: Parse.defaultWorkers, Parse.workers)
         let publicURL = readPublicURL(root)
@@ -59,8 +60,8 @@ struct ConfigSchema {
 
         guard let publicURL, let upstream, let apple, let session else { return nil }
         return Config(
-            file: file, listen: listen, trustedProxies: trustedProxies, tls: tls, workers: workers,
-            publicURL: publicURL, upstream: upstream, upstreamTimeout: upstreamTimeout,
+            file: file, listen: listen, trustedProxies: trustedProxies, proxyProtocol: proxyProtocol, tls: tls,
+            workers: workers, publicURL: publicURL, upstream: upstream, upstreamTimeout: upstreamTimeout,
             upstreamConnectTimeout: upstreamConnectTimeout, preserveHost: preserveHost, routes: routes,
             apple: apple, session: session, access: access, headers: headers, assertion: assertion,
             notifications: notifications, revocations: revocations, admin: admin, log: log, limits: limits,
@@ -68,6 +69,23 @@ struct ConfigSchema {
     }
 
     // MARK: Sections
+
+    /// On, every connection must come from a proxy in `trusted_proxies`: with none listed, or
+    /// on a unix socket (whose peers have no address), nothing could ever connect.
+    private func readProxyProtocol(_ root: Section, listen: ListenAddress, trustedProxies: [CIDR]) -> Bool {
+        let enabled = root.bool("proxy_protocol", default: false)
+        guard enabled else { return false }
+        if trustedProxies.isEmpty {
+            reader.report(.invalidValue, "proxy_protocol", at: root.location(of: "proxy_protocol"),
+                          "true with no trusted_proxies: a PROXY header is accepted only from a proxy listed there, "
+                          + "so every connection would be refused (list the load balancer's addresses)")
+        } else if case .unix = listen {
+            reader.report(.invalidValue, "proxy_protocol", at: root.location(of: "proxy_protocol"),
+                          "true on a unix socket listener: its peers have no address in trusted_proxies, "
+                          + "so every connection would be refused")
+        }
+        return enabled
+    }
 
     private func readTLS(_ tls: Section) -> Config.TLS? {
         let certFile = tls.optional("cert_file", Parse.readableFile(baseDirectory: baseDirectory))

@@ -12,10 +12,14 @@ public protocol StreamDelegate: AnyObject {
     func stream(_ stream: Stream, didConnect error: Int32)
     /// A TLS stream completed its handshake; application data may follow at once.
     func streamDidHandshake(_ stream: Stream)
+    /// Bytes (or the end) arrived while the stream awaits its preamble (`Stream+Preamble.swift`):
+    /// the delegate reads it with `peekPreamble`/`consumePreamble` and ends it with `endPreamble`.
+    func streamPreambleReadable(_ stream: Stream)
 }
 
 extension StreamDelegate {
     public func streamDidHandshake(_ stream: Stream) {}
+    public func streamPreambleReadable(_ stream: Stream) { stream.endPreamble() }
 }
 
 /// A non-blocking socket with an input and an output `ByteQueue`; with a `TLSServerContext`,
@@ -58,11 +62,19 @@ public final class Stream {
     /// Server-side TLS state; nil for plain TCP and unix sockets (one nil check per read
     /// and per flush is all plain streams pay for it).
     var tls: TLSState?
+    /// The owner reads what precedes the stream's data from the socket itself (see
+    /// `Stream+Preamble.swift`); until it ends, reading neither fills `input` nor feeds TLS.
+    public internal(set) var awaitsPreamble: Bool
 
     /// `tls`: serve TLS on the accepted socket `fd` (the handshake runs first; nothing is
-    /// reported to the delegate before it completes).
-    public init(loop: EventLoop, fd: Int32, connecting: Bool = false, tls context: TLSServerContext? = nil) {
+    /// reported to the delegate before it completes). `preamble`: the delegate reads a
+    /// preamble first (`streamPreambleReadable`), in the clear, before any TLS.
+    public init(
+        loop: EventLoop, fd: Int32, connecting: Bool = false, tls context: TLSServerContext? = nil,
+        preamble: Bool = false
+    ) {
         self.fd = fd
+        awaitsPreamble = preamble
         input = ByteQueue(evbuffer_new())
         output = ByteQueue(evbuffer_new())
         self.connecting = connecting
@@ -242,6 +254,10 @@ public final class Stream {
 
     private func readReady() {
         guard !isClosed else { return }
+        if awaitsPreamble {
+            delegate?.streamPreambleReadable(self)
+            return
+        }
         if tls != nil { return readTLS() }
         // recv, not read: a socket call skips the VFS layer (see `sendOutput`).
         let count = Glibc.recv(fd, scratch, EventLoop.readScratchSize, 0)

@@ -39,6 +39,9 @@ public struct ProxyOptions: Sendable {
     public var auth: AuthSettings?
     /// CIDRs whose X-Forwarded-* headers are honoured.
     public var trustedProxies: [String] = []
+    /// Each connection on the public listener begins with a PROXY protocol header from one of
+    /// `trustedProxies`; its source address is then the client's.
+    public var proxyProtocol = false
     /// Scheme of the public listener: `https` when `tls` is set.
     public var scheme = "http"
     /// `tls.cert_file`/`tls.key_file`: serve HTTPS on the public listener. Read on each accept,
@@ -91,6 +94,7 @@ extension ProxyOptions {
         apiPaths = config.access.apiPaths
         strippedHeaders = config.headers.identityHeaders + config.headers.strip
         trustedProxies = config.trustedProxies.map(\.description)
+        proxyProtocol = config.proxyProtocol
         adminListen = config.admin.listen.description
         accessLog = config.log.access
         textLogs = config.log.format == .text

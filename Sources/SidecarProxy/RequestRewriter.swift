@@ -78,9 +78,13 @@ final class RequestRewriter {
     }
 
     func isTrusted(_ peer: SocketAddress) -> Bool {
+        isTrusted(address: peer.ipBytes)
+    }
+
+    /// `address`: 4 or 16 bytes, an IPv4-mapped IPv6 address already unmapped.
+    func isTrusted(address: [UInt8]) -> Bool {
         guard !trustedProxies.isEmpty else { return false }
-        let bytes = peer.ipBytes
-        return trustedProxies.contains { $0.contains(bytes) }
+        return trustedProxies.contains { $0.contains(address) }
     }
 
     /// Writes the upstream head into `buffer` (one copy, straight into its free space).

@@ -39,6 +39,8 @@ final class Worker {
     /// The upstream as access-log lines and error messages name it (`127.0.0.1:3000`).
     private(set) var upstreamText: [UInt8] = []
     private var upstreamFailureLog = RateLimitedLog(intervalMs: 10_000)
+    /// Connections refused before their PROXY protocol header was read (`proxy_protocol`).
+    private var proxyHeaderRefusalLog = RateLimitedLog(intervalMs: 10_000)
     let metrics: MetricsRecorder
     /// Delivers queued account events to `notifications.forward_to`; on worker 0 only.
     private var forwarder: NotificationForwarder?
@@ -149,6 +151,12 @@ final class Worker {
     /// Also called while draining, for the connections the kernel completed before the
     /// listener closed: they are served like the rest (with `Connection: close`).
     private func accept(_ fd: Int32, peer: SocketAddress) {
+        if options.proxyProtocol, !rewriter.isTrusted(peer) {
+            // Only a listed proxy may say who the client is: anyone else is not read from at all.
+            Socket.close(fd)
+            refusedProxyHeader(.untrustedPeer, peer: peer.ipText, detail: "peer not in trusted_proxies")
+            return
+        }
         let client = ClientConnection(worker: self, fd: fd, peer: peer)
         clients[ObjectIdentifier(client)] = client
         if clients.count > peakConnections { peakConnections = clients.count }
@@ -234,6 +242,18 @@ final class Worker {
 
     /// A failure to reach the upstream, logged as nginx does (address, errno) at most once
     /// per interval per worker, with the number of failures not logged in between.
+    /// Counts a connection closed for its PROXY protocol header and logs it (at most one line
+    /// per interval: a scanner can open connections faster than anyone reads the log). One
+    /// the peer closed itself is only counted: a balancer's TCP health check does just that.
+    func refusedProxyHeader(_ reason: ProxyHeaderRefusal, peer: String, detail: String) {
+        metrics.recordProxyHeaderRefusal(reason)
+        guard reason != .closed, let suppressed = proxyHeaderRefusalLog.shouldLog(nowMs: nowMs) else { return }
+        var metadata: Logger.Metadata = ["peer": "\(peer)", "reason": "\(reason.label)"]
+        if suppressed > 0 { metadata["suppressed"] = .stringConvertible(suppressed) }
+        Logger(label: "sidecar").info("connection closed before its PROXY protocol header was read: \(detail)",
+                                      metadata: metadata)
+    }
+
     func logUpstreamFailure(_ stage: StaticString, errno code: Int32) {
         guard let suppressed = upstreamFailureLog.shouldLog(nowMs: nowMs) else { return }
         var metadata: Logger.Metadata = [

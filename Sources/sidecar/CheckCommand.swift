@@ -50,7 +50,9 @@ struct CheckCommand: ParsableCommand {
 
     static func summary(of config: Config, extra: [(String, String)] = []) -> String {
         var rows: [(String, String)] = [
-            ("listen", "\(config.listen)\(config.tls == nil ? "" : " (TLS)"), \(config.workers) worker\(config.workers == 1 ? "" : "s")"),
+            ("listen", "\(config.listen)\(config.tls == nil ? "" : " (TLS)"), \(config.workers) worker\(config.workers == 1 ? "" : "s")"
+                + (config.proxyProtocol
+                    ? ", PROXY protocol from " + config.trustedProxies.map(\.description).joined(separator: ", ") : "")),
             ("public_url", config.publicURL.origin),
             ("redirect_uri", config.redirectURI),
             ("upstream", config.upstream.description),

@@ -7,6 +7,7 @@ final class DefaultsTests: XCTestCase {
 
         XCTAssertEqual(config.listen, .tcp(host: "0.0.0.0", port: 8080))
         XCTAssertEqual(config.trustedProxies, [])
+        XCTAssertFalse(config.proxyProtocol)
         XCTAssertNil(config.tls)
         XCTAssertGreaterThanOrEqual(config.workers, 1)
         XCTAssertLessThanOrEqual(config.workers, 256)

@@ -79,12 +79,14 @@ final class EnvironmentConfigTests: XCTestCase {
             "SIDECAR_ACCESS_PUBLIC_PATHS": "/healthz,/static/**",
             "SIDECAR_TRUSTED_PROXIES": "10.0.0.0/8",
             "SIDECAR_PRESERVE_HOST": "true",
+            "SIDECAR_PROXY_PROTOCOL": "true",
             "SIDECAR_LOG_PII": "false",
         ]))
         XCTAssertEqual(config.access.allowedEmailDomains, ["example.com", "corp.example"])
         XCTAssertEqual(config.access.publicPaths, ["/healthz", "/static/**"])
         XCTAssertEqual(config.trustedProxies.map(\.description), ["10.0.0.0/8"])
         XCTAssertTrue(config.preserveHost)
+        XCTAssertTrue(config.proxyProtocol)
         XCTAssertFalse(config.log.pii)
     }
 

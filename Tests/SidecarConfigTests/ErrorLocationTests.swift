@@ -64,6 +64,26 @@ final class ErrorLocationTests: XCTestCase {
         XCTAssertEqual(error.message, #"expected a list, found "10.0.0.0/8""#)
     }
 
+    func testProxyProtocolWithoutTrustedProxiesIsAnErrorAtTheKey() throws {
+        let error = try only(errors(minimal(plus: "proxy_protocol: true\n")))
+        XCTAssertEqual(error.kind, .invalidValue)
+        XCTAssertEqual(error.path, "proxy_protocol")
+        XCTAssertEqual(error.line, 11)
+        XCTAssertEqual(error.column, 17)
+        XCTAssertTrue(error.message.contains("no trusted_proxies"), error.message)
+        let loaded = try Config.parse(yaml: minimal(plus: "proxy_protocol: true\ntrusted_proxies: [10.0.0.0/8]\n"),
+                                      environment: Fixture.environment, baseDirectory: Fixture.directory(self))
+        XCTAssertTrue(loaded.proxyProtocol)
+    }
+
+    func testProxyProtocolOnAUnixSocketListenerIsAnError() throws {
+        let yaml = Fixture.minimal.replacingOccurrences(of: "listen: 0.0.0.0:8080\n", with: "listen: unix:/run/sidecar.sock\n")
+            + "proxy_protocol: true\ntrusted_proxies: [10.0.0.0/8]\n"
+        let error = try only(errors(yaml))
+        XCTAssertEqual(error.path, "proxy_protocol")
+        XCTAssertTrue(error.message.contains("unix socket"), error.message)
+    }
+
     func testWrongTypeScalarWhereSectionBelongs() throws {
         let error = try only(errors(minimal(plus: "limits: 16KiB\n")))
         XCTAssertEqual(error.kind, .wrongType)

@@ -26,6 +26,7 @@ final class ExampleConfigTests: XCTestCase {
 
         XCTAssertEqual(example.listen, minimal.listen)
         XCTAssertEqual(example.trustedProxies, minimal.trustedProxies)
+        XCTAssertEqual(example.proxyProtocol, minimal.proxyProtocol)
         XCTAssertEqual(example.workers, minimal.workers)
         XCTAssertNil(example.tls)
         XCTAssertEqual(example.publicURL, minimal.publicURL)

@@ -14,6 +14,7 @@ final class ConnectionStateMachineTests: XCTestCase {
     struct Row {
         let name: String
         var handshake = false
+        var proxyHeader = false
         let before: [Event]
         let event: Event
         let action: Action
@@ -162,6 +163,16 @@ final class ConnectionStateMachineTests: XCTestCase {
         Row(name: "handshake timeout: close", handshake: true, before: [], event: .deadlineFired, action: .close,
             phase: .waitingForHead, deadline: .none),
 
+        // A PROXY protocol header first.
+        Row(name: "PROXY header read: idle", proxyHeader: true, before: [], event: .proxyHeaderRead,
+            action: .arm(.idle, ms: 60_000), phase: .waitingForHead, deadline: .idle),
+        Row(name: "PROXY header read: the handshake keeps the accept's deadline", handshake: true, proxyHeader: true,
+            before: [], event: .proxyHeaderRead, action: .none, phase: .waitingForHead, deadline: .handshake),
+        Row(name: "PROXY header timeout: refused", proxyHeader: true, before: [], event: .deadlineFired,
+            action: .refuseProxyHeader, phase: .waitingForHead, deadline: .none),
+        Row(name: "handshake after the PROXY header times out: close", handshake: true, proxyHeader: true,
+            before: [.proxyHeaderRead], event: .deadlineFired, action: .close, phase: .waitingForHead, deadline: .none),
+
         // Closing and linger.
         Row(name: "closing with output still queued", before: [get, .refused, .finalHeadWritten],
             event: .closeRequested(outputPending: true), action: .awaitOutput(ms: 60_000), phase: .closing,
@@ -179,7 +190,7 @@ final class ConnectionStateMachineTests: XCTestCase {
 
     func testTheTable() {
         for row in Self.rows {
-            var machine = Machine(timeouts: Self.timeouts, handshake: row.handshake)
+            var machine = Machine(timeouts: Self.timeouts, handshake: row.handshake, proxyHeader: row.proxyHeader)
             for event in row.before { _ = machine.receive(event) }
             let action = machine.receive(row.event)
             XCTAssertEqual(action, row.action, row.name)
@@ -195,6 +206,10 @@ final class ConnectionStateMachineTests: XCTestCase {
     func testANewConnectionArmsItsFirstDeadline() {
         XCTAssertEqual(Machine(timeouts: Self.timeouts, handshake: false).initialDeadline, .arm(.idle, ms: 60_000))
         XCTAssertEqual(Machine(timeouts: Self.timeouts, handshake: true).initialDeadline, .arm(.handshake, ms: 10_000))
+        XCTAssertEqual(Machine(timeouts: Self.timeouts, handshake: false, proxyHeader: true).initialDeadline,
+                       .arm(.proxyHeader, ms: 10_000))
+        XCTAssertEqual(Machine(timeouts: Self.timeouts, handshake: true, proxyHeader: true).initialDeadline,
+                       .arm(.proxyHeader, ms: 10_000))
     }
 
     /// A keep-alive connection's whole life: two exchanges, then the client leaves.

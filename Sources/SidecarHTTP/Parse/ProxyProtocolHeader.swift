@@ -55,7 +55,8 @@ public struct ProxyProtocolHeader: Equatable, Sendable {
         return Self.text(of: address)
     }
 
-    static func text(of address: [UInt8]) -> String? {
+    /// `address`: 4 (IPv4) or 16 (IPv6) bytes in network order.
+    public static func text(of address: [UInt8]) -> String? {
         var out = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let family = address.count == 4 ? AF_INET : AF_INET6
         let ok = address.withUnsafeBytes { raw in inet_ntop(family, raw.baseAddress, &out, socklen_t(out.count)) != nil }

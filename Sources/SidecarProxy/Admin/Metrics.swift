@@ -36,6 +36,8 @@ struct WorkerMetrics: Sendable {
     var revalidations = [UInt64](repeating: 0, count: RevalidationOutcome.allCases.count)
     /// [IncompleteReason]
     var incomplete = [UInt64](repeating: 0, count: IncompleteReason.allCases.count)
+    /// [ProxyHeaderRefusal]
+    var proxyHeaderRefusals = [UInt64](repeating: 0, count: ProxyHeaderRefusal.allCases.count)
     /// [AppleCall]
     var appleLatency = [LatencyHistogram](repeating: LatencyHistogram(), count: AppleCall.allCases.count)
 
@@ -67,6 +69,7 @@ struct WorkerMetrics: Sendable {
         add(b.reseals, to: &sum.reseals)
         add(b.jwksRefreshes, to: &sum.jwksRefreshes)
         add(b.incomplete, to: &sum.incomplete)
+        add(b.proxyHeaderRefusals, to: &sum.proxyHeaderRefusals)
         add(b.notifications, to: &sum.notifications)
         add(b.forwards, to: &sum.forwards)
         add(b.accountDeletions, to: &sum.accountDeletions)

@@ -42,6 +42,12 @@ final class MetricsBoard: Sendable {
         for reason in IncompleteReason.allCases {
             out.sample("sidecar_responses_incomplete_total", "reason=\"\(reason.label)\"", total.incomplete[reason.rawValue])
         }
+        out.family("sidecar_proxy_protocol_refusals_total", "counter",
+                   "Connections closed before their PROXY protocol header was read (proxy_protocol), by reason.")
+        for reason in ProxyHeaderRefusal.allCases {
+            out.sample("sidecar_proxy_protocol_refusals_total", "reason=\"\(reason.label)\"",
+                       total.proxyHeaderRefusals[reason.rawValue])
+        }
         out.family("sidecar_accept_descriptor_exhausted_total", "counter",
                    "Accepts that failed for lack of file descriptors (EMFILE/ENFILE); slots were freed each time.")
         out.sample("sidecar_accept_descriptor_exhausted_total", "", total.acceptDescriptorFailures)

@@ -204,3 +204,25 @@ enum IncompleteReason: Int, CaseIterable {
         }
     }
 }
+
+/// Why a connection was closed before its PROXY protocol header was read (`proxy_protocol`):
+/// `sidecar_proxy_protocol_refusals_total{reason}`.
+enum ProxyHeaderRefusal: Int, CaseIterable {
+    /// The TCP peer is not in `trusted_proxies`: closed at accept, before reading anything.
+    case untrustedPeer = 0
+    /// The first bytes are not a well-formed PROXY v1 or v2 header (or one too long).
+    case invalid
+    /// The header was not complete within `limits.header_timeout` of the accept.
+    case timeout
+    /// The peer closed or reset the connection before the header was complete.
+    case closed
+
+    var label: String {
+        switch self {
+        case .untrustedPeer: "untrusted_peer"
+        case .invalid: "invalid"
+        case .timeout: "timeout"
+        case .closed: "closed"
+        }
+    }
+}

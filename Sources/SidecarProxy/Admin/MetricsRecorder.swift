@@ -40,6 +40,11 @@ final class MetricsRecorder {
         changed()
     }
 
+    func recordProxyHeaderRefusal(_ reason: ProxyHeaderRefusal) {
+        metrics.proxyHeaderRefusals[reason.rawValue] &+= 1
+        changed()
+    }
+
     func recordNotification(_ outcome: NotificationOutcome) {
         metrics.notifications[outcome.rawValue] &+= 1
         changed()

@@ -39,6 +39,8 @@ extension ClientConnection {
             close()
         case .refuseTimedOutHead:
             refuse(408)
+        case .refuseProxyHeader:
+            refuseProxyHeader(.timeout, "not complete within limits.header_timeout")
         case .answerLocalTimeout:
             respond(.plain(504))
         case .refuseTimedOutLocalBody:

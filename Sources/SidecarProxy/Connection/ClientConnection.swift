@@ -15,8 +15,12 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     /// the process exits; a retained reference would be paid for on every call.
     unowned(unsafe) let worker: Worker
     let stream: Stream
-    let peerText: [UInt8]
-    let peerTrusted: Bool
+    /// The client's address and whether it is a trusted proxy: the accepted peer's, or with
+    /// `proxy_protocol` the source its header names (set before any request is read).
+    var peerText: [UInt8]
+    var peerTrusted: Bool
+    /// The PROXY protocol header's bytes taken from the socket so far (while it is incomplete).
+    var proxyHeaderBytes: [UInt8] = []
     var machine: ConnectionStateMachine
     var exchange = Exchange()
     var deadline: Timer!
@@ -49,8 +53,8 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             timeouts: .init(
                 idleMs: options.idleTimeoutMs, headerMs: options.headerTimeoutMs,
                 connectMs: options.upstreamConnectTimeoutMs, upstreamMs: options.upstreamTimeoutMs),
-            handshake: tls != nil)
-        stream = Stream(loop: worker.loop, fd: fd, tls: tls)
+            handshake: tls != nil, proxyHeader: options.proxyProtocol)
+        stream = Stream(loop: worker.loop, fd: fd, tls: tls, preamble: options.proxyProtocol)
         peerText = Array(peer.ipText.utf8)
         peerTrusted = worker.rewriter.isTrusted(peer)
         if peer.family != .unix { Socket.setNoDelay(fd) }

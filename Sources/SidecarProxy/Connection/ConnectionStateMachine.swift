@@ -26,6 +26,9 @@ struct ConnectionStateMachine {
         case header
         /// A TLS handshake, counted like a head from accept.
         case handshake
+        /// A PROXY protocol header (`proxy_protocol`), from accept: the handshake after it
+        /// has what is left of the same deadline.
+        case proxyHeader
         case connect
         /// No progress from the upstream (or, while it is held back, from the client).
         case upstream
@@ -60,6 +63,8 @@ struct ConnectionStateMachine {
     }
 
     enum Event: Equatable {
+        /// The PROXY protocol header was read: the client's own bytes follow.
+        case proxyHeaderRead
         case handshakeFinished
         /// Waiting for a head with nothing of one buffered.
         case inputIdle
@@ -122,6 +127,8 @@ struct ConnectionStateMachine {
         case respondLocally
         case close
         case refuseTimedOutHead
+        /// The PROXY protocol header did not arrive in time: count it, then close.
+        case refuseProxyHeader
         case answerLocalTimeout
         case refuseTimedOutLocalBody
         case connectTimedOut
@@ -132,21 +139,32 @@ struct ConnectionStateMachine {
     }
 
     let timeouts: Timeouts
+    /// A TLS handshake follows the PROXY header.
+    private let handshakeFollows: Bool
     private(set) var phase = Phase.waitingForHead
     private(set) var deadline = Deadline.none
     private(set) var course = Course()
 
-    /// A TLS handshake is part of getting a request head: it has the header deadline from accept.
-    init(timeouts: Timeouts, handshake: Bool) {
+    /// A TLS handshake is part of getting a request head: it has the header deadline from accept,
+    /// and so has a PROXY protocol header (`proxyHeader`) together with the handshake after it.
+    init(timeouts: Timeouts, handshake: Bool, proxyHeader: Bool = false) {
         self.timeouts = timeouts
-        deadline = handshake ? .handshake : .idle
+        handshakeFollows = handshake
+        deadline = proxyHeader ? .proxyHeader : handshake ? .handshake : .idle
     }
 
     /// The deadline a new connection starts with.
-    var initialDeadline: Action { .arm(deadline, ms: deadline == .handshake ? timeouts.headerMs : timeouts.idleMs) }
+    var initialDeadline: Action { .arm(deadline, ms: deadline == .idle ? timeouts.idleMs : timeouts.headerMs) }
 
     mutating func receive(_ event: Event) -> Action {
         switch event {
+        case .proxyHeaderRead:
+            guard deadline == .proxyHeader else { return .none }
+            guard !handshakeFollows else {
+                deadline = .handshake  // the timer armed at accept keeps running
+                return .none
+            }
+            return arm(.idle, timeouts.idleMs)
         case .handshakeFinished:
             // After the handshake the connection is idle like a new plain one (a browser's
             // preconnect waits here); a head then has the header deadline from its first byte.
@@ -262,6 +280,7 @@ struct ConnectionStateMachine {
         switch kind {
         case .none: return .none
         case .idle, .linger, .handshake: return .close
+        case .proxyHeader: return .refuseProxyHeader
         case .header: return .refuseTimedOutHead
         case .local:
             guard course.awaitingLocal else { return .refuseTimedOutLocalBody }
