@@ -7,6 +7,7 @@ under the package root, or whatever SIDECAR_BIN names.
 import base64
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -43,10 +44,40 @@ def poll(fn, timeout=5.0, step=0.05):
         time.sleep(step)
 
 
+def _ephemeral_low():
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+_EPHEMERAL_LOW = _ephemeral_low()
+_handed_out = set()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port for a server a test is about to start. Chosen below the kernel's ephemeral range,
+    where neither `bind(0)` nor an outgoing connection picks its ports: a port taken with
+    `bind(0)` and released is free again at once, and an emulator listening on port 0 was once
+    given the very port just handed out for a sidecar not yet started. Never the same port
+    twice in one run, and free when handed out."""
+    low, high = 10000, _EPHEMERAL_LOW - 1
+    if high - low < 1000:  # an unusual ephemeral range: fall back to the kernel's choice
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+    for _ in range(1000):
+        port = random.randint(low, high)
+        if port in _handed_out:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError("no free port below %d" % _EPHEMERAL_LOW)
 
 
 def b64url(n):
