@@ -53,27 +53,30 @@ struct Exchange {
     /// `ExchangeTests` fails when a field is added here without being reset. Returns the
     /// request head, whose arrays the worker reuses.
     mutating func reset() -> HTTPRequestHead? {
+        // Most fields are already empty when an exchange ends (the relays and the upstream
+        // lease are let go as the response completes): each is checked before it is written,
+        // which skips the store and the release of an old value on every request.
         let head = request.take()
         facts = RequestFacts()
-        path.removeAll(keepingCapacity: true)
-        requestId.removeAll(keepingCapacity: true)
+        if !path.isEmpty { path.removeAll(keepingCapacity: true) }
+        if !requestId.isEmpty { requestId.removeAll(keepingCapacity: true) }
         identity.reset()
         startedMs = 0
         upstreamStartedMs = 0
         lastProgressMs = 0
-        requestRelay = nil
-        upstream = nil
-        replayBody = nil
+        if requestRelay != nil { requestRelay = nil }
+        if upstream != nil { upstream = nil }
+        if replayBody != nil { replayBody = nil }
         response = nil
-        responseRelay = nil
+        if responseRelay != nil { responseRelay = nil }
         status = 0
         bytesSent = 0
         incomplete = nil
         upstreamFailure = false
         clientWriteMark = 0
         clientWriteProgressMs = 0
-        clearLocal()
-        actedForUser = nil
+        if localEndpoint != nil || localRelay != nil || localBody != nil { clearLocal() }
+        if actedForUser != nil { actedForUser = nil }
         return head
     }
 
