@@ -32,6 +32,13 @@ public struct HeadBuffer {
         bytes.withUnsafeBytes { append($0) }
     }
 
+    /// `n` bytes written in place by `body`, which must write exactly that many.
+    @inline(__always) public mutating func append(count n: Int, _ body: (UnsafeMutableRawPointer) -> Void) {
+        precondition(n <= capacity - count, "head larger than its reservation")
+        body(base + count)
+        count += n
+    }
+
     @inline(__always) public mutating func append(_ byte: UInt8) {
         precondition(count < capacity, "head larger than its reservation")
         base.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
