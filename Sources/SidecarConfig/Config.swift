@@ -36,6 +36,7 @@ public struct Config: Sendable {
     public var log: Log
     public var limits: Limits
     public var pages: Pages = Pages()
+    public var tracing: Tracing = Tracing()
 
     /// Things that load but look wrong (e.g. a public_url Apple would never accept).
     public var warnings: [ConfigWarning]
@@ -179,6 +180,12 @@ public struct Config: Sendable {
         public var access: Bool
         /// Log emails only when true.
         public var pii: Bool
+    }
+
+    /// W3C trace context, always propagated: which requests may continue a client's trace.
+    public struct Tracing: Sendable, Equatable {
+        /// Continue any client's `traceparent`; false: only a trusted proxy's (`trustedProxies`).
+        public var trustIncoming = ConfigDefaults.traceTrustIncoming
     }
 
     /// The pages people see. The templates are read and checked by the proxy's page

@@ -8,6 +8,8 @@ public enum ConfigDefaults {
     public static let upstreamConnectTimeout = TimeSpan.seconds(5)
     public static let routePrefix = "/.auth"
     public static let accessLog = true
+    /// `tracing.trust_incoming`: a client's `traceparent` is continued whoever sent it.
+    public static let traceTrustIncoming = true
 
     /// `headers.*`: the request headers that carry the identity, by setting.
     public static let identityHeaders: [(key: String, name: String)] = [

@@ -57,6 +57,8 @@ struct ConfigSchema {
         let pages = Config.Pages(
             signIn: pagesSection.bool("sign_in", default: false),
             templates: pagesSection.optional("templates", Parse.directory(baseDirectory: baseDirectory)))
+        let tracing = Config.Tracing(
+            trustIncoming: root.section("tracing").bool("trust_incoming", default: ConfigDefaults.traceTrustIncoming))
 
         guard let publicURL, let upstream, let apple, let session else { return nil }
         return Config(
@@ -65,7 +67,7 @@ struct ConfigSchema {
             upstreamConnectTimeout: upstreamConnectTimeout, preserveHost: preserveHost, routes: routes,
             apple: apple, session: session, access: access, headers: headers, assertion: assertion,
             notifications: notifications, revocations: revocations, admin: admin, log: log, limits: limits,
-            pages: pages, warnings: warnings)
+            pages: pages, tracing: tracing, warnings: warnings)
     }
 
     // MARK: Sections

@@ -34,6 +34,9 @@ public struct ProxyOptions: Sendable {
     /// `pages.sign_in`: browser navigations without a session get the sign-in page (401)
     /// instead of the redirect to the login.
     public var signInPage = false
+    /// `tracing.trust_incoming`: continue any client's `traceparent`; false: only a trusted
+    /// proxy's (others start a trace).
+    public var traceTrustIncoming = ConfigDefaults.traceTrustIncoming
     /// Sign in with Apple and sessions; nil: no sessions (non-public paths are refused and
     /// the endpoints under `routePrefix` answer 404).
     public var auth: AuthSettings?
@@ -108,5 +111,6 @@ extension ProxyOptions {
         responseBufferBytes = config.limits.responseBuffer
         minBodyRate = config.limits.minBodyRate
         signInPage = config.pages.signIn
+        traceTrustIncoming = config.tracing.trustIncoming
     }
 }
