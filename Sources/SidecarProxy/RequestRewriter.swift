@@ -3,7 +3,7 @@ import SidecarHTTP
 
 /// Builds the head sent upstream: method, base path + normalized path + query, the client's
 /// fields minus hop-by-hop, identity names (every spelling) and the ones rewritten here
-/// (`Host`, `X-Forwarded-*`, `X-Request-Id`), then those rewritten fields.
+/// (`Host`, `X-Forwarded-*`, `X-Request-Id`, the trace context), then those rewritten fields.
 final class RequestRewriter {
     /// What a request drops, by which credentials it carries that the sidecar removes. A
     /// class: choosing one per request then retains one reference, not four.
@@ -48,6 +48,7 @@ final class RequestRewriter {
     init(options: ProxyOptions) {
         let dropped = options.strippedHeaders + [
             "host", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-request-id",
+            "traceparent", "tracestate",
         ]
         fromTrustedPeer = DropSets(dropped)
         fromOtherPeer = DropSets(dropped + Self.forwardingFields)
@@ -88,26 +89,29 @@ final class RequestRewriter {
     }
 
     /// Writes the upstream head into `buffer` (one copy, straight into its free space).
-    /// `normalizedPath` is what the access decision was made on; `requestId` the id to send.
+    /// `normalizedPath` is what the access decision was made on; `requestId` the id to send;
+    /// `trace` the request's trace (its `traceparent` names the sidecar's span).
     /// False only if libevent could not allocate the space.
     func write(
         _ head: HTTPRequestHead, _ view: HeadView, normalizedPath: [UInt8], peerText: [UInt8], peerTrusted: Bool,
-        requestId: [UInt8], identity: RequestIdentity, to buffer: ByteQueue
+        requestId: [UInt8], trace: TraceContext, identity: RequestIdentity, to buffer: ByteQueue
     ) -> Bool {
         // Every byte of the client's head is written at most twice (its Host value goes to
         // Host and X-Forwarded-Host); the rest is what this sidecar adds.
         var bound = 2 * view.bytes.count + basePath.count + normalizedPath.count + upstreamHost.count
-            + peerText.count + scheme.count + requestId.count + 256
+            + peerText.count + scheme.count + requestId.count + 256 + TraceContext.traceparentLength
+        if trace.forwardsTracestate { bound += TraceContext.maxTracestateBytes + 16 }
         if auth != nil { bound += ForwardedIdentity.bound(identity) }
         guard var reserved = ReservedHead(in: buffer, bound: bound) else { return false }
         write(head, view, normalizedPath: normalizedPath, peerText: peerText, peerTrusted: peerTrusted,
-              requestId: requestId, identity: identity, into: &reserved.out)
+              requestId: requestId, trace: trace, identity: identity, into: &reserved.out)
         return reserved.commit()
     }
 
     private func write(
         _ head: HTTPRequestHead, _ view: HeadView, normalizedPath: [UInt8], peerText: [UInt8],
-        peerTrusted: Bool, requestId: [UInt8], identity: RequestIdentity, into out: inout HeadBuffer
+        peerTrusted: Bool, requestId: [UInt8], trace: TraceContext, identity: RequestIdentity,
+        into out: inout HeadBuffer
     ) {
         func bytes(_ range: ByteRange) -> UnsafeRawBufferPointer { view[range] }
         out.append(bytes(head.methodRange))
@@ -170,7 +174,21 @@ final class RequestRewriter {
 
         out.append("\r\nX-Request-Id: ")
         out.append(requestId)
+        out.append("\r\ntraceparent: ")
+        out.append(count: TraceContext.traceparentLength) { trace.writeTraceparent(to: $0) }
+        if trace.forwardsTracestate { appendTracestate(of: view, into: &out) }
         out.append("\r\n\r\n")
+    }
+
+    /// The client's `tracestate` fields as one (joined by commas, as the specification
+    /// allows), already found to fit `TraceContext.maxTracestateBytes`.
+    private func appendTracestate(of view: HeadView, into out: inout HeadBuffer) {
+        var first = true
+        for field in view.fields where !field.value.isEmpty && view.name(of: field, is: "tracestate") {
+            out.append(first ? "\r\ntracestate: " : ",")
+            out.append(view[field.value])
+            first = false
+        }
     }
 }
 

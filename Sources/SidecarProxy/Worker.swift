@@ -20,6 +20,7 @@ final class Worker {
     private(set) var reaper: Reaper
     private(set) var accessLog: AccessLog?
     var requestIDs = RequestIDGenerator()
+    var traceIDs = TraceIDGenerator()
     /// Scratch buffers for composing heads (never used re-entrantly).
     var lineScratch = ByteBuilder()
     /// Arrays of heads this loop is done with, refilled by its next parses (no allocation

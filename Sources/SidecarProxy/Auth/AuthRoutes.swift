@@ -82,12 +82,15 @@ struct EndpointRequest {
     /// The exchange's request id (the client's valid `X-Request-Id` or a generated one), so
     /// an endpoint's log lines can be matched with the access line and the user's report.
     var requestId: String = ""
+    /// The exchange's trace id (32 hex digits), on the same lines as the request id.
+    var traceId: String = ""
 
     /// The sign-in logger with this request's id on every line, so each line an endpoint
     /// writes joins its access line.
     var logger: Logger {
         var logger = Authenticator.endpointLogger
         logger[metadataKey: "request_id"] = .string(requestId)
+        logger[metadataKey: "trace_id"] = .string(traceId)
         return logger
     }
 }

@@ -15,6 +15,7 @@ extension ClientConnection {
         worker.metrics.recordRequestDuration(route: route, ms: now - exchange.startedMs)
         if let incomplete = exchange.incomplete { worker.metrics.recordIncomplete(incomplete) }
         guard let log = worker.accessLog else { return }
+        if !exchange.trace.isSet { startTrace() }
         // Moved out and back (no copy, so no retain): a read of the optional stored head copies it.
         let head = exchange.request.take()
         defer { exchange.request = head }
@@ -24,7 +25,7 @@ extension ClientConnection {
                 exchange.path.withUnsafeBytes { normalizedPath in
                     worker.upstreamText.withUnsafeBytes { upstreamText in
                         var entry = AccessLog.Entry(
-                            timestampMs: now, requestId: id, client: peer,
+                            timestampMs: now, requestId: id, trace: exchange.trace, client: peer,
                             path: head == nil ? AccessLog.none : normalizedPath, status: exchange.status,
                             bytes: exchange.bytesSent,
                             durationMs: now - exchange.startedMs,

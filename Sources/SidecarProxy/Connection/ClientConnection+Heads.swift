@@ -54,6 +54,7 @@ extension ClientConnection {
     /// Decides and answers locally or forwards.
     func route(_ head: HTTPRequestHead, _ view: HeadView) {
         chooseRequestId(view)
+        chooseTrace(view)
         let valid: Bool
         do {
             try PathNormalizer.normalize(view[head.path], into: &exchange.path)
@@ -106,5 +107,26 @@ extension ClientConnection {
             }
         }
         worker.requestIDs.next(into: &exchange.requestId)
+    }
+
+    /// Continues the client's `traceparent` when it is valid and its sender trusted
+    /// (`tracing.trust_incoming`, or a peer in `trusted_proxies`); otherwise starts a trace.
+    func chooseTrace(_ view: HeadView) {
+        if worker.options.traceTrustIncoming || peerTrusted {
+            let incoming = view.incomingTrace()
+            if let parent = incoming.parent {
+                exchange.trace = .continuing(
+                    parent, spanId: worker.traceIDs.nonZero(), tracestate: incoming.tracestateFits)
+                return
+            }
+        }
+        startTrace()
+    }
+
+    /// A new trace for the exchange (no usable `traceparent`, or none read: a refused head).
+    func startTrace() {
+        exchange.trace = .starting(
+            traceIdHigh: worker.traceIDs.next(), traceIdLow: worker.traceIDs.nonZero(),
+            spanId: worker.traceIDs.nonZero())
     }
 }

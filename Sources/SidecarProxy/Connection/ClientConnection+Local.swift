@@ -70,7 +70,11 @@ extension ClientConnection {
         guard let auth = worker.auth, let request = exchange.request else { return }
         let call = EndpointRequest(
             head: request, body: body, isAPIClient: worker.policy.isAPIClient(request, path: exchange.path),
-            requestId: String(decoding: exchange.requestId, as: UTF8.self))
+            requestId: String(decoding: exchange.requestId, as: UTF8.self),
+            traceId: String(unsafeUninitializedCapacity: 32) { [trace = exchange.trace] buffer in
+                trace.writeTraceId(to: UnsafeMutableRawPointer(buffer.baseAddress!))
+                return 32
+            })
         localGeneration &+= 1
         let generation = localGeneration
         let answer = auth.handle(endpoint, call) { [weak self] answer in
@@ -93,6 +97,7 @@ extension ClientConnection {
         if machine.receive(.refused) == .startRefusal {
             exchange.startedMs = worker.nowMs
             worker.requestIDs.next(into: &exchange.requestId)
+            startTrace()
         }
         respond(.plain(code))
     }

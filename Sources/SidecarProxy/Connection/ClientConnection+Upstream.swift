@@ -43,7 +43,7 @@ extension ClientConnection {
         guard let upstream = exchange.upstream else { return }
         guard worker.rewriter.write(
             head, view, normalizedPath: exchange.path, peerText: peerText, peerTrusted: peerTrusted,
-            requestId: exchange.requestId, identity: exchange.identity, to: upstream.stream.output)
+            requestId: exchange.requestId, trace: exchange.trace, identity: exchange.identity, to: upstream.stream.output)
         else {
             failUpstream(503)
             return

@@ -12,6 +12,9 @@ struct Exchange {
     var facts = RequestFacts()
     var path: [UInt8] = []
     var requestId: [UInt8] = []
+    /// The request's trace: continued from the client or started here, decided with the
+    /// request id.
+    var trace = TraceContext()
     /// The session of the request and the credentials to strip.
     var identity = RequestIdentity()
     var startedMs: Int64 = 0
@@ -60,6 +63,7 @@ struct Exchange {
         facts = RequestFacts()
         if !path.isEmpty { path.removeAll(keepingCapacity: true) }
         if !requestId.isEmpty { requestId.removeAll(keepingCapacity: true) }
+        trace = TraceContext()
         identity.reset()
         startedMs = 0
         upstreamStartedMs = 0

@@ -1,4 +1,5 @@
 import SidecarEvent
+import SidecarHTTP
 
 /// One line per request, in the configured format (`log.format`), formatted by hand into a
 /// per-worker buffer and flushed when it is large or on a short timer — not one write per
@@ -28,6 +29,7 @@ final class AccessLog {
     struct Entry {
         var timestampMs: Int64
         var requestId: UnsafeRawBufferPointer
+        var trace: TraceContext
         var client: UnsafeRawBufferPointer
         var method = AccessLog.none
         var host = AccessLog.none
@@ -68,6 +70,7 @@ final class AccessLog {
         // The request id is [A-Za-z0-9._-] (generated, or accepted only so: RequestIDGenerator)
         // and the method a token: both bare. The user id is bare when its session said so.
         if e.requestId.isEmpty { line.string(Key.requestID, e.requestId) } else { line.bare(Key.requestID, e.requestId) }
+        line.traceId(Key.traceID, e.trace)
         line.string(Key.client, e.client)
         if e.methodIsToken, !e.method.isEmpty { line.bare(Key.method, e.method) } else { line.string(Key.method, e.method) }
         if !e.host.isEmpty { line.string(Key.host, e.host) }
@@ -106,6 +109,7 @@ final class AccessLog {
 extension LogLineWriter.Key {
     static let reason = Self(json: ",\"reason\":", text: " reason=")
     static let requestID = Self(json: ",\"request_id\":", text: " request_id=")
+    static let traceID = Self(json: ",\"trace_id\":", text: " trace_id=")
     static let client = Self(json: ",\"client\":", text: " client=")
     static let method = Self(json: ",\"method\":", text: " method=")
     static let host = Self(json: ",\"host\":", text: " host=")

@@ -91,6 +91,19 @@ struct LogLineWriter {
         out.commit(n)
     }
 
+    /// A trace id: 32 lower-case hex digits, bare, written straight from its value.
+    mutating func traceId(_ key: Key, _ trace: TraceContext) {
+        let json = format == .json
+        append(json ? key.json : key.text)
+        let at = out.reserve(34)
+        var n = 0
+        if json { at[0] = UInt8(ascii: "\""); n = 1 }
+        trace.writeTraceId(to: UnsafeMutableRawPointer(at + n))
+        n += 32
+        if json { at[n] = UInt8(ascii: "\""); n += 1 }
+        out.commit(n)
+    }
+
     /// Whether `bare` may write `value`.
     static func isBare(_ value: some Collection<UInt8>) -> Bool {
         !value.isEmpty && value.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
