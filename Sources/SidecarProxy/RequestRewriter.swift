@@ -99,7 +99,7 @@ final class RequestRewriter {
         // Every byte of the client's head is written at most twice (its Host value goes to
         // Host and X-Forwarded-Host); the rest is what this sidecar adds.
         var bound = 2 * view.bytes.count + basePath.count + normalizedPath.count + upstreamHost.count
-            + peerText.count + scheme.count + requestId.count + 256 + TraceContext.traceparentLength
+            + peerText.count + scheme.count + requestId.count + 256 + TraceContext.traceparentFieldLength
         if trace.forwardsTracestate { bound += TraceContext.maxTracestateBytes + 16 }
         if auth != nil { bound += ForwardedIdentity.bound(identity) }
         guard var reserved = ReservedHead(in: buffer, bound: bound) else { return false }
@@ -174,8 +174,7 @@ final class RequestRewriter {
 
         out.append("\r\nX-Request-Id: ")
         out.append(requestId)
-        out.append("\r\ntraceparent: ")
-        out.append(count: TraceContext.traceparentLength) { trace.writeTraceparent(to: $0) }
+        out.append(count: TraceContext.traceparentFieldLength) { trace.writeTraceparentField(to: $0) }
         if trace.forwardsTracestate { appendTracestate(of: view, into: &out) }
         out.append("\r\n\r\n")
     }

@@ -20,7 +20,15 @@ final class Worker {
     private(set) var reaper: Reaper
     private(set) var accessLog: AccessLog?
     var requestIDs = RequestIDGenerator()
-    var traceIDs = TraceIDGenerator()
+    /// Trace and span ids. Behind a pointer the worker owns: a connection draws through it
+    /// with a plain load, where calling into the worker retains and releases it each time.
+    let traceIDs: UnsafeMutablePointer<TraceIDGenerator> = {
+        let pointer = UnsafeMutablePointer<TraceIDGenerator>.allocate(capacity: 1)
+        pointer.initialize(to: TraceIDGenerator())
+        return pointer
+    }()
+    /// `options.traceTrustIncoming`, read on every request without going through `options`.
+    private(set) var trustIncomingTrace = true
     /// Scratch buffers for composing heads (never used re-entrantly).
     var lineScratch = ByteBuilder()
     /// Arrays of heads this loop is done with, refilled by its next parses (no allocation
@@ -63,6 +71,7 @@ final class Worker {
         self.upstreamAddress = upstreamAddress
         loop = try EventLoop()
         self.options = options
+        trustIncomingTrace = options.traceTrustIncoming
         // Before anything on this loop asks the store (the forwarder does at once).
         options.auth?.shared.store.attach(to: loop)
         metrics = MetricsRecorder(loop: loop, board: board, readiness: readiness, worker: index)
@@ -99,6 +108,11 @@ final class Worker {
         reloadWakeup = Wakeup(loop: loop, channel: reload) { [unowned self] in self.applySettings() }
     }
 
+    deinit {
+        traceIDs.deinitialize(count: 1)
+        traceIDs.deallocate()
+    }
+
     /// SIGHUP: take the reloaded settings. Connections keep running; new requests see the
     /// new policy, header rules, limits and timeouts. A new upstream gets a new pool (the
     /// old one's idle connections close; busy ones finish and close).
@@ -106,6 +120,7 @@ final class Worker {
         let (options, address) = settings.current
         applyAuth(options)
         self.options = options
+        trustIncomingTrace = options.traceTrustIncoming
         policy = AccessPolicy(options: options, auth: auth)
         rewriter = RequestRewriter(options: options)
         headLimits = HTTPHeadLimits(maxHeadBytes: options.maxHeaderBytes)

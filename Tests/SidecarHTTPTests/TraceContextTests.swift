@@ -85,6 +85,12 @@ final class TraceContextTests: XCTestCase {
         XCTAssertFalse(started.forwardsTracestate)
         XCTAssertTrue(started.isSet)
         XCTAssertFalse(TraceContext().isSet)
+
+        var field = [UInt8](repeating: 0, count: TraceContext.traceparentFieldLength)
+        field.withUnsafeMutableBytes { started.writeTraceparentField(to: $0.baseAddress!) }
+        XCTAssertEqual(
+            String(decoding: field, as: UTF8.self),
+            "\r\ntraceparent: 00-fedcba9876543210000000000000000a-ffffffffffffffff-01")
     }
 
     func testHexDigitsMatchTheOneByOneFormatting() {

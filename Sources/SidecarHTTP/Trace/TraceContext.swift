@@ -54,6 +54,17 @@ public struct TraceContext: Sendable, Equatable {
         out.storeBytes(of: Hex16.digits(traceIdLow & 0xffff_ffff), toByteOffset: 24, as: UInt64.self)
     }
 
+    /// CRLF, `traceparent: ` and the value `writeTraceparent` writes.
+    public static let traceparentFieldLength = 15 + traceparentLength
+
+    /// Writes CRLF (ending the field before it), `traceparent: ` and the value sent upstream
+    /// — `traceparentFieldLength` bytes, in place: every forwarded head has this field.
+    @inlinable public func writeTraceparentField(to out: UnsafeMutableRawPointer) {
+        let name: StaticString = "\r\ntraceparent: "
+        out.copyMemory(from: name.utf8Start, byteCount: 15)
+        writeTraceparent(to: out + 15)
+    }
+
     /// Writes the `traceparent` value sent upstream (version 00, this trace, the sidecar's
     /// span, the flags) — `traceparentLength` bytes at `out`.
     @inlinable public func writeTraceparent(to out: UnsafeMutableRawPointer) {
@@ -142,7 +153,8 @@ public enum Hex16 {
         x = (x | x << 8) & 0x00ff_00ff_00ff_00ff
         x = (x | x << 4) & 0x0f0f_0f0f_0f0f_0f0f
         let letters = ((x &+ 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101
-        x = x &+ 0x3030_3030_3030_3030 &+ letters &* 39
+        // `letters * 39` (from `9` + 1 to `a`) as shifts: bits that never overlap.
+        x = x &+ 0x3030_3030_3030_3030 &+ (letters << 5 | letters << 2 | letters << 1 | letters)
         return x.bigEndian
     }
 }
@@ -168,10 +180,12 @@ extension HeadView {
         var parents = 0
         var tracestateBytes = -1
         for field in fields {
-            if ByteCompare.equalsLowercased(bytes, field.name, "traceparent") {
+            // Every request pays for this loop: most names miss on their length alone.
+            let length = field.name.count
+            if length == 11, ByteCompare.equalsLowercased(bytes, field.name, "traceparent") {
                 parents += 1
                 parentField = field.value
-            } else if !field.value.isEmpty, ByteCompare.equalsLowercased(bytes, field.name, "tracestate") {
+            } else if length == 10, !field.value.isEmpty, ByteCompare.equalsLowercased(bytes, field.name, "tracestate") {
                 tracestateBytes += field.value.count + 1
             }
         }

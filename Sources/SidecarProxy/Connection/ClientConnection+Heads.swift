@@ -112,11 +112,11 @@ extension ClientConnection {
     /// Continues the client's `traceparent` when it is valid and its sender trusted
     /// (`tracing.trust_incoming`, or a peer in `trusted_proxies`); otherwise starts a trace.
     func chooseTrace(_ view: HeadView) {
-        if worker.options.traceTrustIncoming || peerTrusted {
+        if worker.trustIncomingTrace || peerTrusted {
             let incoming = view.incomingTrace()
             if let parent = incoming.parent {
                 exchange.trace = .continuing(
-                    parent, spanId: worker.traceIDs.nonZero(), tracestate: incoming.tracestateFits)
+                    parent, spanId: worker.traceIDs.pointee.spanId(), tracestate: incoming.tracestateFits)
                 return
             }
         }
@@ -125,8 +125,6 @@ extension ClientConnection {
 
     /// A new trace for the exchange (no usable `traceparent`, or none read: a refused head).
     func startTrace() {
-        exchange.trace = .starting(
-            traceIdHigh: worker.traceIDs.next(), traceIdLow: worker.traceIDs.nonZero(),
-            spanId: worker.traceIDs.nonZero())
+        exchange.trace = worker.traceIDs.pointee.startTrace()
     }
 }
