@@ -9,9 +9,10 @@ final class TraceContextTests: XCTestCase {
         Array(text.utf8).withUnsafeBytes { TraceParent.parse($0) }
     }
 
-    private func head(_ fields: String) -> HTTPRequestHead {
+    /// Nil (the caller fails the case) when the fixture is not a complete, valid head.
+    private func head(_ fields: String) -> HTTPRequestHead? {
         guard case .success(let head?) = parseRequest(crlf("GET / HTTP/1.1\nHost: a\n" + fields + "\n")) else {
-            fatalError("test head did not parse")
+            return nil
         }
         return head
     }
@@ -130,7 +131,11 @@ final class TraceContextTests: XCTestCase {
             ("traceparent: garbage\ntracestate: a=1\n", IncomingTrace(parent: nil, tracestateFits: true)),
         ]
         for (fields, expected) in cases {
-            XCTAssertEqual(head(fields).withView { $0.incomingTrace() }, expected, fields)
+            guard let head = head(fields) else {
+                XCTFail("the test head did not parse: \(fields)")
+                continue
+            }
+            XCTAssertEqual(head.withView { $0.incomingTrace() }, expected, fields)
         }
     }
 }
