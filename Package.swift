@@ -34,6 +34,9 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL", path: "Sources/COpenSSL",
             providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CNGHTTP2", path: "Sources/CNGHTTP2",
+            providers: [.apt(["libnghttp2-dev"])]),
 
         // Crypto & JOSE: primitives over OpenSSL EVP, JWS/JWT, Apple tokens, sealed sessions.
         .target(name: "SidecarCrypto", dependencies: ["COpenSSL", "CByteScan"], swiftSettings: hotPathSettings),
@@ -43,6 +46,8 @@ let package = Package(
         .target(name: "CSendRing", cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("uring")]),
         // HTTP/1.1 codec and URL/path rules: no I/O.
         .target(name: "SidecarHTTP", dependencies: ["CByteScan"], swiftSettings: hotPathSettings),
+        // HTTP/2 sessions over libnghttp2: frames in, HTTP/1.1 request heads and stream events out.
+        .target(name: "SidecarHTTP2", dependencies: ["CNGHTTP2", "SidecarHTTP"], swiftSettings: hotPathSettings),
         // Event loop & sockets on libevent.
         .target(
             name: "SidecarEvent", dependencies: ["CEvent", "COpenSSL", "CSendRing", "SidecarHTTP"],
@@ -68,8 +73,8 @@ let package = Package(
         .target(
             name: "SidecarProxy",
             dependencies: [
-                "SidecarCrypto", "SidecarHTTP", "SidecarEvent", "SidecarConfig", "SidecarApple", "SidecarStore",
-                .product(name: "Logging", package: "swift-log"),
+                "SidecarCrypto", "SidecarHTTP", "SidecarHTTP2", "SidecarEvent", "SidecarConfig", "SidecarApple",
+                "SidecarStore", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: hotPathSettings),
         // CLI.
@@ -93,6 +98,7 @@ let package = Package(
 
         .testTarget(name: "SidecarCryptoTests", dependencies: ["SidecarCrypto"]),
         .testTarget(name: "SidecarHTTPTests", dependencies: ["SidecarHTTP"]),
+        .testTarget(name: "SidecarHTTP2Tests", dependencies: ["SidecarHTTP2", "CNGHTTP2"]),
         .testTarget(name: "SidecarEventTests", dependencies: ["SidecarEvent"]),
         .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig"]),
         .testTarget(name: "SidecarStoreTests", dependencies: ["SidecarStore"]),

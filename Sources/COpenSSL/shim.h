@@ -67,6 +67,19 @@ static int sidecar_alpn_select_http11(SSL *s, const unsigned char **out, unsigne
     return SSL_TLSEXT_ERR_NOACK;
 }
 static inline void sidecar_SSL_CTX_select_http11(SSL_CTX *c) { SSL_CTX_set_alpn_select_cb(c, sidecar_alpn_select_http11, NULL); }
+// ALPN with HTTP/2 on: `h2` when the client offers it, else `http/1.1` (the server's order).
+static int sidecar_alpn_select_h2(SSL *s, const unsigned char **out, unsigned char *outlen,
+                                  const unsigned char *in, unsigned int inlen, void *arg) {
+    static const unsigned char h2[] = { 2, 'h', '2' };
+    static const unsigned char http11[] = { 8, 'h', 't', 't', 'p', '/', '1', '.', '1' };
+    (void)s; (void)arg;
+    if (SSL_select_next_proto((unsigned char **)out, outlen, h2, sizeof h2, in, inlen) == OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_OK;
+    if (SSL_select_next_proto((unsigned char **)out, outlen, http11, sizeof http11, in, inlen) == OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_OK;
+    return SSL_TLSEXT_ERR_NOACK;
+}
+static inline void sidecar_SSL_CTX_select_h2(SSL_CTX *c) { SSL_CTX_set_alpn_select_cb(c, sidecar_alpn_select_h2, NULL); }
 static inline int sidecar_password_declined(char *buf, int size, int rwflag, void *u) { (void)buf; (void)size; (void)rwflag; (void)u; return 0; }
 static inline void sidecar_SSL_CTX_decline_passwords(SSL_CTX *c) { SSL_CTX_set_default_passwd_cb(c, sidecar_password_declined); }
 #endif

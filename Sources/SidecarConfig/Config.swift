@@ -15,6 +15,8 @@ public struct Config: Sendable {
     public var proxyProtocol = false
     /// Serve HTTPS directly when set.
     public var tls: TLS?
+    /// HTTP/2 beside HTTP/1.1: `h2` by ALPN over TLS, the prior-knowledge preface in the clear.
+    public var http2 = ConfigDefaults.http2
     /// Event loops, one per thread, sharing the port.
     public var workers: Int
 
@@ -214,6 +216,8 @@ public struct Config: Sendable {
         public var minBodyRate: Int
         /// Requests per client address to the endpoints that store a single-use key or call Apple.
         public var signInRate: SignInRate = .default
+        /// Concurrent streams on one HTTP/2 connection.
+        public var maxStreams = ConfigDefaults.maxStreams
     }
 }
 

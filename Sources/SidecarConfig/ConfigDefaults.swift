@@ -23,6 +23,8 @@ public enum ConfigDefaults {
 
     // `limits.*`
     public static let maxHeaderBytes = 16 << 10
+    public static let maxStreams = 100
+    public static let http2 = true
     public static let maxBodyBytes = 64 << 10
     /// 0: unlimited.
     public static let maxUploadBytes = 0

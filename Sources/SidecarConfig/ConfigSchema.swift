@@ -60,14 +60,20 @@ struct ConfigSchema {
         let tracing = Config.Tracing(
             trustIncoming: root.section("tracing").bool("trust_incoming", default: ConfigDefaults.traceTrustIncoming))
 
+        let http2 = root.bool("http2", default: ConfigDefaults.http2)
+        limits.maxStreams = limitsSection.value(
+            "max_streams", default: ConfigDefaults.maxStreams, Parse.integer(in: 1...1000))
+
         guard let publicURL, let upstream, let apple, let session else { return nil }
-        return Config(
+        var config = Config(
             file: file, listen: listen, trustedProxies: trustedProxies, proxyProtocol: proxyProtocol, tls: tls,
             workers: workers, publicURL: publicURL, upstream: upstream, upstreamTimeout: upstreamTimeout,
             upstreamConnectTimeout: upstreamConnectTimeout, preserveHost: preserveHost, routes: routes,
             apple: apple, session: session, access: access, headers: headers, assertion: assertion,
             notifications: notifications, revocations: revocations, admin: admin, log: log, limits: limits,
             pages: pages, tracing: tracing, warnings: warnings)
+        config.http2 = http2
+        return config
     }
 
     // MARK: Sections

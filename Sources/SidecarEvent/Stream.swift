@@ -17,6 +17,19 @@ public protocol StreamDelegate: AnyObject {
     func streamPreambleReadable(_ stream: Stream)
 }
 
+/// Carries a stream that has no socket of its own: an HTTP/2 stream, whose bytes travel in
+/// the frames of its connection. The carrier appends to `input` and calls the delegate as a
+/// socket would; it takes what the owner writes to `output` as the window allows, marking it
+/// with `recordCarriedWrite`.
+public protocol StreamCarrier: AnyObject {
+    /// The owner flushed: `output` has bytes for the carrier.
+    func carriedStreamHasOutput(_ stream: Stream)
+    /// The owner resumed reading: it has taken input the carrier may acknowledge.
+    func carriedStreamWantsInput(_ stream: Stream)
+    /// The owner closed the stream (`shutdownWrite` counts: the response is complete).
+    func carriedStreamClosed(_ stream: Stream)
+}
+
 extension StreamDelegate {
     public func streamDidHandshake(_ stream: Stream) {}
     public func streamPreambleReadable(_ stream: Stream) { stream.endPreamble() }
@@ -65,6 +78,9 @@ public final class Stream {
     /// The owner reads what precedes the stream's data from the socket itself (see
     /// `Stream+Preamble.swift`); until it ends, reading neither fills `input` nor feeds TLS.
     public internal(set) var awaitsPreamble: Bool
+    /// Set for a carried stream (`init(loop:carrier:)`), nil for a socket: one nil check per
+    /// flush is what sockets pay for it.
+    public private(set) unowned(unsafe) var carrier: (any StreamCarrier)?
 
     /// `tls`: serve TLS on the accepted socket `fd` (the handshake runs first; nothing is
     /// reported to the delegate before it completes). `preamble`: the delegate reads a
@@ -103,6 +119,21 @@ public final class Stream {
         if tls != nil { attachTLS() }
     }
 
+    /// A stream without a socket, carried by `carrier` (see `StreamCarrier`).
+    public init(loop: EventLoop, carrier: any StreamCarrier) {
+        fd = -1
+        awaitsPreamble = false
+        input = ByteQueue(evbuffer_new())
+        output = ByteQueue(evbuffer_new())
+        wire = output
+        scratch = loop.readScratch
+        self.loop = .passUnretained(loop)
+        self.carrier = carrier
+    }
+
+    /// The carrier took `count` bytes of `output` into its frames.
+    public func recordCarriedWrite(_ count: Int) { bytesWritten &+= UInt64(count) }
+
     deinit {
         close()
         tls?.free()
@@ -124,6 +155,10 @@ public final class Stream {
     @discardableResult
     public func flush() -> Int32 {
         guard !isClosed else { return EPIPE }
+        if let carrier {
+            carrier.carriedStreamHasOutput(self)
+            return 0
+        }
         guard !connecting else { return 0 }
         if tls != nil {
             let error = encryptOutput()
@@ -203,6 +238,10 @@ public final class Stream {
     /// or a failed write as a failed read (`stream(_:didRead: 0, error:)`).
     public func flushAtEndOfIteration() {
         guard !isFlushDeferred, !isClosed else { return }
+        if let carrier {
+            carrier.carriedStreamHasOutput(self)
+            return
+        }
         isFlushDeferred = true
         loop._withUnsafeGuaranteedRef { $0.deferFlush(self) }
     }
@@ -223,19 +262,27 @@ public final class Stream {
     public func pauseReading() {
         guard !isReadPaused, !isClosed else { return }
         isReadPaused = true
-        _ = event_del(readEvent)
+        if let readEvent { _ = event_del(readEvent) }
     }
 
     public func resumeReading() {
         guard isReadPaused, !isClosed else { return }
         isReadPaused = false
-        if !connecting { _ = event_add(readEvent, nil) }
+        if let carrier {
+            carrier.carriedStreamWantsInput(self)
+        } else if !connecting {
+            _ = event_add(readEvent, nil)
+        }
     }
 
     /// Closes the socket and stops all events; buffers stay readable until deinit.
     public func close() {
         guard !isClosed else { return }
         isClosed = true
+        if let carrier {
+            carrier.carriedStreamClosed(self)
+            return
+        }
         if let readEvent { _ = event_del(readEvent) }
         if let writeEvent { _ = event_del(writeEvent) }
         Socket.close(fd)

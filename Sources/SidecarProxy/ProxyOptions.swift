@@ -45,6 +45,9 @@ public struct ProxyOptions: Sendable {
     /// Each connection on the public listener begins with a PROXY protocol header from one of
     /// `trustedProxies`; its source address is then the client's.
     public var proxyProtocol = false
+    /// HTTP/2 beside HTTP/1.1 (`http2`), and its concurrent streams per connection.
+    public var http2 = ConfigDefaults.http2
+    public var maxStreams = ConfigDefaults.maxStreams
     /// Scheme of the public listener: `https` when `tls` is set.
     public var scheme = "http"
     /// `tls.cert_file`/`tls.key_file`: serve HTTPS on the public listener. Read on each accept,
@@ -98,6 +101,8 @@ extension ProxyOptions {
         strippedHeaders = config.headers.identityHeaders + config.headers.strip
         trustedProxies = config.trustedProxies.map(\.description)
         proxyProtocol = config.proxyProtocol
+        http2 = config.http2
+        maxStreams = config.limits.maxStreams
         adminListen = config.admin.listen.description
         accessLog = config.log.access
         textLogs = config.log.format == .text

@@ -2,6 +2,7 @@ import Glibc
 import Logging
 import SidecarEvent
 import SidecarHTTP
+import SidecarHTTP2
 
 /// One event loop on one thread with its own listening socket (SO_REUSEPORT), its own
 /// upstream pool, access-log buffer and request-id generator. Nothing mutable is shared
@@ -36,7 +37,7 @@ final class Worker {
     private var spareHeads: [HeadArrays] = []
     private static let spareHeadLimit = 64
     private var listener: Listener?
-    private var clients: [ObjectIdentifier: ClientConnection] = [:]
+    private var clients: [ObjectIdentifier: any FrontConnection] = [:]
     private let maxConnections: Int
     private(set) var isDraining = false
     private var drainDeadline: Timer?
@@ -50,6 +51,7 @@ final class Worker {
     private var upstreamFailureLog = RateLimitedLog(intervalMs: 10_000)
     /// Connections refused before their PROXY protocol header was read (`proxy_protocol`).
     private var proxyHeaderRefusalLog = RateLimitedLog(intervalMs: 10_000)
+    private var http2RefusalLog = RateLimitedLog(intervalMs: 10_000)
     let metrics: MetricsRecorder
     /// Delivers queued account events to `notifications.forward_to`; on worker 0 only.
     private var forwarder: NotificationForwarder?
@@ -182,7 +184,6 @@ final class Worker {
         if clients.count >= maxConnections { listener?.pause() }
     }
 
-    /// Called by a connection when it has closed for good.
     /// Arrays for the next head parsed on this loop.
     func spareHead() -> HeadArrays { spareHeads.popLast() ?? HeadArrays() }
 
@@ -192,7 +193,16 @@ final class Worker {
         spareHeads.append(arrays)
     }
 
-    func connectionClosed(_ client: ClientConnection) {
+    /// An HTTP/1.1 connection that turned out to speak HTTP/2 (the connection preface, or
+    /// `h2` by ALPN) gives its socket to `successor`, which takes its place in the count.
+    func handOver(from client: ClientConnection, to successor: HTTP2Connection) {
+        guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
+        clients[ObjectIdentifier(successor)] = successor
+        reaper.retire(client)
+    }
+
+    /// Called by a connection when it has closed for good.
+    func connectionClosed(_ client: any FrontConnection) {
         if let removed = clients.removeValue(forKey: ObjectIdentifier(client)) {
             reaper.retire(removed)
             metrics.setOpenConnections(clients.count)
@@ -268,6 +278,16 @@ final class Worker {
         if suppressed > 0 { metadata["suppressed"] = .stringConvertible(suppressed) }
         Logger(label: "sidecar").info("connection closed before its PROXY protocol header was read: \(detail)",
                                       metadata: metadata)
+    }
+
+    /// An HTTP/2 connection ended for exceeding a bound: logged at most once per interval.
+    func logHTTP2Refusal(_ reason: H2Session.Refusal, peer: [UInt8]) {
+        guard let suppressed = http2RefusalLog.shouldLog(nowMs: nowMs) else { return }
+        var metadata: Logger.Metadata = [
+            "peer": "\(String(decoding: peer, as: UTF8.self))", "reason": "\(reason.rawValue)",
+        ]
+        if suppressed > 0 { metadata["suppressed"] = .stringConvertible(suppressed) }
+        Logger(label: "sidecar").warning("HTTP/2 connection ended with GOAWAY (ENHANCE_YOUR_CALM)", metadata: metadata)
     }
 
     func logUpstreamFailure(_ stage: StaticString, errno code: Int32) {

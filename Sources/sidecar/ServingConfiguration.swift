@@ -56,7 +56,7 @@ struct ServingConfiguration {
             // The pair is read and checked here, so `check` refuses what `run` could not serve
             // and a reload with a bad pair keeps the one in use.
             do {
-                let context = try TLSServerContext(certFile: tls.certFile, keyFile: tls.keyFile)
+                let context = try TLSServerContext(certFile: tls.certFile, keyFile: tls.keyFile, http2: config.http2)
                 options.tls = context
                 options.scheme = "https"
                 if !context.names(host: config.publicURL.host) {

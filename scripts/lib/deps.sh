@@ -9,11 +9,12 @@ apt_ensure() {
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
   fi
 }
-ensure_build_deps() { apt_ensure libevent-dev libssl-dev liburing-dev pkg-config; }
+ensure_build_deps() { apt_ensure libevent-dev libssl-dev liburing-dev libnghttp2-dev pkg-config; }
 ensure_test_deps() {
-  apt_ensure nginx openssl curl chromium chromium-driver caddy redis-server redis-tools haproxy
+  apt_ensure nginx openssl curl chromium chromium-driver caddy redis-server redis-tools haproxy nghttp2-client
   python3 -c 'import pytest, cryptography' 2>/dev/null || python3 -m pip install -q pytest cryptography
   python3 -c 'import selenium' 2>/dev/null || python3 -m pip install -q selenium
   python3 -c 'import jwt' 2>/dev/null || python3 -m pip install -q pyjwt
+  python3 -c 'import h2, httpx' 2>/dev/null || python3 -m pip install -q h2 'httpx[http2]'
 }
 ensure_bench_deps() { apt_ensure nginx wrk openssl procps haproxy; }

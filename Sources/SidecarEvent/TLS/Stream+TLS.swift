@@ -34,11 +34,22 @@ extension Stream {
         tls?.ssl = nil
     }
 
+    /// The client chose `h2` by ALPN during the handshake.
+    public var negotiatedHTTP2: Bool {
+        guard let ssl = tls?.ssl else { return false }
+        var selected: UnsafePointer<UInt8>?
+        var length: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &selected, &length)
+        guard length == 2, let selected else { return false }
+        return selected[0] == UInt8(ascii: "h") && selected[1] == UInt8(ascii: "2")
+    }
+
     /// Ends the sending direction after everything queued was written: a TLS `close_notify`
     /// first (so the client can tell a complete response from a truncated one), then
     /// `shutdown(SHUT_WR)`.
     public func shutdownWrite() {
         guard !isClosed else { return }
+        if carrier != nil { return close() }
         if let ssl = tls?.ssl, tls?.handshaking == false {
             _ = SSL_shutdown(ssl)
             ERR_clear_error()

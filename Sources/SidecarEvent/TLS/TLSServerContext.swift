@@ -7,7 +7,7 @@ public struct TLSSetupError: Error, CustomStringConvertible {
 }
 
 /// The public listener's TLS configuration (`tls.cert_file`, `tls.key_file`): TLS 1.2 and
-/// 1.3 only, Mozilla's "intermediate" cipher suites, ALPN `http/1.1`, session resumption
+/// 1.3 only, Mozilla's "intermediate" cipher suites, ALPN `h2` (with `http2`) then `http/1.1`, session resumption
 /// (tickets and the server-side cache), a PEM certificate chain and an ECDSA or RSA key.
 ///
 /// Immutable once made and shared by every worker (OpenSSL allows `SSL_new` on one `SSL_CTX`
@@ -31,7 +31,7 @@ public final class TLSServerContext: @unchecked Sendable {
     /// Reads and checks the pair: the chain parses, the key parses (an encrypted key is
     /// refused, never prompted for), the key belongs to the certificate, and the certificate
     /// is valid now.
-    public init(certFile: String, keyFile: String, now: time_t = time(nil)) throws(TLSSetupError) {
+    public init(certFile: String, keyFile: String, http2: Bool = false, now: time_t = time(nil)) throws(TLSSetupError) {
         guard let ctx = SSL_CTX_new(TLS_server_method()) else { throw TLSSetupError(description: "tls: SSL_CTX_new failed") }
         self.ctx = ctx
         self.certFile = certFile
@@ -48,7 +48,7 @@ public final class TLSServerContext: @unchecked Sendable {
         _ = sidecar_SSL_CTX_set_mode(ctx, sidecar_SSL_MODE_server())
         // Read whole socket buffers at once: one read(2) per readiness, as for plain HTTP.
         sidecar_SSL_CTX_set_read_ahead(ctx, 1)
-        sidecar_SSL_CTX_select_http11(ctx)
+        if http2 { sidecar_SSL_CTX_select_h2(ctx) } else { sidecar_SSL_CTX_select_http11(ctx) }
         sidecar_SSL_CTX_decline_passwords(ctx)
         let sessionContext: [UInt8] = Array("sidecar".utf8)
         _ = SSL_CTX_set_session_id_context(ctx, sessionContext, UInt32(sessionContext.count))

@@ -1,3 +1,4 @@
+import SidecarHTTP2
 /// Counters one worker keeps without atomics on its own thread and publishes about once a
 /// second (only when something changed) for the admin listener's `/metrics`. Every family is
 /// a fixed-size array indexed by a label enum: recording never allocates (except the one
@@ -38,6 +39,10 @@ struct WorkerMetrics: Sendable {
     var incomplete = [UInt64](repeating: 0, count: IncompleteReason.allCases.count)
     /// [ProxyHeaderRefusal]
     var proxyHeaderRefusals = [UInt64](repeating: 0, count: ProxyHeaderRefusal.allCases.count)
+    /// HTTP/2 [connections, streams].
+    var http2: [UInt64] = [0, 0]
+    /// HTTP/2 connections ended with GOAWAY for misbehaving, by `H2Session.Refusal` (in `allCases` order).
+    var http2Refusals = [UInt64](repeating: 0, count: H2Session.Refusal.allCases.count)
     /// [AppleCall]
     var appleLatency = [LatencyHistogram](repeating: LatencyHistogram(), count: AppleCall.allCases.count)
 
@@ -70,6 +75,8 @@ struct WorkerMetrics: Sendable {
         add(b.jwksRefreshes, to: &sum.jwksRefreshes)
         add(b.incomplete, to: &sum.incomplete)
         add(b.proxyHeaderRefusals, to: &sum.proxyHeaderRefusals)
+        add(b.http2, to: &sum.http2)
+        add(b.http2Refusals, to: &sum.http2Refusals)
         add(b.notifications, to: &sum.notifications)
         add(b.forwards, to: &sum.forwards)
         add(b.accountDeletions, to: &sum.accountDeletions)

@@ -1,3 +1,4 @@
+import SidecarHTTP2
 import Synchronization
 
 /// The latest published counters of every worker; the admin loop renders their sum.
@@ -47,6 +48,15 @@ final class MetricsBoard: Sendable {
         for reason in ProxyHeaderRefusal.allCases {
             out.sample("sidecar_proxy_protocol_refusals_total", "reason=\"\(reason.label)\"",
                        total.proxyHeaderRefusals[reason.rawValue])
+        }
+        out.family("sidecar_http2_connections_total", "counter", "Client connections that spoke HTTP/2 (h2 or h2c).")
+        out.sample("sidecar_http2_connections_total", "", total.http2[0])
+        out.family("sidecar_http2_streams_total", "counter", "HTTP/2 streams that carried a request.")
+        out.sample("sidecar_http2_streams_total", "", total.http2[1])
+        out.family("sidecar_http2_refusals_total", "counter",
+                   "HTTP/2 connections ended with GOAWAY for exceeding a bound (floods, rapid reset, header lists), by reason.")
+        for (index, reason) in H2Session.Refusal.allCases.enumerated() {
+            out.sample("sidecar_http2_refusals_total", "reason=\"\(reason.rawValue)\"", total.http2Refusals[index])
         }
         out.family("sidecar_accept_descriptor_exhausted_total", "counter",
                    "Accepts that failed for lack of file descriptors (EMFILE/ENFILE); slots were freed each time.")

@@ -1,3 +1,4 @@
+import SidecarHTTP2
 import SidecarEvent
 
 /// A worker's side of `/metrics` and `/readyz` (loop thread only): plain counters published
@@ -42,6 +43,21 @@ final class MetricsRecorder {
 
     func recordProxyHeaderRefusal(_ reason: ProxyHeaderRefusal) {
         metrics.proxyHeaderRefusals[reason.rawValue] &+= 1
+        changed()
+    }
+
+    func recordHTTP2Connection() {
+        metrics.http2[0] &+= 1
+        changed()
+    }
+
+    func recordHTTP2Stream() {
+        metrics.http2[1] &+= 1
+        changed()
+    }
+
+    func recordHTTP2Refusal(_ reason: H2Session.Refusal) {
+        metrics.http2Refusals[H2Session.Refusal.allCases.firstIndex(of: reason) ?? 0] &+= 1
         changed()
     }
 

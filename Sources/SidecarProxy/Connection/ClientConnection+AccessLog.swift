@@ -35,6 +35,7 @@ extension ClientConnection {
                                 ? now - exchange.upstreamStartedMs : nil,
                             incomplete: exchange.incomplete,
                             sessionRefusal: refusal == .accepted ? nil : refusal)
+                        entry.http2 = isHTTP2
                         guard let opened = exchange.identity.opened else {
                             guard var user = exchange.actedForUser else {
                                 record(&entry, head, log)

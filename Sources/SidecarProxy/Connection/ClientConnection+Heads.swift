@@ -1,6 +1,7 @@
 import Glibc
 import SidecarEvent
 import SidecarHTTP
+import SidecarHTTP2
 
 /// Reading request heads and deciding what each request gets.
 extension ClientConnection {
@@ -19,6 +20,18 @@ extension ClientConnection {
             }
             let window = min(available, worker.headLimits.maxHeadBytes + 4)
             guard let prefix = stream.input.unsafePrefix(window) else { return }
+            if prefix[0] == UInt8(ascii: "P"), stream.bytesWritten == 0, worker.options.http2, !isHTTP2 {
+                switch HTTP2Preface.match(prefix) {
+                case .complete:
+                    becomeHTTP2()
+                    return
+                case .partial:
+                    perform(machine.receive(.headIncomplete))
+                    return
+                case .no:
+                    break
+                }
+            }
             let parsed: HTTPRequestHead?
             var spare = worker.spareHead()
             do {

@@ -50,10 +50,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         let options = worker.options
         let tls = options.tls
         machine = ConnectionStateMachine(
-            timeouts: .init(
-                idleMs: options.idleTimeoutMs, headerMs: options.headerTimeoutMs,
-                connectMs: options.upstreamConnectTimeoutMs, upstreamMs: options.upstreamTimeoutMs),
-            handshake: tls != nil, proxyHeader: options.proxyProtocol)
+            timeouts: Self.timeouts(options), handshake: tls != nil, proxyHeader: options.proxyProtocol)
         stream = Stream(loop: worker.loop, fd: fd, tls: tls, preamble: options.proxyProtocol)
         peerText = Array(peer.ipText.utf8)
         peerTrusted = worker.rewriter.isTrusted(peer)
@@ -62,6 +59,30 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         deadline = Timer(loop: worker.loop) { [unowned self] in self.deadlineFired() }
         perform(machine.initialDeadline)
     }
+
+    /// One HTTP/2 stream's exchange: its request arrives as an HTTP/1.1 head and body on a
+    /// stream `connection` carries, and its HTTP/1.1 answer goes back the same way
+    /// (`HTTP2Connection`). It serves that one exchange and closes.
+    init(worker: Worker, carriedBy connection: HTTP2Connection, peerText: [UInt8], peerTrusted: Bool) {
+        self.worker = worker
+        openedMs = worker.nowMs
+        machine = ConnectionStateMachine(timeouts: Self.timeouts(worker.options), handshake: false, proxyHeader: false)
+        stream = Stream(loop: worker.loop, carrier: connection)
+        self.peerText = peerText
+        self.peerTrusted = peerTrusted
+        stream.delegate = self
+        deadline = Timer(loop: worker.loop) { [unowned self] in self.deadlineFired() }
+        perform(machine.initialDeadline)
+    }
+
+    private static func timeouts(_ options: ProxyOptions) -> ConnectionStateMachine.Timeouts {
+        .init(
+            idleMs: options.idleTimeoutMs, headerMs: options.headerTimeoutMs,
+            connectMs: options.upstreamConnectTimeoutMs, upstreamMs: options.upstreamTimeoutMs)
+    }
+
+    /// The exchange came over HTTP/2 (its stream is carried by an `HTTP2Connection`).
+    var isHTTP2: Bool { stream.carrier != nil }
 
     // MARK: client socket
 
@@ -111,7 +132,22 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     func stream(_ stream: Stream, didConnect error: Int32) {}
 
     func streamDidHandshake(_ stream: Stream) {
+        if worker.options.http2, stream.negotiatedHTTP2 {
+            becomeHTTP2()
+            return
+        }
         perform(machine.receive(.handshakeFinished))
+    }
+
+    /// The client speaks HTTP/2: an `HTTP2Connection` takes the socket and this connection's
+    /// place at the worker, and starts on whatever was already read.
+    func becomeHTTP2() {
+        deadline.cancel()
+        let successor = HTTP2Connection(
+            worker: worker, stream: stream, peerText: peerText, peerTrusted: peerTrusted, openedMs: openedMs)
+        _ = machine.receive(.closed)
+        worker.handOver(from: self, to: successor)
+        successor.start()
     }
 
     func clientEnded() {
@@ -175,6 +211,6 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         exchange.clearLocal()
         dropUpstream()
         stream.close()
-        worker.connectionClosed(self)
+        if !isHTTP2 { worker.connectionClosed(self) }
     }
 }

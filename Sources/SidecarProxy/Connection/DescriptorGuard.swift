@@ -13,7 +13,7 @@ enum DescriptorGuard {
     private static let lastExhaustedMs = Atomic<Int64>(.min / 2)
     static let episodeGapMs: Int64 = 10_000
 
-    static func exhausted(_ worker: Worker, errno code: Int32, clients: [ClientConnection]) {
+    static func exhausted(_ worker: Worker, errno code: Int32, clients: [any FrontConnection]) {
         worker.metrics.recordDescriptorExhaustion()
         let freed = freeSlots(in: clients)
         let now = worker.nowMs
@@ -31,7 +31,7 @@ enum DescriptorGuard {
 
     /// Closes up to a sixteenth of the connections (at least 8): idle ones oldest first, then
     /// connections still sending their head, oldest first. Exchanges in progress are kept.
-    private static func freeSlots(in clients: [ClientConnection]) -> Int {
+    private static func freeSlots(in clients: [any FrontConnection]) -> Int {
         let quota = max(8, clients.count / 16)
         let idle = clients.filter(\.isIdle).sorted { $0.openedMs < $1.openedMs }
         let heads = clients.filter(\.isReadingHead).sorted { $0.openedMs < $1.openedMs }

@@ -49,6 +49,8 @@ final class AccessLog {
         /// `method` came from a parsed request line (a token), not from a failed parse.
         var methodIsToken = false
         var userAgent = AccessLog.none
+        /// Over HTTP/2 (`"protocol":"HTTP/2.0"`); HTTP/1.x lines carry no protocol field.
+        var http2 = false
         var incomplete: IncompleteReason?
         /// Why the request's session credential was refused (it was then answered as one
         /// without a session).
@@ -57,6 +59,10 @@ final class AccessLog {
 
     /// An empty byte field.
     static var none: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
+    static var http2Name: UnsafeRawBufferPointer {
+        let name: StaticString = "HTTP/2.0"
+        return UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+    }
 
     func record(_ e: Entry) {
         let second = e.timestampMs / 1000
@@ -73,6 +79,7 @@ final class AccessLog {
         line.traceId(Key.traceID, e.trace)
         line.string(Key.client, e.client)
         if e.methodIsToken, !e.method.isEmpty { line.bare(Key.method, e.method) } else { line.string(Key.method, e.method) }
+        if e.http2 { line.bare(Key.protocolName, Self.http2Name) }
         if !e.host.isEmpty { line.string(Key.host, e.host) }
         line.string(Key.path, e.path)
         if !e.query.isEmpty { line.maskedQuery("query", e.query) }
@@ -112,6 +119,7 @@ extension LogLineWriter.Key {
     static let traceID = Self(json: ",\"trace_id\":", text: " trace_id=")
     static let client = Self(json: ",\"client\":", text: " client=")
     static let method = Self(json: ",\"method\":", text: " method=")
+    static let protocolName = Self(json: ",\"protocol\":", text: " protocol=")
     static let host = Self(json: ",\"host\":", text: " host=")
     static let path = Self(json: ",\"path\":", text: " path=")
     static let status = Self(json: ",\"status\":", text: " status=")

@@ -1,0 +1,148 @@
+import CNGHTTP2
+
+/// libnghttp2's session callbacks, as C function pointers that find their `H2Session`
+/// through the session's user data (unretained: the session owns the nghttp2 session).
+enum H2Callbacks {
+    static func install(_ callbacks: OpaquePointer?) {
+        nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks, onBeginFrame)
+        nghttp2_session_callbacks_set_on_begin_headers_callback(callbacks, onBeginHeaders)
+        nghttp2_session_callbacks_set_on_header_callback(callbacks, onHeader)
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameReceived)
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunk)
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
+    }
+
+    @inline(__always)
+    static func owner(_ userData: UnsafeMutableRawPointer?) -> H2Session {
+        Unmanaged<H2Session>.fromOpaque(userData!).takeUnretainedValue()
+    }
+
+    static let headersType = UInt8(NGHTTP2_HEADERS.rawValue)
+    static let continuationType = UInt8(NGHTTP2_CONTINUATION.rawValue)
+    static let dataType = UInt8(NGHTTP2_DATA.rawValue)
+    static let endStreamFlag = UInt8(NGHTTP2_FLAG_END_STREAM.rawValue)
+    static let endHeadersFlag = UInt8(NGHTTP2_FLAG_END_HEADERS.rawValue)
+    static let ackFlag = UInt8(NGHTTP2_FLAG_ACK.rawValue)
+    static let requestCategory = Int32(NGHTTP2_HCAT_REQUEST.rawValue)
+    /// Returned by a callback that has ended the session itself (with GOAWAY already queued).
+    static let callbackFailure = Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
+    static let resetStream = Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
+
+    /// Counts the header block's bytes as they arrive, before any decoding: a block of
+    /// CONTINUATION frames that never ends is refused at the same bound as the decoded list.
+    static let onBeginFrame: nghttp2_on_begin_frame_callback = { _, header, userData in
+        guard let header else { return 0 }
+        let session = owner(userData)
+        let type = sidecar_h2_frame_hd_type(header)
+        if type == headersType {
+            session.headerBlockBytes = sidecar_h2_frame_hd_length(header)
+        } else if type == continuationType {
+            session.headerBlockBytes += sidecar_h2_frame_hd_length(header)
+        } else {
+            return 0
+        }
+        // Compressed bytes can never exceed the decoded list by much; twice the bound is
+        // generous to any honest client.
+        if session.headerBlockBytes > 2 * session.limits.maxHeaderBytes {
+            session.refuse(.headerBlockTooLarge)
+            return callbackFailure
+        }
+        return 0
+    }
+
+    static let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
+        guard let frame, sidecar_h2_headers_category(frame) == requestCategory else { return 0 }
+        let session = owner(userData)
+        session.pendingHeads[sidecar_h2_frame_stream(frame)] = H2RequestHead(maxBytes: session.limits.maxHeaderBytes)
+        return 0
+    }
+
+    static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
+        guard let frame, let name, let value else { return 0 }
+        let session = owner(userData)
+        let stream = sidecar_h2_frame_stream(frame)
+        guard session.pendingHeads[stream] != nil else { return 0 }  // trailers: dropped
+        let fits = session.pendingHeads[stream]!.add(
+            name: UnsafeRawBufferPointer(start: name, count: nameLength),
+            value: UnsafeRawBufferPointer(start: value, count: valueLength))
+        if !fits {
+            session.refuse(.headerListTooLarge)
+            return callbackFailure
+        }
+        return 0
+    }
+
+    static let onFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
+        guard let frame else { return 0 }
+        let session = owner(userData)
+        let stream = sidecar_h2_frame_stream(frame)
+        let flags = sidecar_h2_frame_flags(frame)
+        let endStream = flags & endStreamFlag != 0
+        switch UInt32(sidecar_h2_frame_type(frame)) {
+        case NGHTTP2_HEADERS.rawValue:
+            session.headerBlockBytes = 0
+            if let head = session.pendingHeads.removeValue(forKey: stream) {
+                session.activeStreams += 1
+                do {
+                    let bytes = try head.http1Head(hasBody: !endStream)
+                    session.delegate?.h2Request(
+                        stream, head: bytes, chunked: head.bodyIsChunked(hasBody: !endStream), endStream: endStream)
+                } catch {
+                    session.reset(stream, code: NGHTTP2_PROTOCOL_ERROR.rawValue)
+                }
+            } else if endStream {
+                session.delegate?.h2RequestEnded(stream)
+            }
+        case NGHTTP2_DATA.rawValue:
+            if endStream {
+                session.delegate?.h2RequestEnded(stream)
+            } else if sidecar_h2_frame_length(frame) == 0 {
+                guard session.guardian.control.take(nowMs: session.now) else {
+                    session.refuse(.controlFlood)
+                    return callbackFailure
+                }
+            }
+        case NGHTTP2_RST_STREAM.rawValue:
+            guard session.guardian.resets.take(nowMs: session.now) else {
+                session.refuse(.rapidReset)
+                return callbackFailure
+            }
+        case NGHTTP2_PING.rawValue, NGHTTP2_PRIORITY.rawValue, NGHTTP2_SETTINGS.rawValue:
+            if flags & ackFlag == 0, !session.guardian.control.take(nowMs: session.now) {
+                session.refuse(.controlFlood)
+                return callbackFailure
+            }
+        default:
+            break
+        }
+        return 0
+    }
+
+    static let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, stream, data, length, userData in
+        guard let data else { return 0 }
+        owner(userData).delegate?.h2RequestData(stream, UnsafeRawBufferPointer(start: data, count: length))
+        return 0
+    }
+
+    static let onStreamClose: nghttp2_on_stream_close_callback = { _, stream, errorCode, userData in
+        let session = owner(userData)
+        if session.pendingHeads.removeValue(forKey: stream) == nil, session.activeStreams > 0 {
+            session.activeStreams -= 1
+            session.delegate?.h2StreamClosed(stream, errorCode: errorCode)
+        }
+        return 0
+    }
+
+    static let readBody: nghttp2_data_source_read_callback = { _, stream, buffer, length, flags, _, userData in
+        guard let buffer, let flags else { return ssize_t(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+        let session = owner(userData)
+        guard let delegate = session.delegate else { return ssize_t(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue) }
+        switch delegate.h2ResponseBody(stream, into: UnsafeMutableRawBufferPointer(start: buffer, count: length)) {
+        case .deferred:
+            return ssize_t(NGHTTP2_ERR_DEFERRED.rawValue)
+        case .bytes(let count, let end):
+            if end { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+            return count
+        }
+    }
+}

@@ -1,0 +1,142 @@
+/// Turns one HTTP/2 request's field list into an HTTP/1.1 request head, so that every stream
+/// goes through the same strict HTTP/1.1 parser, normalizer and trust rules as a request read
+/// from a socket: the two protocols cannot drift apart on what the sidecar accepts.
+///
+/// libnghttp2 has already checked the list against RFC 9113 §8.1.1–§8.3 (lowercase names,
+/// no connection-specific fields, `te` only `trailers`, every pseudo-header once, before the
+/// regular fields, values without CR, LF, NUL or surrounding whitespace); what is left here is
+/// the translation and the rules that belong to it:
+/// - `:authority` becomes `Host`; a `host` field that differs from it makes the request
+///   malformed (RFC 9113 §8.3.1: the two must agree);
+/// - `cookie` crumbs are joined with "; " into one field (RFC 9113 §8.2.3);
+/// - a request body without `content-length` is framed as chunked, so the HTTP/1.1 side
+///   knows where it ends;
+/// - the head asks for `Connection: close`: the HTTP/1.1 side serves exactly one exchange.
+public struct H2RequestHead {
+    public enum Failure: Error, Equatable {
+        /// Not a request the sidecar takes (a missing or odd pseudo-header, CONNECT, a `host`
+        /// that contradicts `:authority`): a stream error.
+        case malformed
+        /// The decoded field list passed `maxBytes`.
+        case tooLarge
+    }
+
+    private var method: [UInt8] = []
+    private var path: [UInt8] = []
+    private var authority: [UInt8] = []
+    private var host: [UInt8]?
+    private var cookie: [UInt8] = []
+    private var fields: [UInt8] = []
+    private var hasContentLength = false
+    private var sawScheme = false
+    private var failure: Failure?
+    /// Decoded bytes so far, counted as SETTINGS_MAX_HEADER_LIST_SIZE counts them (name,
+    /// value and 32 octets a field, RFC 9113 §6.5.2).
+    public private(set) var listBytes = 0
+    private let maxBytes: Int
+
+    public init(maxBytes: Int) {
+        self.maxBytes = maxBytes
+        fields.reserveCapacity(512)
+    }
+
+    /// Takes one decoded field. Returns false once the list is over its bound.
+    public mutating func add(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
+        listBytes += name.count + value.count + 32
+        guard listBytes <= maxBytes else {
+            failure = .tooLarge
+            return false
+        }
+        guard failure == nil else { return true }
+        if name.first == UInt8(ascii: ":") {
+            addPseudo(name, value)
+            return true
+        }
+        if Self.equals(name, "host") {
+            if host != nil { failure = .malformed }
+            host = Array(value)
+            return true
+        }
+        if Self.equals(name, "cookie") {
+            if !cookie.isEmpty { cookie.append(contentsOf: "; ".utf8) }
+            cookie.append(contentsOf: value)
+            return true
+        }
+        if Self.equals(name, "content-length") { hasContentLength = true }
+        // `te: trailers` means nothing to an HTTP/1.1 hop: the sidecar drops trailers.
+        if Self.equals(name, "te") { return true }
+        fields.append(contentsOf: name)
+        fields.append(contentsOf: ": ".utf8)
+        fields.append(contentsOf: value)
+        fields.append(contentsOf: "\r\n".utf8)
+        return true
+    }
+
+    private mutating func addPseudo(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
+        if Self.equals(name, ":method") {
+            method = Array(value)
+        } else if Self.equals(name, ":path") {
+            path = Array(value)
+        } else if Self.equals(name, ":authority") {
+            authority = Array(value)
+        } else if Self.equals(name, ":scheme") {
+            sawScheme = true
+        } else {
+            failure = .malformed
+        }
+    }
+
+    /// Whether the request asked for chunked framing of its body (no `content-length`).
+    public func bodyIsChunked(hasBody: Bool) -> Bool { hasBody && !hasContentLength }
+
+    /// The HTTP/1.1 head. `hasBody`: DATA frames follow the HEADERS frame.
+    public func http1Head(hasBody: Bool) throws(Failure) -> [UInt8] {
+        if let failure { throw failure }
+        guard sawScheme, !method.isEmpty, !path.isEmpty else { throw .malformed }
+        // CONNECT (and so the extended CONNECT of RFC 8441) is not offered.
+        guard method != Array("CONNECT".utf8) else { throw .malformed }
+        // Origin form only: `*` (OPTIONS) has no path for the rules to judge.
+        guard path.first == UInt8(ascii: "/") else { throw .malformed }
+        var hostValue = authority
+        if let host {
+            if authority.isEmpty {
+                hostValue = host
+            } else if !Self.sameHost(host, authority) {
+                throw .malformed
+            }
+        }
+        guard !hostValue.isEmpty else { throw .malformed }
+        var head: [UInt8] = []
+        head.reserveCapacity(method.count + path.count + hostValue.count + fields.count + cookie.count + 80)
+        head.append(contentsOf: method)
+        head.append(UInt8(ascii: " "))
+        head.append(contentsOf: path)
+        head.append(contentsOf: " HTTP/1.1\r\nhost: ".utf8)
+        head.append(contentsOf: hostValue)
+        head.append(contentsOf: "\r\n".utf8)
+        head.append(contentsOf: fields)
+        if !cookie.isEmpty {
+            head.append(contentsOf: "cookie: ".utf8)
+            head.append(contentsOf: cookie)
+            head.append(contentsOf: "\r\n".utf8)
+        }
+        if bodyIsChunked(hasBody: hasBody) { head.append(contentsOf: "transfer-encoding: chunked\r\n".utf8) }
+        head.append(contentsOf: "connection: close\r\n\r\n".utf8)
+        return head
+    }
+
+    static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
+        bytes.count == text.utf8CodeUnitCount
+            && memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0
+    }
+
+    private static func sameHost(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { lower($0) == lower($1) }
+    }
+
+    private static func lower(_ c: UInt8) -> UInt8 { c >= 65 && c <= 90 ? c | 0x20 : c }
+}
+
+#if canImport(Glibc)
+    import Glibc
+#endif

@@ -1,0 +1,234 @@
+import CNGHTTP2
+
+/// What a server-side HTTP/2 session reports to the connection that owns it. Every call
+/// comes from inside `receive` or `send`, on the connection's loop.
+public protocol H2SessionDelegate: AnyObject {
+    /// A request's head is complete on a new stream, translated to HTTP/1.1
+    /// (`H2RequestHead`). `chunked`: its body comes framed as chunked by the delegate.
+    /// `endStream`: no body follows.
+    func h2Request(_ stream: Int32, head: [UInt8], chunked: Bool, endStream: Bool)
+    /// Request body bytes (flow-controlled: `consume` opens the window again).
+    func h2RequestData(_ stream: Int32, _ bytes: UnsafeRawBufferPointer)
+    /// The request's body is complete (END_STREAM; trailers, if any, are dropped).
+    func h2RequestEnded(_ stream: Int32)
+    /// The stream is gone: answered and closed, reset by either side, or refused.
+    func h2StreamClosed(_ stream: Int32, errorCode: UInt32)
+    /// Up to `buffer.count` bytes of the response body; `.deferred` when none are ready yet
+    /// (the delegate calls `resumeBody` when they are).
+    func h2ResponseBody(_ stream: Int32, into buffer: UnsafeMutableRawBufferPointer) -> H2Session.Body
+    /// The peer misbehaved beyond the session's bounds; GOAWAY is on its way.
+    func h2Refused(_ reason: H2Session.Refusal)
+}
+
+/// A server-side HTTP/2 session over libnghttp2: bytes in (`receive`), frames out (`send`),
+/// stream events to the delegate. It knows nothing of sockets, sessions or upstreams.
+///
+/// libnghttp2 does the framing, HPACK, flow control, stream states and RFC 9113's message
+/// checks; this type adds the bounds a public-facing proxy needs on top (`H2FloodGuard`):
+/// the decoded header list per `limits.max_header_bytes` (HPACK bombs), the header block
+/// per the same bound (CONTINUATION floods), and rates for resets and control frames.
+public final class H2Session {
+    public enum Body {
+        case bytes(Int, end: Bool)
+        case deferred
+    }
+
+    public enum Refusal: String, Sendable, CaseIterable {
+        case headerListTooLarge = "header_list_too_large"
+        case headerBlockTooLarge = "header_block_too_large"
+        case rapidReset = "rapid_reset"
+        case controlFlood = "control_frame_flood"
+        case protocolError = "protocol_error"
+    }
+
+    public struct Limits: Sendable {
+        public var maxStreams: Int
+        public var maxHeaderBytes: Int
+        /// The window each stream (and the connection, times `maxStreams`) gives the client
+        /// for request bodies.
+        public var streamWindow: Int
+
+        public init(maxStreams: Int = 100, maxHeaderBytes: Int = 16 * 1024, streamWindow: Int = 64 * 1024) {
+            self.maxStreams = maxStreams
+            self.maxHeaderBytes = maxHeaderBytes
+            self.streamWindow = streamWindow
+        }
+    }
+
+    private var session: OpaquePointer?
+    public unowned(unsafe) var delegate: (any H2SessionDelegate)?
+    let limits: Limits
+    /// Heads being received, by stream (removed once complete or the stream closes).
+    var pendingHeads: [Int32: H2RequestHead] = [:]
+    /// Bytes of the header block (HEADERS + CONTINUATION) now arriving, before decoding.
+    var headerBlockBytes = 0
+    var guardian: H2FloodGuard
+    public private(set) var refusal: Refusal?
+
+    public init(limits: Limits, nowMs: Int64) {
+        self.limits = limits
+        guardian = H2FloodGuard(maxStreams: limits.maxStreams, nowMs: nowMs)
+        var callbacks: OpaquePointer?
+        nghttp2_session_callbacks_new(&callbacks)
+        H2Callbacks.install(callbacks)
+        var option: OpaquePointer?
+        nghttp2_option_new(&option)
+        // Request bodies are acknowledged as the upstream takes them (`consume`), so a
+        // client can never have more in flight than the windows allow.
+        nghttp2_option_set_no_auto_window_update(option, 1)
+        nghttp2_option_set_max_continuations(option, 8)
+        nghttp2_option_set_stream_reset_rate_limit(option, UInt64(limits.maxStreams * 2), UInt64(limits.maxStreams))
+        nghttp2_option_set_max_outbound_ack(option, 1000)
+        nghttp2_option_set_max_settings(option, 32)
+        var created: OpaquePointer?
+        _ = nghttp2_session_server_new2(&created, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
+        session = created
+        nghttp2_option_del(option)
+        nghttp2_session_callbacks_del(callbacks)
+        let settings = [
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS.rawValue), value: UInt32(limits.maxStreams)),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: UInt32(limits.streamWindow)),
+            nghttp2_settings_entry(
+                settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: UInt32(limits.maxHeaderBytes)),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
+        ]
+        _ = settings.withUnsafeBufferPointer {
+            nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), $0.baseAddress, $0.count)
+        }
+        // The connection's window: room for every stream's, so one stream's window is the bound.
+        let connectionWindow = Int32(min(Int(Int32.max), limits.streamWindow * limits.maxStreams))
+        _ = nghttp2_session_set_local_window_size(
+            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, connectionWindow)
+    }
+
+    deinit {
+        if let session { nghttp2_session_del(session) }
+    }
+
+    var now: Int64 = 0
+
+    /// Feeds bytes read from the client. Returns false when the session is broken (the
+    /// connection sends what `send` still has and closes).
+    public func receive(_ bytes: UnsafeRawBufferPointer, nowMs: Int64) -> Bool {
+        guard let session, let base = bytes.baseAddress else { return session != nil }
+        now = nowMs
+        let read = nghttp2_session_mem_recv(session, base.assumingMemoryBound(to: UInt8.self), bytes.count)
+        if read < 0 {
+            if refusal == nil { refusal = .protocolError }
+            return false
+        }
+        return true
+    }
+
+    /// Hands the frames ready to go to `append`, one contiguous piece a call, until none is
+    /// left or `append` returns false (its socket is full enough). Returns false when the
+    /// session failed.
+    public func send(_ append: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+        guard let session else { return false }
+        while true {
+            var data: UnsafePointer<UInt8>?
+            let count = nghttp2_session_mem_send(session, &data)
+            if count < 0 { return false }
+            guard count > 0, let data else { return true }
+            if !append(UnsafeRawBufferPointer(start: data, count: count)) { return true }
+        }
+    }
+
+    /// Whether the session has finished both ways (after GOAWAY, with nothing to send).
+    public var isDone: Bool {
+        guard let session else { return true }
+        return nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0
+    }
+
+    public var hasOutput: Bool {
+        guard let session else { return false }
+        return nghttp2_session_want_write(session) != 0
+    }
+
+    /// Sends a response head; `hasBody`: DATA frames follow through `h2ResponseBody`.
+    /// `fields` are (lowercase name, value) pairs, `:status` first.
+    public func respond(_ stream: Int32, fields: [(name: [UInt8], value: [UInt8])], hasBody: Bool) -> Bool {
+        guard let session else { return false }
+        var namesAndValues: [nghttp2_nv] = []
+        namesAndValues.reserveCapacity(fields.count)
+        return withNameValues(fields, 0, &namesAndValues) { list in
+            if hasBody {
+                var provider = nghttp2_data_provider(
+                    source: nghttp2_data_source(ptr: nil), read_callback: H2Callbacks.readBody)
+                return nghttp2_submit_response(session, stream, list.baseAddress, list.count, &provider) == 0
+            }
+            return nghttp2_submit_response(session, stream, list.baseAddress, list.count, nil) == 0
+        }
+    }
+
+    /// Builds the nghttp2_nv list with pointers into `fields` alive for `body`'s duration
+    /// (nghttp2 copies names and values during the submit call).
+    private func withNameValues<R>(
+        _ fields: [(name: [UInt8], value: [UInt8])], _ index: Int, _ list: inout [nghttp2_nv],
+        _ body: (UnsafeBufferPointer<nghttp2_nv>) -> R
+    ) -> R {
+        guard index < fields.count else { return list.withUnsafeBufferPointer(body) }
+        return fields[index].name.withUnsafeBufferPointer { name in
+            fields[index].value.withUnsafeBufferPointer { value in
+                list.append(
+                    nghttp2_nv(
+                        name: UnsafeMutablePointer(mutating: name.baseAddress ?? Self.empty),
+                        value: UnsafeMutablePointer(mutating: value.baseAddress ?? Self.empty),
+                        namelen: name.count, valuelen: value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
+                return withNameValues(fields, index + 1, &list, body)
+            }
+        }
+    }
+
+    nonisolated(unsafe) private static let empty: UnsafePointer<UInt8> = {
+        let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+        pointer.initialize(to: 0)
+        return UnsafePointer(pointer)
+    }()
+
+    /// More of `stream`'s response body is ready.
+    public func resumeBody(_ stream: Int32) {
+        guard let session else { return }
+        _ = nghttp2_session_resume_data(session, stream)
+    }
+
+    /// Ends a stream with RST_STREAM.
+    public func reset(_ stream: Int32, code: UInt32 = NGHTTP2_INTERNAL_ERROR.rawValue) {
+        guard let session else { return }
+        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), stream, code)
+    }
+
+    /// `count` request body bytes of `stream` have been taken: the client may send as many more.
+    public func consume(_ stream: Int32, _ count: Int) {
+        guard let session, count > 0 else { return }
+        _ = nghttp2_session_consume(session, stream, count)
+    }
+
+    /// Graceful shutdown: GOAWAY naming the last stream that will be served; streams already
+    /// open finish, new ones are refused.
+    public func goAway() {
+        guard let session else { return }
+        _ = nghttp2_submit_goaway(
+            session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nghttp2_session_get_last_proc_stream_id(session),
+            NGHTTP2_NO_ERROR.rawValue, nil, 0)
+    }
+
+    /// Ends the session with GOAWAY(`code`); nothing more is read.
+    public func terminate(_ code: UInt32) {
+        guard let session else { return }
+        _ = nghttp2_session_terminate_session(session, code)
+    }
+
+    func refuse(_ reason: Refusal) {
+        guard refusal == nil else { return }
+        refusal = reason
+        terminate(NGHTTP2_ENHANCE_YOUR_CALM.rawValue)
+        delegate?.h2Refused(reason)
+    }
+
+    /// Streams open now (requests in progress).
+    public var openStreams: Int { pendingHeads.count + activeStreams }
+    var activeStreams = 0
+}

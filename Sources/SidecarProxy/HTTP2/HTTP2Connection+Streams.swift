@@ -1,0 +1,174 @@
+import Glibc
+import Logging
+import SidecarEvent
+import SidecarHTTP
+import SidecarHTTP2
+
+/// The session's stream events in, and the exchanges' HTTP/1.1 output out as HTTP/2.
+extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
+    // MARK: session → exchanges
+
+    func h2Request(_ id: Int32, head: [UInt8], chunked: Bool, endStream: Bool) {
+        lastActiveMs = worker.nowMs
+        headBeganMs = 0
+        guard !isDraining else {
+            session.reset(id, code: 7)  // REFUSED_STREAM: a drained connection takes nothing new
+            return
+        }
+        let client = ClientConnection(worker: worker, carriedBy: self, peerText: peerText, peerTrusted: peerTrusted)
+        let exchange = H2StreamExchange(
+            id: id, client: client, chunkedRequest: chunked, isHead: head.starts(with: "HEAD ".utf8),
+            requestEnded: endStream)
+        exchanges[id] = exchange
+        byStream[ObjectIdentifier(client.stream)] = exchange
+        _ = client.stream.input.append(head)
+        exchange.deliveryPending = true
+        deliveries.append(exchange)
+        worker.metrics.recordHTTP2Stream()
+    }
+
+    func h2RequestData(_ id: Int32, _ bytes: UnsafeRawBufferPointer) {
+        guard let exchange = exchanges[id], !exchange.exchangeClosed, bytes.count > 0 else {
+            // Nobody will take them: give the window back at once.
+            session.consume(id, bytes.count)
+            return
+        }
+        let input = exchange.client.stream.input
+        if exchange.chunkedRequest {
+            ChunkedEncoder.withChunkHeader(size: bytes.count) { _ = input.append($0) }
+            _ = input.append(bytes)
+            _ = input.append(ChunkedEncoder.chunkEnd)
+        } else {
+            _ = input.append(bytes)
+        }
+        exchange.unacknowledged += bytes.count
+        if !exchange.deliveryPending {
+            exchange.deliveryPending = true
+            deliveries.append(exchange)
+        }
+    }
+
+    func h2RequestEnded(_ id: Int32) {
+        guard let exchange = exchanges[id], !exchange.requestEnded else { return }
+        exchange.requestEnded = true
+        guard !exchange.exchangeClosed else { return }
+        if exchange.chunkedRequest { _ = exchange.client.stream.input.append(ChunkedEncoder.lastChunk) }
+        if !exchange.deliveryPending {
+            exchange.deliveryPending = true
+            deliveries.append(exchange)
+        }
+    }
+
+    func h2StreamClosed(_ id: Int32, errorCode: UInt32) {
+        guard let exchange = exchanges.removeValue(forKey: id) else { return }
+        byStream[ObjectIdentifier(exchange.client.stream)] = nil
+        exchange.streamClosed = true
+        lastActiveMs = worker.nowMs
+        if !exchange.exchangeClosed {
+            // Reset by the client (or cut short): the exchange ends as when a client goes away.
+            let client = exchange.client
+            worker.loop.nextTurn.run { client.clientEnded() }
+        }
+        worker.reaper.retire(exchange)
+        if exchanges.isEmpty { armDeadline() }
+    }
+
+    func h2ResponseBody(_ id: Int32, into buffer: UnsafeMutableRawBufferPointer) -> H2Session.Body {
+        guard let exchange = exchanges[id] else { return .bytes(0, end: true) }
+        let hadOutput = exchange.output.count > 0
+        let taken: (count: Int, end: Bool)
+        do {
+            taken = try exchange.takeBody(into: buffer)
+        } catch {
+            session.reset(id)
+            return .deferred
+        }
+        exchange.client.stream.recordCarriedWrite(taken.count)
+        if hadOutput, exchange.output.count == 0 { drained.append(exchange) }
+        if taken.end {
+            if !exchange.requestEnded { session.reset(id, code: 0) }  // NO_ERROR: the upload is not needed
+            return .bytes(taken.count, end: true)
+        }
+        if taken.count == 0 {
+            if exchange.exchangeClosed {
+                // The exchange gave up before its body was complete.
+                session.reset(id)
+                return .deferred
+            }
+            exchange.bodyDeferred = true
+            return .deferred
+        }
+        return .bytes(taken.count, end: false)
+    }
+
+    func h2Refused(_ reason: H2Session.Refusal) {
+        worker.metrics.recordHTTP2Refusal(reason)
+        worker.logHTTP2Refusal(reason, peer: peerText)
+    }
+
+    // MARK: exchanges → session
+
+    func carriedStreamHasOutput(_ carried: Stream) {
+        guard let exchange = byStream[ObjectIdentifier(carried)], !exchange.streamClosed else {
+            carried.output.drain(carried.output.count)
+            return
+        }
+        if !exchange.outputReady {
+            exchange.outputReady = true
+            outputReady.append(exchange)
+        }
+        scheduleSend()
+    }
+
+    /// Turns the exchanges' new output into response heads, or wakes their deferred bodies.
+    func takeResponses() {
+        let ready = outputReady
+        outputReady = []
+        for exchange in ready {
+            exchange.outputReady = false
+            guard !exchange.streamClosed else { continue }
+            if exchange.awaitingHead {
+                let head: (fields: [(name: [UInt8], value: [UInt8])], hasBody: Bool)?
+                do {
+                    head = try exchange.takeResponseHead()
+                } catch {
+                    session.reset(exchange.id)
+                    continue
+                }
+                guard let head else {
+                    if exchange.exchangeClosed { session.reset(exchange.id) }
+                    continue
+                }
+                if !session.respond(exchange.id, fields: head.fields, hasBody: head.hasBody) {
+                    session.reset(exchange.id)
+                } else if !head.hasBody, !exchange.requestEnded {
+                    session.reset(exchange.id, code: 0)
+                }
+                if exchange.output.count == 0 { drained.append(exchange) }
+            } else if exchange.bodyDeferred {
+                exchange.bodyDeferred = false
+                session.resumeBody(exchange.id)
+            }
+        }
+    }
+
+    func carriedStreamWantsInput(_ carried: Stream) {
+        guard let exchange = byStream[ObjectIdentifier(carried)] else { return }
+        acknowledge(exchange)
+    }
+
+    func carriedStreamClosed(_ carried: Stream) {
+        guard let exchange = byStream[ObjectIdentifier(carried)] else { return }
+        exchange.exchangeClosed = true
+        if exchange.streamClosed { return }
+        // What it wrote last may still be unframed: the next pass frames it, then a head
+        // still missing or a body cut short resets the stream, and a body that runs until
+        // close ends.
+        if !exchange.outputReady {
+            exchange.outputReady = true
+            outputReady.append(exchange)
+        }
+        exchange.bodyDeferred = true
+        scheduleSend()
+    }
+}

@@ -1,0 +1,249 @@
+import Glibc
+import Logging
+import SidecarEvent
+import SidecarHTTP
+import SidecarHTTP2
+
+/// One client connection speaking HTTP/2 (h2 by ALPN, or h2c with prior knowledge): frames
+/// through an `H2Session`, and each stream served by its own HTTP/1.1 exchange — a
+/// `ClientConnection` over a carried `Stream` — so a stream passes through exactly the parser,
+/// normalizer, access decisions, sign-in endpoints, header rewriting, limits, upstream pool
+/// and access line that a request read from a socket does.
+///
+/// The connection keeps what is HTTP/2's own: the session, the streams by id, request-body
+/// windows acknowledged as each exchange takes the bytes, responses framed as the client's
+/// windows allow, the connection's idle and header deadlines, GOAWAY on drain.
+final class HTTP2Connection: StreamDelegate, FrontConnection {
+    unowned(unsafe) let worker: Worker
+    let stream: Stream
+    let session: H2Session
+    let peerText: [UInt8]
+    let peerTrusted: Bool
+    let openedMs: Int64
+    var exchanges: [Int32: H2StreamExchange] = [:]
+    /// The same exchanges by their carried stream (the carrier callbacks name the stream).
+    var byStream: [ObjectIdentifier: H2StreamExchange] = [:]
+    /// Exchanges with request bytes to be told of, in arrival order (after the session call).
+    var deliveries: [H2StreamExchange] = []
+    /// Exchanges whose output the session took to empty: told once the frames are out.
+    var drained: [H2StreamExchange] = []
+    /// Inside `session.receive` or `session.send`, which must not be re-entered.
+    var inSession = false
+    var sendPending = false
+    var sendScheduled = false
+    /// Exchanges that flushed output since the last pass.
+    var outputReady: [H2StreamExchange] = []
+    var deadline: Timer!
+    var lastActiveMs: Int64
+    /// When the first of the request heads now being received began (0: none is).
+    var headBeganMs: Int64 = 0
+    var isDraining = false
+    var isClosed = false
+
+    /// Frames queued on the socket beyond this wait until it drains: the bound a client
+    /// that does not read holds per connection, whatever its windows say.
+    var socketHoldLimit: Int { max(64 * 1024, worker.options.responseBufferBytes) }
+
+    init(worker: Worker, stream: Stream, peerText: [UInt8], peerTrusted: Bool, openedMs: Int64) {
+        self.worker = worker
+        self.stream = stream
+        self.peerText = peerText
+        self.peerTrusted = peerTrusted
+        self.openedMs = openedMs
+        lastActiveMs = worker.nowMs
+        let options = worker.options
+        session = H2Session(
+            limits: .init(maxStreams: options.maxStreams, maxHeaderBytes: options.maxHeaderBytes), nowMs: worker.nowMs)
+        session.delegate = self
+        stream.delegate = self
+        deadline = Timer(loop: worker.loop) { [unowned self] in self.deadlineFired() }
+        worker.metrics.recordHTTP2Connection()
+    }
+
+    /// Starts on what the HTTP/1.1 side already read (the preface, and maybe more).
+    func start() {
+        if worker.isDraining { drain() }
+        readFrames()
+        send()
+    }
+
+    // MARK: socket
+
+    func stream(_ stream: Stream, didRead count: Int, error: Int32) {
+        guard count > 0 else {
+            close()
+            return
+        }
+        readFrames()
+        send()
+    }
+
+    func streamDidDrain(_ stream: Stream) {
+        send()
+    }
+
+    func stream(_ stream: Stream, didConnect error: Int32) {}
+
+    private func readFrames() {
+        guard !isClosed else { return }
+        let available = stream.pendingInput
+        guard available > 0, let bytes = stream.input.unsafePrefix(available) else { return }
+        inSession = true
+        let healthy = session.receive(bytes, nowMs: worker.nowMs)
+        inSession = false
+        stream.input.drain(available)
+        if !healthy, session.refusal == .protocolError { worker.metrics.recordHTTP2Refusal(.protocolError) }
+        deliver()
+        armDeadline()
+    }
+
+    /// Tells each exchange of the request bytes the last session call gave it.
+    private func deliver() {
+        while !deliveries.isEmpty {
+            let batch = deliveries
+            deliveries = []
+            for exchange in batch where exchange.deliveryPending {
+                exchange.deliveryPending = false
+                let carried = exchange.client.stream
+                guard !carried.isClosed else { continue }
+                let count = carried.pendingInput
+                if count > 0, !carried.isReadPaused { carried.delegate?.stream(carried, didRead: count, error: 0) }
+                acknowledge(exchange)
+            }
+        }
+    }
+
+    /// Opens the client's window by the request-body bytes the exchange has taken. Chunk
+    /// framing counts as untaken until the input is empty, so this never over-acknowledges.
+    func acknowledge(_ exchange: H2StreamExchange) {
+        guard exchange.unacknowledged > 0 else { return }
+        let left = exchange.client.stream.pendingInput
+        let taken = left == 0 ? exchange.unacknowledged : max(0, exchange.unacknowledged - left)
+        guard taken > 0 else { return }
+        exchange.unacknowledged -= taken
+        session.consume(exchange.id, taken)
+        scheduleSend()
+    }
+
+    /// Writes what the session has to send, within the socket's bound.
+    func send() {
+        guard !isClosed else { return }
+        if inSession {
+            sendPending = true
+            return
+        }
+        repeat {
+            sendPending = false
+            inSession = true
+            let limit = socketHoldLimit
+            let healthy = session.send { [stream] frames in
+                _ = stream.output.append(frames)
+                return stream.pendingOutput < limit
+            }
+            inSession = false
+            if !healthy {
+                close()
+                return
+            }
+            let told = drained
+            drained = []
+            for exchange in told where !exchange.exchangeClosed {
+                let carried = exchange.client.stream
+                carried.delegate?.streamDidDrain(carried)
+            }
+        } while sendPending
+        if stream.pendingOutput > 0 {
+            stream.flushAtEndOfIteration()
+        }
+        if session.isDone || (isDraining && exchanges.isEmpty && !session.hasOutput) {
+            closeAfterFlush()
+        }
+    }
+
+    /// Sends on the next turn of the loop: an exchange's flush never re-enters the exchange
+    /// (a drained stream's `streamDidDrain` would otherwise arrive inside its own flush), and
+    /// every stream's output of one turn goes out in one pass.
+    func scheduleSend() {
+        guard !sendScheduled, !isClosed else { return }
+        sendScheduled = true
+        worker.loop.nextTurn.run { [self] in
+            sendScheduled = false
+            guard !isClosed else { return }
+            takeResponses()
+            send()
+        }
+    }
+
+    private func closeAfterFlush() {
+        if stream.pendingOutput == 0 {
+            close()
+        } else {
+            closingAfterFlush = true
+        }
+    }
+
+    var closingAfterFlush = false {
+        didSet { if closingAfterFlush { armDeadline() } }
+    }
+
+    // MARK: deadlines
+
+    /// With no stream open, the connection may stay `idle_timeout` (`header_timeout` until its
+    /// first request); a request head being received must be complete within `header_timeout`.
+    func armDeadline() {
+        guard !isClosed else { return }
+        let options = worker.options
+        let at: Int64
+        if closingAfterFlush {
+            at = worker.nowMs + options.headerTimeoutMs
+        } else if headBeganMs > 0 {
+            at = headBeganMs + options.headerTimeoutMs
+        } else if exchanges.isEmpty {
+            at = lastActiveMs + (stream.bytesWritten > 256 ? options.idleTimeoutMs : options.headerTimeoutMs)
+        } else {
+            deadline.cancel()
+            return
+        }
+        deadline.schedule(afterMilliseconds: max(1, at - worker.nowMs))
+    }
+
+    private func deadlineFired() {
+        if closingAfterFlush || headBeganMs > 0 || exchanges.isEmpty {
+            session.goAway()
+            send()
+            close()
+        }
+    }
+
+    // MARK: FrontConnection
+
+    var isIdle: Bool { exchanges.isEmpty && headBeganMs == 0 && stream.pendingInput == 0 }
+    var isReadingHead: Bool { headBeganMs > 0 }
+
+    func drain() {
+        guard !isDraining else { return }
+        isDraining = true
+        session.goAway()
+        send()
+    }
+
+    func closeIfIdle() {
+        if exchanges.isEmpty { close() }
+    }
+
+    func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        deadline.cancel()
+        let open = Array(exchanges.values)
+        exchanges = [:]
+        byStream = [:]
+        for exchange in open where !exchange.exchangeClosed {
+            exchange.streamClosed = true
+            exchange.client.clientEnded()
+        }
+        if stream.pendingOutput > 0 { _ = stream.flush() }
+        stream.close()
+        worker.connectionClosed(self)
+    }
+}

@@ -1,0 +1,109 @@
+"""HTTP/2 for clients: h2c with prior knowledge on the plain listener, each stream an exchange
+under every rule of HTTP/1.1, the upstream spoken to in HTTP/1.1 as before."""
+import hashlib
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import poll, seen
+from h2_support import H2Client
+
+
+def entries(sc):
+    return [json.loads(line) for line in sc.output().splitlines() if line.startswith("{")]
+
+
+def access_line(sc, request_id):
+    def find():
+        return next((e for e in entries(sc) if e.get("request_id") == request_id and e["msg"] == "request"), None)
+    line = poll(find)
+    assert line, sc.output()
+    return line
+
+
+def test_h2c_prior_knowledge_proxies_a_request_to_the_http11_upstream(sidecar):
+    c = H2Client(sidecar.port)
+    r = c.request("GET", "/echo?x=1", [("x-request-id", "h2-basic"), ("user-agent", "h2-test")])
+    assert r.status == 200 and r.ended, (r.status, r.body)
+    echo = json.loads(r.body)
+    assert (echo["method"], echo["target"], echo["version"]) == ("GET", "/echo?x=1", "HTTP/1.1")
+    assert seen(echo, "x-forwarded-host") == ["127.0.0.1"]
+    assert seen(echo, "x-request-id") == ["h2-basic"]
+    line = access_line(sidecar, "h2-basic")
+    assert line["protocol"] == "HTTP/2.0" and line["status"] == 200 and line["method"] == "GET"
+    c.close()
+
+
+def test_many_streams_on_one_connection_each_get_their_own_answer(sidecar):
+    c = H2Client(sidecar.port)
+    ids = [c.start("GET", "/echo?n=%d" % i) for i in range(20)]
+    c.pump(until=lambda: all(c.responses[i].ended for i in ids))
+    for n, sid in enumerate(ids):
+        r = c.responses[sid]
+        assert r.status == 200, (sid, r.status, r.reset)
+        assert json.loads(r.body)["target"] == "/echo?n=%d" % n
+    c.close()
+
+
+@pytest.mark.parametrize("size", [0, 1, 70_000, 1_000_000])
+def test_request_bodies_reach_the_upstream_whole(sidecar, size):
+    body = bytes((i * 7) % 251 for i in range(size))
+    c = H2Client(sidecar.port)
+    r = c.request("POST", "/echo", [("content-type", "application/octet-stream")], body=body)
+    assert r.status == 200, (r.status, r.body[:200])
+    echo = json.loads(r.body)
+    assert echo["body_len"] == size
+    assert echo["body_sha256"] == hashlib.sha256(body).hexdigest()
+    c.close()
+
+
+def test_a_body_with_content_length_is_passed_as_is(sidecar):
+    c = H2Client(sidecar.port)
+    r = c.request("POST", "/echo", [("content-length", "5")], body=b"hello")
+    echo = json.loads(r.body)
+    assert r.status == 200 and echo["body_len"] == 5
+    assert seen(echo, "content-length") == ["5"] and not seen(echo, "transfer-encoding")
+    c.close()
+
+
+@pytest.mark.parametrize("target,size", [("/bytes?n=300000", 300000), ("/chunked?n=200000&size=7000", 200000),
+                                         ("/eof?n=100000", 100000), ("/status?code=204", 0)])
+def test_response_bodies_of_every_framing_arrive_whole(sidecar, target, size):
+    c = H2Client(sidecar.port)
+    r = c.request("GET", target)
+    assert r.ended and r.reset is None, (r.status, r.reset)
+    assert len(r.body) == size
+    assert r.header("connection") is None and r.header("transfer-encoding") is None
+    c.close()
+
+
+def test_hop_by_hop_fields_of_the_upstream_never_reach_an_h2_client(sidecar):
+    c = H2Client(sidecar.port)
+    r = c.request("GET", "/hop")
+    assert r.status == 200
+    names = {n for n, _ in r.headers}
+    assert not names & {"connection", "keep-alive", "transfer-encoding", "upgrade", "proxy-connection"}
+    c.close()
+
+
+def test_curl_speaks_h2c_with_prior_knowledge(sidecar):
+    curl = shutil.which("curl")
+    assert curl, "curl is installed by the test command"
+    out = subprocess.run([curl, "-sS", "--http2-prior-knowledge", "-o", "/dev/null", "-w", "%{http_version} %{http_code}",
+                          "http://127.0.0.1:%d/echo" % sidecar.port], capture_output=True, text=True, timeout=10)
+    assert out.stdout == "2 200", (out.stdout, out.stderr)
+
+
+def test_http11_still_works_beside_h2c(sidecar):
+    r = sidecar.request("GET", "/echo")
+    assert r.status == 200
+
+
+def test_http2_false_keeps_the_listener_http11_only(start_sidecar):
+    sc = start_sidecar({"http2": False})
+    c = H2Client(sc.port)
+    c.pump(timeout=2, until=lambda: c.closed)
+    assert c.closed or c.goaway is not None
+    assert sc.request("GET", "/echo").status == 200
