@@ -36,8 +36,16 @@ enum H2Callbacks {
         let type = sidecar_h2_frame_hd_type(header)
         if type == headersType {
             session.headerBlockBytes = sidecar_h2_frame_hd_length(header)
+            session.continuations = 0
         } else if type == continuationType {
             session.headerBlockBytes += sidecar_h2_frame_hd_length(header)
+            session.continuations += 1
+            // Browsers fit a head in one HEADERS frame or two; empty CONTINUATION frames
+            // cost nothing to send and something to process each.
+            if session.continuations > H2Session.maxContinuations {
+                session.refuse(.continuationFlood)
+                return callbackFailure
+            }
         } else {
             return 0
         }

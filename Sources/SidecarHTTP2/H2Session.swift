@@ -36,6 +36,7 @@ public final class H2Session {
     public enum Refusal: String, Sendable, CaseIterable {
         case headerListTooLarge = "header_list_too_large"
         case headerBlockTooLarge = "header_block_too_large"
+        case continuationFlood = "continuation_flood"
         case rapidReset = "rapid_reset"
         case controlFlood = "control_frame_flood"
         case protocolError = "protocol_error"
@@ -62,6 +63,9 @@ public final class H2Session {
     var pendingHeads: [Int32: H2RequestHead] = [:]
     /// Bytes of the header block (HEADERS + CONTINUATION) now arriving, before decoding.
     var headerBlockBytes = 0
+    /// CONTINUATION frames of the header block now arriving.
+    var continuations = 0
+    static let maxContinuations = 16
     var guardian: H2FloodGuard
     public private(set) var refusal: Refusal?
 
@@ -76,9 +80,11 @@ public final class H2Session {
         // Request bodies are acknowledged as the upstream takes them (`consume`), so a
         // client can never have more in flight than the windows allow.
         nghttp2_option_set_no_auto_window_update(option, 1)
-        nghttp2_option_set_max_continuations(option, 8)
-        nghttp2_option_set_stream_reset_rate_limit(option, UInt64(limits.maxStreams * 2), UInt64(limits.maxStreams))
-        nghttp2_option_set_max_outbound_ack(option, 1000)
+        nghttp2_option_set_max_continuations(option, Self.maxContinuations + 1)
+        // libnghttp2's own reset limit stays above `H2FloodGuard`'s, which counts and names it.
+        nghttp2_option_set_stream_reset_rate_limit(option, UInt64(limits.maxStreams * 4), UInt64(limits.maxStreams * 2))
+        // Above `H2FloodGuard`'s control-frame burst, so the guard (which names it) acts first.
+        nghttp2_option_set_max_outbound_ack(option, 4000)
         nghttp2_option_set_max_settings(option, 32)
         var created: OpaquePointer?
         _ = nghttp2_session_server_new2(&created, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
@@ -230,5 +236,7 @@ public final class H2Session {
 
     /// Streams open now (requests in progress).
     public var openStreams: Int { pendingHeads.count + activeStreams }
+    /// Request heads begun and not yet complete (a HEADERS frame awaiting its CONTINUATION).
+    public var headsInProgress: Int { pendingHeads.count }
     var activeStreams = 0
 }

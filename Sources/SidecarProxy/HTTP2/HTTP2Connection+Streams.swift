@@ -10,7 +10,6 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
 
     func h2Request(_ id: Int32, head: [UInt8], chunked: Bool, endStream: Bool) {
         lastActiveMs = worker.nowMs
-        headBeganMs = 0
         guard !isDraining else {
             session.reset(id, code: 7)  // REFUSED_STREAM: a drained connection takes nothing new
             return
@@ -161,14 +160,19 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
         guard let exchange = byStream[ObjectIdentifier(carried)] else { return }
         exchange.exchangeClosed = true
         if exchange.streamClosed { return }
-        // What it wrote last may still be unframed: the next pass frames it, then a head
-        // still missing or a body cut short resets the stream, and a body that runs until
-        // close ends.
-        if !exchange.outputReady {
-            exchange.outputReady = true
-            outputReady.append(exchange)
+        // An exchange closes with its output drained once it answered in full; closing
+        // earlier (a client that stopped reading, a broken upstream) or before a head
+        // means the response cannot be completed: the stream is reset. A body that runs
+        // until close ends here.
+        let untilClose: Bool
+        if case .untilClose = exchange.response { untilClose = true } else { untilClose = false }
+        if exchange.awaitingHead || exchange.output.count > 0 && !exchange.responseComplete
+            || !exchange.responseComplete && !untilClose {
+            session.reset(exchange.id)
+        } else if exchange.bodyDeferred || untilClose {
+            exchange.bodyDeferred = false
+            session.resumeBody(exchange.id)
         }
-        exchange.bodyDeferred = true
         scheduleSend()
     }
 }

@@ -74,6 +74,10 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
             close()
             return
         }
+        if lingering {
+            stream.input.drain(stream.pendingInput)
+            return
+        }
         readFrames()
         send()
     }
@@ -92,6 +96,11 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
         let healthy = session.receive(bytes, nowMs: worker.nowMs)
         inSession = false
         stream.input.drain(available)
+        if session.headsInProgress == 0 {
+            headBeganMs = 0
+        } else if headBeganMs == 0 {
+            headBeganMs = worker.nowMs
+        }
         if !healthy, session.refusal == .protocolError { worker.metrics.recordHTTP2Refusal(.protocolError) }
         deliver()
         armDeadline()
@@ -156,7 +165,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
             stream.flushAtEndOfIteration()
         }
         if session.isDone || (isDraining && exchanges.isEmpty && !session.hasOutput) {
-            closeAfterFlush()
+            finish()
         }
     }
 
@@ -174,17 +183,29 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
         }
     }
 
-    private func closeAfterFlush() {
-        if stream.pendingOutput == 0 {
-            close()
-        } else {
-            closingAfterFlush = true
+    /// The session is over (GOAWAY sent, nothing left to serve): once the frames are on the
+    /// socket, end the sending side and read what the client still sends until it closes,
+    /// as HTTP/1.1's lingering close does. Closing over unread bytes would reset the
+    /// connection, and a client loses the last frames (the GOAWAY, a response) to a reset.
+    private func finish() {
+        guard !lingering else { return }
+        if stream.pendingOutput > 0 {
+            if !closingAfterFlush {
+                closingAfterFlush = true
+                armDeadline()
+            }
+            return  // `streamDidDrain` comes back here
         }
+        lingering = true
+        stream.input.drain(stream.pendingInput)
+        stream.shutdownWrite()
+        armDeadline()
     }
 
-    var closingAfterFlush = false {
-        didSet { if closingAfterFlush { armDeadline() } }
-    }
+    /// Waiting for the last frames to reach the socket, then lingering (see `finish`).
+    var closingAfterFlush = false
+    var lingering = false
+    static let lingerMs: Int64 = 2_000
 
     // MARK: deadlines
 
@@ -194,8 +215,8 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
         guard !isClosed else { return }
         let options = worker.options
         let at: Int64
-        if closingAfterFlush {
-            at = worker.nowMs + options.headerTimeoutMs
+        if closingAfterFlush || lingering {
+            at = worker.nowMs + min(Self.lingerMs, options.headerTimeoutMs)
         } else if headBeganMs > 0 {
             at = headBeganMs + options.headerTimeoutMs
         } else if exchanges.isEmpty {
@@ -208,10 +229,12 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     }
 
     private func deadlineFired() {
-        if closingAfterFlush || headBeganMs > 0 || exchanges.isEmpty {
-            session.goAway()
-            send()
+        if closingAfterFlush || lingering {
             close()
+        } else if headBeganMs > 0 || exchanges.isEmpty {
+            session.goAway()
+            session.terminate(0)
+            send()
         }
     }
 
