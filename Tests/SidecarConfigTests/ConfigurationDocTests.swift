@@ -105,8 +105,8 @@ final class ConfigurationDocTests: XCTestCase {
                 rest = rest.dropFirst(inner)
                 indent += inner
             }
-            let key = rest.prefix { $0 == "_" || ("a"..."z").contains($0) }
-            guard let first = key.first, first != "_" else { continue }
+            let key = rest.prefix { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }
+            guard let first = key.first, ("a"..."z").contains(first) else { continue }
             let after = rest.dropFirst(key.count)
             guard after.first == ":", after.count == 1 || after.dropFirst().first == " " else { continue }
             let value = after.dropFirst().drop { $0 == " " }

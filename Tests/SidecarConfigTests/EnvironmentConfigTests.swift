@@ -32,8 +32,8 @@ final class EnvironmentConfigTests: XCTestCase {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent("sidecar.yaml"), encoding: .utf8)
-        let commented = try NSRegularExpression(pattern: #"^(\s*)# (\s*[a-z_]+:( .*)?)$"#)
-        let setting = try NSRegularExpression(pattern: #"^( *)([a-z_]+):(?: |$)"#)
+        let commented = try NSRegularExpression(pattern: #"^(\s*)# (\s*[a-z][a-z0-9_]*:( .*)?)$"#)
+        let setting = try NSRegularExpression(pattern: #"^( *)([a-z][a-z0-9_]*):(?: |$)"#)
         var stack: [(indent: Int, key: String)] = []
         var paths: [String] = []
         for original in text.split(separator: "\n").map(String.init) {
