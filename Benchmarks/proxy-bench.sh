@@ -11,6 +11,8 @@
 #             (1, 2k, 100k) one per request in turn, to the sidecar and to nginx and haproxy sent
 #             the very same requests, access logs off and on (BENCH_CASES="direct sessions";
 #             SESSION_COUNTS, SESSION_LOGS, SESSION_WORKERS2 narrow or widen it)
+#   h2, nginxh2, h2m100, nginxh2m100 : (cases.d/h2.sh) the same over HTTP/2 (h2load, 1 or 100
+#            streams per connection) against nginx `ssl http2`
 #   tls, nginxtls : (cases.d/tls.sh) the auth case's requests over HTTPS to a sidecar serving TLS
 #             itself and to nginx terminating TLS in front of the upstream (keep-alive)
 # in ROUNDS alternating rounds; prints req/s, p99, the server's CPU time and its context
@@ -37,6 +39,8 @@
 # More cases: put files in Benchmarks/cases.d/*.sh; each appends its name to CASES and defines
 #   case_<name>     sets CASE_PORT (and CASE_PIDS; CASE_SCHEME=https for TLS) of a server it
 #                   started once, in front of $UP_PORT, when the file was sourced
+#   load_<name>     (optional) runs its own load tool instead of wrk (h2.sh: h2load) and
+#                   prints the lines of wrk's summary that are read here;
 #   wrk_args_<name> (optional) prints extra wrk args one per line, e.g. -H and
 #                   "Cookie: ..." for the authenticated case (valid session cookie)
 # using the helpers below (write_sidecar_config, start_sidecar_with).
@@ -291,8 +295,12 @@ for round in $(seq 1 "$ROUNDS"); do
     cpu_before=$(server_cpu_ms "${case_pids[@]}")
     upstream_before=$(server_cpu_ms "$UP_PID"); upstream_switches_before=$(server_switches "$UP_PID")
     switches_before=$(server_switches "${case_pids[@]}")
-    out=$("${CLIENT_CPU[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "${extra[@]}" \
-          "$CASE_SCHEME://127.0.0.1:$CASE_PORT/")
+    if declare -F "load_$c" >/dev/null; then  # a case with its own load tool (h2load), wrk's words out
+      out=$("load_$c")
+    else
+      out=$("${CLIENT_CPU[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "${extra[@]}" \
+            "$CASE_SCHEME://127.0.0.1:$CASE_PORT/")
+    fi
     if [ -n "$profiling" ]; then
       kill -INT "$profiling"; wait "$profiling" || true
       PROFILE_REPORT="$WORK/perf-$c.txt"
@@ -352,7 +360,11 @@ compare() {  # compare CASE BASELINE [TARGET]: throughput and CPU-per-request ra
       "  less disturbed than req/s by other work on the machine, though contention still moves it)\n", b, c, n / s, c, b }'
 }
 for c in "${CASES[@]}"; do  # every proxy case against nginx proxy_pass and direct
-  case $c in direct|nginx|nginxcookie|nginxtls|nginxtlsw2|nginxs_*|nginxsw2_*|haproxy_*) continue ;; esac
+  case $c in direct|nginx|nginxcookie|nginxtls|nginxtlsw2|nginxh2|nginxh2m100|nginxs_*|nginxsw2_*|haproxy_*) continue ;; esac
+  if [ "$c" = h2 ] || [ "$c" = h2m100 ]; then  # HTTP/2 against nginx's HTTP/2 only
+    if has_case "nginx$c"; then compare "$c" "nginx$c" 1.10; fi
+    continue
+  fi
   case $c in
     sessions_*|sessionsw2_*|sessionsbase_*)  # many users: against the peers sent the very same requests
       peer=${c#*_}

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from browser_support import chromium, find_browser, wait_until  # noqa: F401 (fixture)
-from conftest import free_port
+from conftest import free_port, poll
 from tls_support import TestCA
 
 USER_EMAIL = "grace.hopper@example.com"
@@ -198,3 +198,45 @@ def test_chromium_two_tabs_signing_in_at_once_both_succeed(cross_site_login, chr
                    % (page, browser.current_url, browser.page_source[:1000]))
         assert echoed_headers(page_json(browser))["x-auth-email"] == ["maria.ruiz@example.com"]
     assert set(localhost_cookies(browser)) == {"__Host-sidecar"}, "a state cookie is left behind"
+
+
+def test_chromium_signs_in_over_https_and_loads_the_page_over_h2(tmp_path, start_sidecar, start_emulator, chromium):
+    """The sidecar serving HTTPS itself: Chromium negotiates h2 by ALPN, signs in through the
+    cross-site form_post, and the page after the login comes over HTTP/2."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as EC
+
+    find_browser()
+    ca = TestCA(tmp_path)
+    site = ca.issue("site", ips=("127.0.0.1",), dns=("localhost",))
+    apple_leaf = ca.issue("emulator", ips=("127.0.0.1",), dns=())
+    port = free_port()
+    origin = "https://localhost:%d" % port
+    emulator = start_emulator([origin + "/.auth/callback"],
+                              ["--tls-cert", str(apple_leaf.cert_file), "--tls-key", str(apple_leaf.key_file)])
+    sidecar = start_sidecar({
+        "public_url": origin,
+        "tls": {"cert_file": str(site.cert_file), "key_file": str(site.key_file)},
+        "apple": {"base_url": emulator.issuer, "ca_file": str(ca.cert_file)},
+        "access": {"public_paths": ["/pub/**"]},
+    }, port=port)
+    browser = chromium([site.spki_sha256_b64, apple_leaf.spki_sha256_b64])
+
+    browser.get(origin + "/after/login?x=1")
+    wait_until(browser, EC.presence_of_element_located((By.ID, "approve")),
+               "the emulator's authorize page never appeared (at %s)" % browser.current_url)
+    browser.find_element(By.ID, "email").send_keys(USER_EMAIL)
+    browser.find_element(By.ID, "approve").click()
+    wait_until(browser, EC.url_to_be(origin + "/after/login?x=1"),
+               "the browser did not come back to the page (at %s): %s"
+               % (browser.current_url, browser.page_source[:2000]))
+    assert browser.execute_script("return performance.getEntries()[0].nextHopProtocol") == "h2"
+    echo = page_json(browser)
+    assert echoed_headers(echo)["x-auth-email"] == [USER_EMAIL]
+
+    def page_line():
+        lines = [json.loads(x) for x in sidecar.output().splitlines() if x.startswith("{")]
+        return next((e for e in lines if e.get("msg") == "request" and e.get("path") == "/after/login"
+                     and e["status"] == 200), None)
+    line = poll(page_line)
+    assert line and line.get("protocol") == "HTTP/2.0", line
