@@ -401,14 +401,15 @@ for c in "${CASES[@]}"; do  # every proxy case against nginx proxy_pass and dire
 done
 
 # -- memory with idle keep-alive connections -------------------------------------------------
-idle_rss() {  # idle_rss NAME PORT PID
-  local before after private_before private_after
-  before=$(rss_kib "$3"); private_before=$(private_kib "$3")
-  coproc IDLE { python3 Benchmarks/idle_conns.py "$2" "$IDLE_CONNS"; }
+idle_rss() {  # idle_rss NAME PORT PID [MODE HEADER…] (idle_conns.py's mode: plain, tls, h2)
+  local before after private_before private_after name=$1 port=$2 pid=$3
+  shift 3
+  before=$(rss_kib "$pid"); private_before=$(private_kib "$pid")
+  coproc IDLE { python3 Benchmarks/idle_conns.py "$port" "$IDLE_CONNS" / "$@"; }
   local line; read -r line <&"${IDLE[0]}"
-  after=$(rss_kib "$3"); private_after=$(private_kib "$3")
+  after=$(rss_kib "$pid"); private_after=$(private_kib "$pid")
   printf '%-10s RSS %6.1f MiB with %s idle keep-alive connections (%6.1f MiB before);' \
-    "$1" "$(awk -v k="$after" 'BEGIN {print k/1024}')" "${line#ready }" \
+    "$name" "$(awk -v k="$after" 'BEGIN {print k/1024}')" "${line#ready }" \
     "$(awk -v k="$before" 'BEGIN {print k/1024}')"
   printf ' private %5.1f MiB (%5.1f before)\n' "$(awk -v k="$private_after" 'BEGIN {print k/1024}')" \
     "$(awk -v k="$private_before" 'BEGIN {print k/1024}')"
@@ -419,6 +420,7 @@ has_case sidecar && idle_rss sidecar "$SIDECAR_PORT" "$SIDECAR_PUBLIC_PID"
 idle_rss nginx "$NGINX_PORT" "$(nginx_worker_pid "$NGINX_PROXY_PID")"
 echo "(target: sidecar <= 30 MB RSS with 1,000 open keep-alive connections)"
 if declare -F session_memory_report >/dev/null; then session_memory_report; fi
+if declare -F h2_memory_report >/dev/null; then h2_memory_report; fi
 if declare -F session_latency_report >/dev/null; then session_latency_report; fi
 echo "(logins per second: Benchmarks/login-bench.sh)"
 if [ -n "${PROFILE_REPORT:-}" ]; then

@@ -56,3 +56,10 @@ load_h2() { h2load_run 1; }
 load_nginxh2() { h2load_run 1; }
 load_h2m100() { h2load_run 100; }
 load_nginxh2m100() { h2load_run 100; }
+
+# Memory per idle connection, HTTP/2 next to HTTP/1.1 over TLS: the same sidecar, the same
+# number of connections, each having completed one authenticated request.
+h2_memory_report() {
+  idle_rss "tls h1.1" "$TLS_PORT" "$SIDECAR_TLS_PID" tls "Cookie: $AUTH_COOKIE"
+  idle_rss "tls h2" "$TLS_PORT" "$SIDECAR_TLS_PID" h2 "Cookie: $AUTH_COOKIE"
+}

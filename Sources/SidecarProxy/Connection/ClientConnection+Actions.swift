@@ -29,6 +29,11 @@ extension ClientConnection {
             startDeadline(ms)
             updateClientReading()
         case .lingerClose(let ms):
+            // An HTTP/2 stream has no socket to linger on: its connection ends the stream.
+            if isHTTP2 {
+                close()
+                return
+            }
             // Half-closes after the last response byte and discards input briefly, so the
             // client reads the response instead of a reset caused by unread request bytes.
             stream.shutdownWrite()

@@ -65,8 +65,13 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
         lastActiveMs = worker.nowMs
         if !exchange.exchangeClosed {
             // Reset by the client (or cut short): the exchange ends as when a client goes away.
+            // The connection stays alive until then: the exchange's stream calls back into it.
             let client = exchange.client
-            worker.loop.nextTurn.run { client.clientEnded() }
+            worker.loop.nextTurn.run { [self] in
+                withExtendedLifetime(self) { client.clientEnded() }
+            }
+        } else if exchange.client.phase != .closed {
+            exchange.client.close()  // it may still be waiting for a deadline of its own
         }
         worker.reaper.retire(exchange)
         if exchanges.isEmpty { armDeadline() }
