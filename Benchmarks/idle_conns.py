@@ -43,7 +43,7 @@ def h2_request(s, path, extra):
     conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True))
     conn.initiate_connection()
     fields = [(":method", "GET"), (":path", path), (":scheme", "https"), (":authority", "bench.local")]
-    fields += [tuple(part.strip() for part in h.lower().split(":", 1)) for h in extra]
+    fields += [(name.strip().lower(), value.strip()) for name, value in (h.split(":", 1) for h in extra)]
     conn.send_headers(1, fields, end_stream=True)
     s.sendall(conn.data_to_send())
     return conn

@@ -81,6 +81,9 @@ public final class Stream {
     /// Set for a carried stream (`init(loop:carrier:)`), nil for a socket: one nil check per
     /// flush is what sockets pay for it.
     public private(set) unowned(unsafe) var carrier: (any StreamCarrier)?
+    /// The carrier's name for this stream (an HTTP/2 stream id), so that its callbacks find
+    /// their stream without a table keyed by object.
+    public var carrierTag: Int32 = 0
 
     /// `tls`: serve TLS on the accepted socket `fd` (the handshake runs first; nothing is
     /// reported to the delegate before it completes). `preamble`: the delegate reads a

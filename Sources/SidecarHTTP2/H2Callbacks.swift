@@ -61,7 +61,8 @@ enum H2Callbacks {
     static let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
         guard let frame, sidecar_h2_headers_category(frame) == requestCategory else { return 0 }
         let session = owner(userData)
-        session.pendingHeads[sidecar_h2_frame_stream(frame)] = H2RequestHead(maxBytes: session.limits.maxHeaderBytes)
+        session.head.reset()
+        session.headStream = sidecar_h2_frame_stream(frame)
         return 0
     }
 
@@ -69,8 +70,8 @@ enum H2Callbacks {
         guard let frame, let name, let value else { return 0 }
         let session = owner(userData)
         let stream = sidecar_h2_frame_stream(frame)
-        guard session.pendingHeads[stream] != nil else { return 0 }  // trailers: dropped
-        let fits = session.pendingHeads[stream]!.add(
+        guard stream == session.headStream else { return 0 }  // trailers: dropped
+        let fits = session.head.add(
             name: UnsafeRawBufferPointer(start: name, count: nameLength),
             value: UnsafeRawBufferPointer(start: value, count: valueLength))
         if !fits {
@@ -89,12 +90,15 @@ enum H2Callbacks {
         switch UInt32(sidecar_h2_frame_type(frame)) {
         case NGHTTP2_HEADERS.rawValue:
             session.headerBlockBytes = 0
-            if let head = session.pendingHeads.removeValue(forKey: stream) {
+            if stream == session.headStream {
+                session.headStream = 0
                 session.activeStreams += 1
                 do {
-                    let bytes = try head.http1Head(hasBody: !endStream)
-                    session.delegate?.h2Request(
-                        stream, head: bytes, chunked: head.bodyIsChunked(hasBody: !endStream), endStream: endStream)
+                    try session.head.write(hasBody: !endStream, into: &session.translated)
+                    let chunked = session.head.bodyIsChunked(hasBody: !endStream)
+                    session.translated.withUnsafeBytes {
+                        session.delegate?.h2Request(stream, head: $0, chunked: chunked, endStream: endStream)
+                    }
                 } catch {
                     session.reset(stream, code: NGHTTP2_PROTOCOL_ERROR.rawValue)
                 }
@@ -134,7 +138,9 @@ enum H2Callbacks {
 
     static let onStreamClose: nghttp2_on_stream_close_callback = { _, stream, errorCode, userData in
         let session = owner(userData)
-        if session.pendingHeads.removeValue(forKey: stream) == nil, session.activeStreams > 0 {
+        if stream == session.headStream {
+            session.headStream = 0
+        } else if session.activeStreams > 0 {
             session.activeStreams -= 1
             session.delegate?.h2StreamClosed(stream, errorCode: errorCode)
         }

@@ -40,6 +40,22 @@ public struct H2RequestHead {
         fields.reserveCapacity(512)
     }
 
+    /// Ready for the next request, keeping the buffers' capacity: a session receives one head
+    /// at a time (RFC 9113 §4.3: a header block is never interleaved with another frame), so
+    /// one builder serves all its streams without allocating per request.
+    public mutating func reset() {
+        method.removeAll(keepingCapacity: true)
+        path.removeAll(keepingCapacity: true)
+        authority.removeAll(keepingCapacity: true)
+        host = nil
+        cookie.removeAll(keepingCapacity: true)
+        fields.removeAll(keepingCapacity: true)
+        hasContentLength = false
+        sawScheme = false
+        failure = nil
+        listBytes = 0
+    }
+
     /// Takes one decoded field. Returns false once the list is over its bound.
     public mutating func add(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
         listBytes += name.count + value.count + 32
@@ -74,11 +90,11 @@ public struct H2RequestHead {
 
     private mutating func addPseudo(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
         if Self.equals(name, ":method") {
-            method = Array(value)
+            method.append(contentsOf: value)
         } else if Self.equals(name, ":path") {
-            path = Array(value)
+            path.append(contentsOf: value)
         } else if Self.equals(name, ":authority") {
-            authority = Array(value)
+            authority.append(contentsOf: value)
         } else if Self.equals(name, ":scheme") {
             sawScheme = true
         } else {
@@ -91,22 +107,23 @@ public struct H2RequestHead {
 
     /// The HTTP/1.1 head. `hasBody`: DATA frames follow the HEADERS frame.
     public func http1Head(hasBody: Bool) throws(Failure) -> [UInt8] {
+        var head: [UInt8] = []
+        try write(hasBody: hasBody, into: &head)
+        return head
+    }
+
+    /// The same, written into `head` (emptied first, its capacity kept).
+    public func write(hasBody: Bool, into head: inout [UInt8]) throws(Failure) {
         if let failure { throw failure }
         guard sawScheme, !method.isEmpty, !path.isEmpty else { throw .malformed }
         // CONNECT (and so the extended CONNECT of RFC 8441) is not offered.
-        guard method != Array("CONNECT".utf8) else { throw .malformed }
+        guard !method.elementsEqual("CONNECT".utf8) else { throw .malformed }
         // Origin form only: `*` (OPTIONS) has no path for the rules to judge.
         guard path.first == UInt8(ascii: "/") else { throw .malformed }
-        var hostValue = authority
-        if let host {
-            if authority.isEmpty {
-                hostValue = host
-            } else if !Self.sameHost(host, authority) {
-                throw .malformed
-            }
-        }
+        if let host, !authority.isEmpty, !Self.sameHost(host, authority) { throw .malformed }
+        let hostValue = authority.isEmpty ? host ?? [] : authority
         guard !hostValue.isEmpty else { throw .malformed }
-        var head: [UInt8] = []
+        head.removeAll(keepingCapacity: true)
         head.reserveCapacity(method.count + path.count + hostValue.count + fields.count + cookie.count + 80)
         head.append(contentsOf: method)
         head.append(UInt8(ascii: " "))
@@ -122,7 +139,6 @@ public struct H2RequestHead {
         }
         if bodyIsChunked(hasBody: hasBody) { head.append(contentsOf: "transfer-encoding: chunked\r\n".utf8) }
         head.append(contentsOf: "connection: close\r\n\r\n".utf8)
-        return head
     }
 
     static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {

@@ -6,7 +6,7 @@ public protocol H2SessionDelegate: AnyObject {
     /// A request's head is complete on a new stream, translated to HTTP/1.1
     /// (`H2RequestHead`). `chunked`: its body comes framed as chunked by the delegate.
     /// `endStream`: no body follows.
-    func h2Request(_ stream: Int32, head: [UInt8], chunked: Bool, endStream: Bool)
+    func h2Request(_ stream: Int32, head: UnsafeRawBufferPointer, chunked: Bool, endStream: Bool)
     /// Request body bytes (flow-controlled: `consume` opens the window again).
     func h2RequestData(_ stream: Int32, _ bytes: UnsafeRawBufferPointer)
     /// The request's body is complete (END_STREAM; trailers, if any, are dropped).
@@ -59,8 +59,11 @@ public final class H2Session {
     private var session: OpaquePointer?
     public unowned(unsafe) var delegate: (any H2SessionDelegate)?
     let limits: Limits
-    /// Heads being received, by stream (removed once complete or the stream closes).
-    var pendingHeads: [Int32: H2RequestHead] = [:]
+    /// The request head being received (one at a time: header blocks never interleave), its
+    /// stream (0: none), and the buffer its HTTP/1.1 translation is written into.
+    var head: H2RequestHead
+    var headStream: Int32 = 0
+    var translated: [UInt8] = []
     /// Bytes of the header block (HEADERS + CONTINUATION) now arriving, before decoding.
     var headerBlockBytes = 0
     /// CONTINUATION frames of the header block now arriving.
@@ -72,6 +75,8 @@ public final class H2Session {
     public init(limits: Limits, nowMs: Int64) {
         self.limits = limits
         guardian = H2FloodGuard(maxStreams: limits.maxStreams, nowMs: nowMs)
+        head = H2RequestHead(maxBytes: limits.maxHeaderBytes)
+        translated.reserveCapacity(1024)
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
         H2Callbacks.install(callbacks)
@@ -154,12 +159,9 @@ public final class H2Session {
     }
 
     /// Sends a response head; `hasBody`: DATA frames follow through `h2ResponseBody`.
-    /// `fields` are (lowercase name, value) pairs, `:status` first.
-    public func respond(_ stream: Int32, fields: [(name: [UInt8], value: [UInt8])], hasBody: Bool) -> Bool {
+    public func respond(_ stream: Int32, fields: H2FieldList, hasBody: Bool) -> Bool {
         guard let session else { return false }
-        var namesAndValues: [nghttp2_nv] = []
-        namesAndValues.reserveCapacity(fields.count)
-        return withNameValues(fields, 0, &namesAndValues) { list in
+        return fields.withNameValues { list in
             if hasBody {
                 var provider = nghttp2_data_provider(
                     source: nghttp2_data_source(ptr: nil), read_callback: H2Callbacks.readBody)
@@ -168,31 +170,6 @@ public final class H2Session {
             return nghttp2_submit_response(session, stream, list.baseAddress, list.count, nil) == 0
         }
     }
-
-    /// Builds the nghttp2_nv list with pointers into `fields` alive for `body`'s duration
-    /// (nghttp2 copies names and values during the submit call).
-    private func withNameValues<R>(
-        _ fields: [(name: [UInt8], value: [UInt8])], _ index: Int, _ list: inout [nghttp2_nv],
-        _ body: (UnsafeBufferPointer<nghttp2_nv>) -> R
-    ) -> R {
-        guard index < fields.count else { return list.withUnsafeBufferPointer(body) }
-        return fields[index].name.withUnsafeBufferPointer { name in
-            fields[index].value.withUnsafeBufferPointer { value in
-                list.append(
-                    nghttp2_nv(
-                        name: UnsafeMutablePointer(mutating: name.baseAddress ?? Self.empty),
-                        value: UnsafeMutablePointer(mutating: value.baseAddress ?? Self.empty),
-                        namelen: name.count, valuelen: value.count, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)))
-                return withNameValues(fields, index + 1, &list, body)
-            }
-        }
-    }
-
-    nonisolated(unsafe) private static let empty: UnsafePointer<UInt8> = {
-        let pointer = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
-        pointer.initialize(to: 0)
-        return UnsafePointer(pointer)
-    }()
 
     /// More of `stream`'s response body is ready.
     public func resumeBody(_ stream: Int32) {
@@ -235,8 +212,8 @@ public final class H2Session {
     }
 
     /// Streams open now (requests in progress).
-    public var openStreams: Int { pendingHeads.count + activeStreams }
+    public var openStreams: Int { (headStream != 0 ? 1 : 0) + activeStreams }
     /// Request heads begun and not yet complete (a HEADERS frame awaiting its CONTINUATION).
-    public var headsInProgress: Int { pendingHeads.count }
+    public var headsInProgress: Int { headStream != 0 ? 1 : 0 }
     var activeStreams = 0
 }

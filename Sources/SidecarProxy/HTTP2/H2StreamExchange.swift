@@ -1,5 +1,6 @@
 import SidecarEvent
 import SidecarHTTP
+import SidecarHTTP2
 
 /// One HTTP/2 stream: the HTTP/1.1 exchange that serves it (a `ClientConnection` over a
 /// carried `Stream`) and the translation of its HTTP/1.1 response into HEADERS and DATA.
@@ -45,44 +46,47 @@ final class H2StreamExchange {
 
     var output: ByteQueue { client.stream.output }
 
-    /// The response head, once the exchange has written it, as HTTP/2 fields (`:status`
-    /// first, lowercase names, the connection-specific fields of RFC 9113 §8.2.2 left out).
-    /// Interim 1xx heads are skipped. Throws for a head that cannot be translated.
-    func takeResponseHead() throws(HTTPHeadError) -> (fields: [(name: [UInt8], value: [UInt8])], hasBody: Bool)? {
+    /// The response head, once the exchange has written it, as HTTP/2 fields in `fields`
+    /// (`:status` first, lowercase names, the connection-specific fields of RFC 9113 §8.2.2
+    /// left out); returns whether a body follows, nil while the head is incomplete. Interim
+    /// 1xx heads are skipped. Throws for a head that cannot be translated.
+    func takeResponseHead(into fields: inout H2FieldList) throws(HTTPHeadError) -> Bool? {
         while true {
             let available = output.count
             guard available > 0, let prefix = output.unsafePrefix(available) else { return nil }
-            guard let head = try HTTPResponseHead.parse(prefix, requestMethod: isHead ? .head : .get, limits: .init(maxHeadBytes: 64 * 1024, maxFields: 200))
+            guard let head = try HTTPResponseHead.parse(prefix, requestMethod: isHead ? .head : .get, limits: Self.headLimits)
             else { return nil }
             let length = head.headLength
             if head.isInterim {
                 output.drain(length)
                 continue
             }
-            var fields: [(name: [UInt8], value: [UInt8])] = [(Array(":status".utf8), Array(String(head.status).utf8))]
-            fields.reserveCapacity(head.fields.count + 1)
+            fields.removeAll()
+            fields.appendStatus(head.status)
             head.withView { view in
                 for field in head.fields where !Self.isConnectionSpecific(field, view) {
-                    fields.append((view[field.name].map { $0 &- 0x41 < 26 ? $0 | 0x20 : $0 }, Array(view[field.value])))
+                    fields.append(lowercasing: view[field.name], value: view[field.value])
                 }
             }
             output.drain(length)
             switch head.framing {
             case .none:
                 response = .complete
-                return (fields, false)
+                return false
             case .contentLength(let n):
                 response = n == 0 ? .complete : .body(remaining: n)
-                return (fields, n > 0)
+                return n > 0
             case .chunked:
                 response = .chunked(ChunkedDecoder())
-                return (fields, true)
+                return true
             case .untilClose:
                 response = .untilClose
-                return (fields, true)
+                return true
             }
         }
     }
+
+    static let headLimits = HTTPHeadLimits(maxHeadBytes: 64 * 1024, maxFields: 200)
 
     /// Moves up to `buffer.count` body bytes from the exchange's output into `buffer`.
     /// Returns the count and whether the body is complete with them.

@@ -8,7 +8,7 @@ import SidecarHTTP2
 extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
     // MARK: session → exchanges
 
-    func h2Request(_ id: Int32, head: [UInt8], chunked: Bool, endStream: Bool) {
+    func h2Request(_ id: Int32, head: UnsafeRawBufferPointer, chunked: Bool, endStream: Bool) {
         lastActiveMs = worker.nowMs
         guard !isDraining else {
             session.reset(id, code: 7)  // REFUSED_STREAM: a drained connection takes nothing new
@@ -19,7 +19,7 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
             id: id, client: client, chunkedRequest: chunked, isHead: head.starts(with: "HEAD ".utf8),
             requestEnded: endStream)
         exchanges[id] = exchange
-        byStream[ObjectIdentifier(client.stream)] = exchange
+        client.stream.carrierTag = id
         _ = client.stream.input.append(head)
         exchange.deliveryPending = true
         deliveries.append(exchange)
@@ -60,7 +60,6 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
 
     func h2StreamClosed(_ id: Int32, errorCode: UInt32) {
         guard let exchange = exchanges.removeValue(forKey: id) else { return }
-        byStream[ObjectIdentifier(exchange.client.stream)] = nil
         exchange.streamClosed = true
         lastActiveMs = worker.nowMs
         if !exchange.exchangeClosed {
@@ -113,7 +112,7 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
     // MARK: exchanges → session
 
     func carriedStreamHasOutput(_ carried: Stream) {
-        guard let exchange = byStream[ObjectIdentifier(carried)], !exchange.streamClosed else {
+        guard let exchange = exchanges[carried.carrierTag], !exchange.streamClosed else {
             carried.output.drain(carried.output.count)
             return
         }
@@ -132,20 +131,20 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
             exchange.outputReady = false
             guard !exchange.streamClosed else { continue }
             if exchange.awaitingHead {
-                let head: (fields: [(name: [UInt8], value: [UInt8])], hasBody: Bool)?
+                let hasBody: Bool?
                 do {
-                    head = try exchange.takeResponseHead()
+                    hasBody = try exchange.takeResponseHead(into: &responseFields)
                 } catch {
                     session.reset(exchange.id)
                     continue
                 }
-                guard let head else {
+                guard let hasBody else {
                     if exchange.exchangeClosed { session.reset(exchange.id) }
                     continue
                 }
-                if !session.respond(exchange.id, fields: head.fields, hasBody: head.hasBody) {
+                if !session.respond(exchange.id, fields: responseFields, hasBody: hasBody) {
                     session.reset(exchange.id)
-                } else if !head.hasBody, !exchange.requestEnded {
+                } else if !hasBody, !exchange.requestEnded {
                     session.reset(exchange.id, code: 0)
                 }
                 if exchange.output.count == 0 { drained.append(exchange) }
@@ -157,12 +156,12 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
     }
 
     func carriedStreamWantsInput(_ carried: Stream) {
-        guard let exchange = byStream[ObjectIdentifier(carried)] else { return }
+        guard let exchange = exchanges[carried.carrierTag] else { return }
         acknowledge(exchange)
     }
 
     func carriedStreamClosed(_ carried: Stream) {
-        guard let exchange = byStream[ObjectIdentifier(carried)] else { return }
+        guard let exchange = exchanges[carried.carrierTag] else { return }
         exchange.exchangeClosed = true
         if exchange.streamClosed { return }
         // An exchange closes with its output drained once it answered in full; closing

@@ -20,9 +20,10 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     let peerText: [UInt8]
     let peerTrusted: Bool
     let openedMs: Int64
+    /// The streams' exchanges by stream id (a carried stream's `carrierTag`).
     var exchanges: [Int32: H2StreamExchange] = [:]
-    /// The same exchanges by their carried stream (the carrier callbacks name the stream).
-    var byStream: [ObjectIdentifier: H2StreamExchange] = [:]
+    /// Response heads are translated into this one list, reused.
+    var responseFields = H2FieldList()
     /// Exchanges with request bytes to be told of, in arrival order (after the session call).
     var deliveries: [H2StreamExchange] = []
     /// Exchanges whose output the session took to empty: told once the frames are out.
@@ -260,7 +261,6 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
         deadline.cancel()
         let open = Array(exchanges.values)
         exchanges = [:]
-        byStream = [:]
         for exchange in open where !exchange.exchangeClosed {
             exchange.streamClosed = true
             exchange.client.clientEnded()
