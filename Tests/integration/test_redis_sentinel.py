@@ -30,9 +30,10 @@ class Workload(threading.Thread):
             sc = self.sidecars[turn % len(self.sidecars)]
             turn += 1
             try:
-                self.rounds.append((time.monotonic(), self.round(sc)))
+                how = self.round(sc)
             except Exception as error:  # a refused connection, an assertion in a helper
-                self.rounds.append((time.monotonic(), "error: %r" % error))
+                how = "error: %r" % error
+            self.rounds.append((time.monotonic(), how))
             time.sleep(0.02)
 
     def round(self, sc):
@@ -130,6 +131,8 @@ def test_the_sidecar_follows_a_failover_and_keeps_what_was_revoked(replicas, sen
         assert sc.logged(lambda out: switch in out or moved in out), sc.log_tail()
         out = sc.output()
         assert "store unavailable" in out and out.rfind("store ready") > out.rfind("store unavailable"), sc.log_tail()
+    print("what replica A logged about the store:\n" + "\n".join(
+        line for line in a.output().splitlines() if '"sidecar.store"' in line))
 
 
 def test_a_master_name_the_sentinels_do_not_know_is_a_clear_start_up_error(sentinel_set, start_sidecar):
