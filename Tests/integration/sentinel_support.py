@@ -15,8 +15,8 @@ MASTER_NAME = "mymaster"
 
 
 class Sentinel:
-    def __init__(self, workdir, master_port, down_after_ms, failover_timeout_ms):
-        self.workdir, self.port = workdir, free_port()
+    def __init__(self, workdir, master_port, down_after_ms, failover_timeout_ms, password=None):
+        self.workdir, self.port, self.password = workdir, free_port(), password
         conf = workdir / "sentinel.conf"
         conf.write_text("\n".join([
             "port %d" % self.port, "bind 127.0.0.1", "protected-mode no", "daemonize no",
@@ -24,7 +24,9 @@ class Sentinel:
             "sentinel monitor %s 127.0.0.1 %d 2" % (MASTER_NAME, master_port),
             "sentinel down-after-milliseconds %s %d" % (MASTER_NAME, down_after_ms),
             "sentinel failover-timeout %s %d" % (MASTER_NAME, failover_timeout_ms),
-            "sentinel parallel-syncs %s 1" % MASTER_NAME, ""]))
+            "sentinel parallel-syncs %s 1" % MASTER_NAME]
+            # With requirepass a sentinel also authenticates to the others with it.
+            + (["requirepass %s" % password] if password else []) + [""]))
         log = open(workdir / "sentinel.log", "ab")
         self.proc = subprocess.Popen(["redis-sentinel", str(conf)], stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         log.close()
@@ -38,7 +40,8 @@ class Sentinel:
             return False
 
     def cli(self, *args):
-        return subprocess.run(["redis-cli", "-p", str(self.port)] + list(args),
+        auth = ["--no-auth-warning", "-a", self.password] if self.password else []
+        return subprocess.run(["redis-cli", "-p", str(self.port)] + auth + list(args),
                               capture_output=True, text=True, timeout=10).stdout.strip()
 
     def master_port(self):
@@ -58,7 +61,7 @@ class Sentinel:
 class SentinelSet:
     """master, replica, sentinels; `url` is the store URL for the sidecar."""
 
-    def __init__(self, tmp_path, down_after_ms=1000, failover_timeout_ms=3000):
+    def __init__(self, tmp_path, down_after_ms=1000, failover_timeout_ms=3000, sentinel_password=None):
         def workdir(name):
             path = tmp_path / name
             path.mkdir()
@@ -68,8 +71,8 @@ class SentinelSet:
         # Sentinels learn the replica from the master's INFO: let it be attached first.
         assert poll(lambda: "master_link_status:up" in self.replica.cli("INFO", "replication"), timeout=10), \
             self.replica.cli("INFO", "replication")
-        self.sentinels = [Sentinel(workdir("sentinel%d" % i), self.master.port, down_after_ms, failover_timeout_ms)
-                          for i in range(3)]
+        self.sentinels = [Sentinel(workdir("sentinel%d" % i), self.master.port, down_after_ms, failover_timeout_ms,
+                                   sentinel_password) for i in range(3)]
         # A failover needs a majority of sentinels that know each other (hello messages every 2 s).
         assert poll(lambda: all(s.master_facts().get("num-other-sentinels") == "2"
                                 and s.master_facts().get("num-slaves") == "1" for s in self.sentinels), timeout=15), \
@@ -88,16 +91,16 @@ class SentinelSet:
 
 @pytest.fixture
 def sentinel_set(tmp_path):
-    """sentinel_set(**timings) -> SentinelSet (stopped after the test)."""
+    """sentinel_set(**options) -> SentinelSet (stopped after the test)."""
     for tool in ("redis-server", "redis-sentinel"):
         if not shutil.which(tool):
             pytest.fail("%s is not installed (scripts/test installs it)" % tool)
     started = []
 
-    def start(**timings):
+    def start(**options):
         base = tmp_path / ("sentinel-set%d" % len(started))
         base.mkdir()
-        made = SentinelSet(base, **timings)
+        made = SentinelSet(base, **options)
         started.append(made)
         return made
     yield start

@@ -60,7 +60,8 @@ def test_the_sidecar_follows_a_failover_and_keeps_what_was_revoked(replicas, sen
     old_port, new_port = redis.master.port, redis.replica.port
     # Rounds come faster than the default per-address sign-in rate allows.
     (a, b), apple, _ = replicas(2, redis=redis, overrides={"limits": {"sign_in_rate": 0}})
-    assert a.admin("/readyz").status == 200 and b.admin("/readyz").status == 200
+    # Apple's keys are fetched just after start; 5 s covers a loaded 2-core machine.
+    assert poll(lambda: a.admin("/readyz").status == 200 and b.admin("/readyz").status == 200, timeout=5)
     assert a.logged(lambda out: "%s\\\" is at 127.0.0.1:%d" % (MASTER_NAME, old_port) in out)  # JSON-escaped quote
 
     kept = logged_in_browser(browser, a, apple)
@@ -143,6 +144,23 @@ def test_a_master_name_the_sentinels_do_not_know_is_a_clear_start_up_error(senti
     sc.stopped = True  # the exit is the expected outcome
     out = sc.output()
     assert "revocations.store" in out and 'no sentinel knows a master named "no-such-master"' in out, out
+
+
+def test_the_sentinels_get_their_own_password_and_a_wrong_one_stops_the_start(sentinel_set, start_sidecar, tmp_path):
+    redis = sentinel_set(sentinel_password="sentinel-secret")
+    wrong = tmp_path / "wrong"
+    wrong.write_text("not-the-sentinel-secret\n")
+    sc = start_sidecar({"revocations": {"store": redis.url, "sentinel_password": "file:%s" % wrong}}, ready=False)
+    assert sc.wait_exit(10) == 1, sc.log_tail()
+    sc.stopped = True  # the exit is the expected outcome
+    out = sc.output()
+    assert "revocations.store" in out and "authentication failed" in out and "revocations.sentinel_password" in out, out
+    assert "not-the-sentinel-secret" not in out
+    right = tmp_path / "right"
+    right.write_text("sentinel-secret\n")
+    sc = start_sidecar({"revocations": {"store": redis.url, "sentinel_password": "file:%s" % right}})
+    assert poll(lambda: sc.admin("/readyz").status == 200, timeout=5), sc.log_tail()
+    assert "sentinel-secret" not in sc.output()
 
 
 class FakeSentinel(threading.Thread):

@@ -69,7 +69,12 @@ final class RedisSync: @unchecked Sendable {
             if case .down = state { resolve() }
             judge()
         }
-        commands.onStateChange = { [unowned self] _ in judge() }
+        commands.onStateChange = { [unowned self] state in
+            // Both links were remade together (the master moved): the subscriber's resync
+            // found this one still connecting, so resync now rather than after its retry.
+            if state == .ready, subscriber.isReady, !synced { resync() }
+            judge()
+        }
         pinger = Timer(loop: loop) { [unowned self] in ping() }
         stopWakeup = Wakeup(loop: loop, channel: stopChannel) { [unowned self] in
             discovery?.stop()
