@@ -48,6 +48,8 @@ class RedisServer:
 
     def cli(self, *args):
         command = ["redis-cli", "-p", str(self.port)]
+        if self.tls:
+            command += ["--tls", "--cacert", self.tls["ca"]]
         if self.password:
             command += ["--no-auth-warning", "-a", self.password]
         return subprocess.run(command + list(args), capture_output=True, text=True, timeout=10).stdout.strip()

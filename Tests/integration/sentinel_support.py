@@ -15,11 +15,16 @@ MASTER_NAME = "mymaster"
 
 
 class Sentinel:
-    def __init__(self, workdir, master_port, down_after_ms, failover_timeout_ms, password=None):
-        self.workdir, self.port, self.password = workdir, free_port(), password
+    def __init__(self, workdir, master_port, down_after_ms, failover_timeout_ms, password=None, tls=None):
+        self.workdir, self.port, self.password, self.tls = workdir, free_port(), password, tls
         conf = workdir / "sentinel.conf"
-        conf.write_text("\n".join([
-            "port %d" % self.port, "bind 127.0.0.1", "protected-mode no", "daemonize no",
+        # With TLS every link is TLS: clients, and the sentinel's own to the servers and the
+        # other sentinels (tls-replication).
+        listen = (["port 0", "tls-port %d" % self.port, "tls-cert-file %s" % tls["cert"], "tls-key-file %s" % tls["key"],
+                   "tls-ca-cert-file %s" % tls["ca"], "tls-auth-clients no", "tls-replication yes"]
+                  if tls else ["port %d" % self.port])
+        conf.write_text("\n".join(listen + [
+            "bind 127.0.0.1", "protected-mode no", "daemonize no",
             "dir %s" % workdir,
             "sentinel monitor %s 127.0.0.1 %d 2" % (MASTER_NAME, master_port),
             "sentinel down-after-milliseconds %s %d" % (MASTER_NAME, down_after_ms),
@@ -41,6 +46,7 @@ class Sentinel:
 
     def cli(self, *args):
         auth = ["--no-auth-warning", "-a", self.password] if self.password else []
+        auth += ["--tls", "--cacert", self.tls["ca"]] if self.tls else []
         return subprocess.run(["redis-cli", "-p", str(self.port)] + auth + list(args),
                               capture_output=True, text=True, timeout=10).stdout.strip()
 
@@ -61,18 +67,21 @@ class Sentinel:
 class SentinelSet:
     """master, replica, sentinels; `url` is the store URL for the sidecar."""
 
-    def __init__(self, tmp_path, down_after_ms=1000, failover_timeout_ms=3000, sentinel_password=None):
+    def __init__(self, tmp_path, down_after_ms=1000, failover_timeout_ms=3000, sentinel_password=None, tls=None):
+        self.tls = tls
         def workdir(name):
             path = tmp_path / name
             path.mkdir()
             return path
-        self.master = RedisServer(workdir("master"))
-        self.replica = RedisServer(workdir("replica"), extra_args=["--replicaof", "127.0.0.1", str(self.master.port)])
+        self.master = RedisServer(workdir("master"), tls=tls)
+        self.replica = RedisServer(workdir("replica"), tls=tls,
+                                   extra_args=["--replicaof", "127.0.0.1", str(self.master.port)]
+                                   + (["--tls-replication", "yes"] if tls else []))
         # Sentinels learn the replica from the master's INFO: let it be attached first.
         assert poll(lambda: "master_link_status:up" in self.replica.cli("INFO", "replication"), timeout=10), \
             self.replica.cli("INFO", "replication")
         self.sentinels = [Sentinel(workdir("sentinel%d" % i), self.master.port, down_after_ms, failover_timeout_ms,
-                                   sentinel_password) for i in range(3)]
+                                   sentinel_password, tls) for i in range(3)]
         # A failover needs a majority of sentinels that know each other (hello messages every 2 s).
         assert poll(lambda: all(s.master_facts().get("num-other-sentinels") == "2"
                                 and s.master_facts().get("num-slaves") == "1" for s in self.sentinels), timeout=15), \
@@ -80,7 +89,7 @@ class SentinelSet:
 
     @property
     def url(self):
-        return "redis+sentinel://%s/%s" % (",".join("127.0.0.1:%d" % s.port for s in self.sentinels), MASTER_NAME)
+        return "%s+sentinel://%s/%s" % ("rediss" if self.tls else "redis",",".join("127.0.0.1:%d" % s.port for s in self.sentinels), MASTER_NAME)
 
     def stop(self):
         for sentinel in self.sentinels:

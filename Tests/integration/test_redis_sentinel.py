@@ -163,6 +163,33 @@ def test_the_sentinels_get_their_own_password_and_a_wrong_one_stops_the_start(se
     assert "sentinel-secret" not in sc.output()
 
 
+def tls_files(tmp_path):
+    from tls_support import TestCA
+    ca = TestCA(tmp_path)
+    leaf = ca.issue("redis")
+    return {"cert": str(leaf.cert_file), "key": str(leaf.key_file), "ca": str(ca.cert_file)}, ca
+
+
+def test_rediss_sentinel_with_a_private_ca_shares_revocations(sentinel_set, replicas, browser, start_sidecar, tmp_path):
+    files, ca = tls_files(tmp_path)
+    redis = sentinel_set(tls=files)
+    assert redis.url.startswith("rediss+sentinel://")
+    sc = start_sidecar({"revocations": {"store": redis.url}}, ready=False)  # without the private CA
+    assert sc.wait_exit(10) == 1, sc.log_tail()
+    sc.stopped = True  # the exit is the expected outcome
+    out = sc.output()
+    assert "revocations.store" in out and "TLS certificate not trusted at the sentinels" in out, out
+    (a, b), apple, _ = replicas(2, redis=redis, overrides={"revocations": {"ca_file": str(ca.cert_file)}})
+    assert poll(lambda: a.admin("/readyz").status == 200 and b.admin("/readyz").status == 200, timeout=5)
+    assert a.logged(lambda out: "is at 127.0.0.1:%d" % redis.master.port in out)
+    user = logged_in_browser(browser, a, apple)
+    copy = dict(user.jar)
+    assert user.request("POST", "/.auth/logout", [JSON]).status == 204
+    user.jar = copy
+    assert refused_within(1.0, lambda: not signed_in(user, b)), "still signed in at B after 1 s"
+    assert redis.master.cli("HLEN", "sidecar:revoked:sessions") == "1"
+
+
 class FakeSentinel(threading.Thread):
     """A sentinel that names `master_port` as the master whatever it is: here a replica."""
 

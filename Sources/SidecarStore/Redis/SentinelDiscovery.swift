@@ -157,6 +157,8 @@ final class SentinelDiscovery {
             reason = "no sentinel knows a master named \"\(settings.masterName)\" (\(detail))"
         } else if findings.allSatisfy({ $0.contains("authentication failed") }) {
             reason = "authentication failed at the sentinels (\(detail))"
+        } else if findings.allSatisfy({ $0.contains("TLS certificate not trusted") }) {
+            reason = "TLS certificate not trusted at the sentinels (\(detail))"
         } else {
             reason = "no sentinel named the master \"\(settings.masterName)\" (\(detail))"
         }
