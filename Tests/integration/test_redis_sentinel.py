@@ -289,3 +289,42 @@ def test_a_replica_named_as_master_is_refused_and_never_written_to(redis_server,
         assert "role" in called and not called & {"set", "eval", "evalsha", "hset", "hdel", "publish", "del"}, stats
     finally:
         lying.close()
+
+
+def test_a_master_demoted_under_open_connections_sends_the_sidecar_back_to_the_sentinels(
+        redis_server, start_sidecar, start_emulator, browser):
+    import base64
+    import os
+    old, new = redis_server(), redis_server()
+    lying = FakeSentinel(old.port)
+    lying.start()
+    try:
+        front = free_port()
+        apple = start_emulator(["http://127.0.0.1:%d/.auth/callback" % front])
+        sc = start_sidecar({"public_url": "http://127.0.0.1:%d" % front, "apple": {"base_url": apple.issuer},
+                            "session": {"secrets": [base64.b64encode(os.urandom(32)).decode()]},
+                            "access": {"public_paths": []},
+                            "revocations": {"store": "redis+sentinel://127.0.0.1:%d/%s" % (lying.port, MASTER_NAME)}})
+        assert poll(lambda: sc.admin("/readyz").status == 200, timeout=5), sc.log_tail()
+        assert browser(sc, apple).login()[0].status == 303
+        # Demoted without its clients being dropped (REPLICAOF alone keeps them, unlike a
+        # Sentinel failover): the open connections now meet -READONLY on their next write.
+        lying.master_port = new.port
+        assert old.cli("REPLICAOF", "127.0.0.1", str(new.port)) == "OK"
+
+        def signs_in():
+            user = browser(sc, apple)
+            _, location = user.start_login("/")
+            fields, _ = user.authorize(location)
+            r = user.callback(fields, headers=[JSON])
+            assert r.status in (303, 503), (r.status, r.body)
+            return r.status == 303
+        # The first write after the demotion may answer 503; then the sidecar is on the new
+        # master. 5 s covers a loaded 2-core machine.
+        assert poll(signs_in, timeout=5), sc.log_tail()
+        assert "errorstat_READONLY:count=" in old.cli("INFO", "errorstats")  # the write it refused
+        assert sc.logged(lambda out: "moved from 127.0.0.1:%d to 127.0.0.1:%d" % (old.port, new.port) in out), sc.log_tail()
+        assert new.cli("EVAL", "return #redis.call('KEYS', 'sidecar:claim:*')", "0") != "0"
+        assert poll(lambda: sc.admin("/readyz").status == 200, timeout=5), sc.log_tail()
+    finally:
+        lying.close()
