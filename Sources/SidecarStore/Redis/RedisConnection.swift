@@ -54,6 +54,8 @@ final class RedisConnection {
     /// How long the oldest command may wait for its answer before the connection is
     /// treated as failed (a Redis that is stopped or swapping must not hold sign-ins).
     var commandTimeoutMs: Int64 = 2_000
+    /// Why there is nothing to dial while `peer` has no server.
+    var unresolvedReason = "no address for Redis yet"
     /// Reconnect attempts back off from 100 ms, doubling up to this.
     var maximumBackoffMs: Int64 = 5_000
 
@@ -107,9 +109,6 @@ final class RedisConnection {
         connect()
     }
 
-    /// The server this connection is (or was last) connected to.
-    var server: RedisPeer? { connectedPeer }
-
     func stop() {
         reconnect?.cancel()
         watchdog?.cancel()
@@ -121,7 +120,7 @@ final class RedisConnection {
     private func connect() {
         closeSocket()
         connectedGeneration = masterGeneration?() ?? 0
-        guard let target = peer() else { return failed("no address for Redis yet") }
+        guard let target = peer() else { return failed(unresolvedReason) }
         connectedPeer = target
         let socket: ClientSocket
         do {

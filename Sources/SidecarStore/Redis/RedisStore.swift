@@ -73,6 +73,14 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
     public var metrics: StoreMetrics { counters.snapshot(revocations: revocations) }
     public var openingNotes: [String] { [] }
 
+    /// Why a connection has no server to dial yet.
+    var unresolvedReason: String {
+        switch endpoint.location {
+        case .server(let host, _): return "cannot resolve \(host)"
+        case .sentinels(let sentinels): return "no sentinel has named the master \"\(sentinels.masterName)\" yet"
+        }
+    }
+
     /// How every connection to a data node begins.
     var dataHandshake: RedisConnection.Handshake {
         RedisConnection.Handshake(password: endpoint.password, database: endpoint.database,
@@ -86,6 +94,7 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
             resolved.withLock { $0 }
         }
         connection.onLatency = { [counters] ms, ok in counters.record(ms: ms, ok: ok) }
+        connection.unresolvedReason = unresolvedReason
         if endpoint.sentinels != nil {
             connection.masterGeneration = { [weak self] in self?.masterGeneration.load(ordering: .relaxed) ?? 0 }
             connection.onReadOnly = { [weak self] in self?.sync?.rediscoverChannel.notify() }

@@ -62,6 +62,8 @@ final class RedisSync: @unchecked Sendable {
                                      role: .subscriber(channel: store.schema.channel), peer: peer)
         commands = RedisConnection(loop: loop, handshake: handshake, tls: store.tls, role: .commands, peer: peer)
         commands.commandTimeoutMs = 1_500
+        subscriber.unresolvedReason = store.unresolvedReason
+        commands.unresolvedReason = store.unresolvedReason
         commands.onReadOnly = { [unowned self] in resolve() }
         subscriber.onMessage = { [unowned self] payload in apply(payload) }
         subscriber.onStateChange = { [unowned self] state in
