@@ -65,7 +65,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // What outlives a request: revocations, single-use keys, notification forwards (memory | file | redis).
-        // Redis (`redis://`, `rediss://`) on the project's own loop and TLS layer, RESP codec included.
+        // Redis (`redis://`, `rediss://`, either behind Sentinel) on the project's own loop and TLS layer,
+        // RESP codec included.
         .target(
             name: "SidecarStore", dependencies: ["SidecarCrypto", "SidecarEvent", "COpenSSL"],
             swiftSettings: hotPathSettings),

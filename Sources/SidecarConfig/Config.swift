@@ -156,11 +156,14 @@ public struct Config: Sendable {
 
     public struct Revocations: Sendable, Equatable {
         public var store: RevocationStore
-        /// Redis AUTH password (`env:`/`file:`), nil for none.
+        /// Redis AUTH password (`env:`/`file:`), nil for none: the Redis servers' (behind
+        /// Sentinel, the master's), never the sentinels'.
         public var password: Secret? = nil
+        /// The sentinels' own AUTH password, nil for none (`redis+sentinel://` only).
+        public var sentinelPassword: Secret? = nil
         /// Prepended to every Redis key and channel, so several deployments share one Redis.
         public var keyPrefix: String = "sidecar:"
-        /// Extra trust anchors for `rediss://` (a private CA).
+        /// Extra trust anchors for `rediss://` and `rediss+sentinel://` (a private CA).
         public var caFile: String? = nil
         /// Single-use keys of each kind a memory or file store keeps; nil: the store's default.
         public var maxSingleUseKeys: Int? = nil
@@ -169,6 +172,7 @@ public struct Config: Sendable {
         public static func == (a: Revocations, b: Revocations) -> Bool {
             a.store == b.store && a.keyPrefix == b.keyPrefix && a.caFile == b.caFile
                 && a.password?.source == b.password?.source && a.maxSingleUseKeys == b.maxSingleUseKeys
+                && a.sentinelPassword?.source == b.sentinelPassword?.source
         }
     }
 
@@ -225,6 +229,25 @@ public enum RevocationStore: Sendable, Equatable, CustomStringConvertible {
     case memory
     case file(path: String)
     case redis(host: String, port: UInt16, database: Int, tls: Bool)
+    /// The master of a set that Redis Sentinel watches.
+    case sentinel(SentinelAddress)
+
+    /// Any Redis store, direct or behind Sentinel.
+    public var isRedis: Bool {
+        switch self {
+        case .redis, .sentinel: return true
+        case .memory, .file: return false
+        }
+    }
+
+    /// `rediss://` or `rediss+sentinel://`.
+    public var usesTLS: Bool {
+        switch self {
+        case .redis(_, _, _, let tls): return tls
+        case .sentinel(let address): return address.tls
+        case .memory, .file: return false
+        }
+    }
 
     public var description: String {
         switch self {
@@ -232,6 +255,7 @@ public enum RevocationStore: Sendable, Equatable, CustomStringConvertible {
         case .file(let path): return "file:\(path)"
         case .redis(let host, let port, let database, let tls):
             return "\(tls ? "rediss" : "redis")://\(HostName.bracketed(host)):\(port)/\(database)"
+        case .sentinel(let address): return address.description
         }
     }
 }

@@ -327,7 +327,7 @@ struct ConfigSchema {
         return secrets
     }
 
-    /// `revocations.*`: the store, and for Redis its password, key prefix and CA file.
+    /// `revocations.*`: the store, and for Redis its passwords, key prefix and CA file.
     private mutating func readRevocations(_ section: Section) -> Config.Revocations {
         // `env:NAME` too, so a Redis URL can come from a Kubernetes Secret (`file:` is the file store).
         let store = section.value("store", default: .memory) { text in
@@ -338,21 +338,22 @@ struct ConfigSchema {
             }
         }
         var revocations = Config.Revocations(store: store)
-        revocations.password = section.optional("password") { text in
+        let password: (String) -> Result<Secret, ValueError> = { [environment, baseDirectory] text in
             Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { secret in
                 secret.bytes.isEmpty || secret.bytes.contains(where: { $0 == 0x0D || $0 == 0x0A })
                     ? .failure(ValueError("password from \(secret.source) is empty or holds a line break"))
                     : .success(secret)
             }
         }
+        revocations.password = section.optional("password", password)
+        revocations.sentinelPassword = section.optional("sentinel_password", password)
         revocations.keyPrefix = section.value("key_prefix", default: "sidecar:") { text in
             text.utf8.count <= 64 && !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F })
                 ? .success(text) : .failure(ValueError("key_prefix must be at most 64 visible characters without spaces"))
         }
         revocations.caFile = section.optional("ca_file", Parse.readableFile(baseDirectory: baseDirectory))
         revocations.maxSingleUseKeys = section.optional("max_single_use_keys", Parse.integer(in: 4...100_000_000))
-        let isRedis: Bool
-        if case .redis = store { isRedis = true } else { isRedis = false }
+        let isRedis = store.isRedis
         if isRedis && section.contains("max_single_use_keys") {
             warnings.append(ConfigWarning(path: "revocations.max_single_use_keys",
                                           message: "applies to the memory and file stores only; Redis expires each key itself"))
@@ -362,11 +363,16 @@ struct ConfigSchema {
                 warnings.append(ConfigWarning(path: "revocations.\(key)", message: "applies to a redis:// or rediss:// store only; ignored for \(store)"))
             }
         }
-        if case .redis(_, _, _, false) = store, section.contains("ca_file") {
+        if isRedis && !store.usesTLS && section.contains("ca_file") {
             warnings.append(ConfigWarning(path: "revocations.ca_file", message: "applies to rediss:// only; ignored for a plain redis:// store"))
         }
-        if revocations.password?.source == "inline" {
-            warnings.append(ConfigWarning(path: "revocations.password", message: "holds a secret inline; prefer env:NAME or file:/path"))
+        if case .sentinel = store {} else if section.contains("sentinel_password") {
+            warnings.append(ConfigWarning(path: "revocations.sentinel_password",
+                                          message: "applies to a redis+sentinel:// or rediss+sentinel:// store only; ignored for \(store)"))
+        }
+        for (key, secret) in [("password", revocations.password), ("sentinel_password", revocations.sentinelPassword)]
+        where secret?.source == "inline" {
+            warnings.append(ConfigWarning(path: "revocations.\(key)", message: "holds a secret inline; prefer env:NAME or file:/path"))
         }
         return revocations
     }

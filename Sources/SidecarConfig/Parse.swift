@@ -113,7 +113,11 @@ enum Parse {
             }
             if text.hasPrefix("redis://") { return redis(text, scheme: "redis://") }
             if text.hasPrefix("rediss://") { return redis(text, scheme: "rediss://") }
-            return .failure(ValueError("invalid store \(quoted(text)) (memory, file:/path, redis://host:port/db or rediss://host:port/db)"))
+            if text.hasPrefix("redis+sentinel://") { return SentinelAddress.parse(text, tls: false).map { .sentinel($0) } }
+            if text.hasPrefix("rediss+sentinel://") { return SentinelAddress.parse(text, tls: true).map { .sentinel($0) } }
+            return .failure(ValueError(
+                "invalid store \(quoted(text)) (memory, file:/path, redis://host:port/db, rediss://host:port/db, "
+                    + "redis+sentinel://host:port,host:port/master/db or rediss+sentinel://…)"))
         }
     }
 

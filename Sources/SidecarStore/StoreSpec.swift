@@ -7,7 +7,7 @@ public enum StoreSpec: Sendable, Equatable, CustomStringConvertible {
     /// An append-only log at `path` (absolute or relative to the working directory) that
     /// survives restarts and crashes; its directory must exist.
     case file(path: String)
-    /// Shared by several replicas (Redis, or `rediss://` with TLS).
+    /// Shared by several replicas (Redis, `rediss://` with TLS, either behind Sentinel).
     case redis(RedisEndpoint)
 
     public var description: String {

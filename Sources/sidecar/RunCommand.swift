@@ -26,9 +26,10 @@ struct RunCommand: ParsableCommand {
                 // The store is opened once, here: a reload keeps it and what it holds.
                 let spec = StoreSpec(loaded.revocations)
                 do {
-                    let store = try openStore(spec, limits: StoreLimits(loaded.revocations)) { ready, reason in
-                        storeLog.report(ready: ready, reason: reason)
-                    }
+                    let store = try openStore(
+                        spec, limits: StoreLimits(loaded.revocations),
+                        onReadinessChange: { ready, reason in storeLog.report(.readiness(ready, reason)) },
+                        onNotice: { notice in storeLog.report(.notice(notice)) })
                     let shared = AuthShared(store: store, writesAssertionKeys: true)
                     opened = shared
                     return shared
@@ -75,22 +76,28 @@ struct RunCommand: ParsableCommand {
     }
 }
 
-/// A shared store's readiness changes, reported from the store's own thread — possibly
+/// A shared store's readiness changes and notices, reported from the store's own thread — possibly
 /// before the log is set up (the open waits for the first outcome): held until `start`.
 final class StoreReadinessLog: @unchecked Sendable {
     private let lock = NSLock()
-    private var held: [(Bool, String)] = []
+    enum Entry {
+        case readiness(Bool, String)
+        /// Behind Sentinel: where the master is, and each move of it.
+        case notice(String)
+    }
+
+    private var held: [Entry] = []
     private var started = false
 
-    func report(ready: Bool, reason: String) {
+    func report(_ entry: Entry) {
         lock.lock()
         guard started else {
-            held.append((ready, reason))
+            held.append(entry)
             lock.unlock()
             return
         }
         lock.unlock()
-        write(ready, reason)
+        write(entry)
     }
 
     func start() {
@@ -99,11 +106,15 @@ final class StoreReadinessLog: @unchecked Sendable {
         let earlier = held
         held = []
         lock.unlock()
-        for (ready, reason) in earlier { write(ready, reason) }
+        for entry in earlier { write(entry) }
     }
 
-    private func write(_ ready: Bool, _ reason: String) {
+    private func write(_ entry: Entry) {
         let logger = Logger(label: "sidecar.store")
+        guard case .readiness(let ready, let reason) = entry else {
+            if case .notice(let text) = entry { logger.notice("store: \(text)") }
+            return
+        }
         if ready {
             logger.info("store ready")
         } else {

@@ -95,6 +95,13 @@ extension StoreSpec {
             self = .redis(RedisEndpoint(
                 host: host, port: port, database: database, tls: tls, caFile: revocations.caFile,
                 password: revocations.password?.bytes, keyPrefix: revocations.keyPrefix))
+        case .sentinel(let address):
+            let sentinels = SentinelSettings(
+                nodes: address.sentinels.map { SentinelSettings.Node(host: $0.host, port: $0.port) },
+                masterName: address.masterName, password: revocations.sentinelPassword?.bytes)
+            self = .redis(RedisEndpoint(
+                location: .sentinels(sentinels), database: address.database, tls: address.tls,
+                caFile: revocations.caFile, password: revocations.password?.bytes, keyPrefix: revocations.keyPrefix))
         }
     }
 }

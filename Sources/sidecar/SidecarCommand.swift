@@ -60,7 +60,8 @@ struct SidecarCommand: ParsableCommand {
                            SIDECAR_SESSION_LIFETIME=7d
                            SIDECAR_ACCESS_ALLOWED_EMAIL_DOMAINS=example.com
           Any secret value may be env:NAME or file:/path (session.secrets,
-          apple.private_key, revocations.password, revocations.store).
+          apple.private_key, revocations.password,
+          revocations.sentinel_password, revocations.store).
 
         EXAMPLES
           sidecar secret > cookie.secret       a fresh session secret

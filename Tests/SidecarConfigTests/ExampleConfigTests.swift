@@ -86,10 +86,11 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 16)
+        XCTAssertEqual(uncommented, 17)
 
         let config = try load(text, preparing: directory,
-                              environment: Fixture.environment.merging(["SIDECAR_REDIS_PASSWORD": "pw"]) { $1 })
+                              environment: Fixture.environment.merging(
+                                  ["SIDECAR_REDIS_PASSWORD": "pw", "SIDECAR_SENTINEL_PASSWORD": "sentinel-pw"]) { $1 })
         XCTAssertEqual(config.tls?.certFile, directory + "/tls/cert.pem")
         XCTAssertEqual(config.apple.caFile, directory + "/emulator-ca.pem")
         XCTAssertEqual(config.session.domain, "example.com")
@@ -99,6 +100,7 @@ final class ExampleConfigTests: XCTestCase {
         XCTAssertEqual(config.notifications.forwardTo?.description, "http://127.0.0.1:3000/hooks/apple")
         XCTAssertEqual(config.pages.templates, directory + "/pages/")
         XCTAssertEqual(config.revocations.password?.source, "env:SIDECAR_REDIS_PASSWORD")
+        XCTAssertEqual(config.revocations.sentinelPassword?.source, "env:SIDECAR_SENTINEL_PASSWORD")
         XCTAssertEqual(config.revocations.keyPrefix, "sidecar:")
         XCTAssertEqual(config.revocations.caFile, directory + "/redis-ca.pem")
         XCTAssertEqual(config.revocations.maxSingleUseKeys, 100_000)

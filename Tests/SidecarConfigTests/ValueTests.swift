@@ -290,7 +290,8 @@ final class ValueTests: XCTestCase {
         XCTAssertEqual(try config("revocations:\n  store: file:/var/lib/sidecar/revoked").revocations.store,
                        .file(path: "/var/lib/sidecar/revoked"))
         XCTAssertEqual(try error("revocations:\n  store: sqlite")?.message,
-                       #"invalid store "sqlite" (memory, file:/path, redis://host:port/db or rediss://host:port/db)"#)
+                       #"invalid store "sqlite" (memory, file:/path, redis://host:port/db, rediss://host:port/db, "#
+                           + #"redis+sentinel://host:port,host:port/master/db or rediss+sentinel://…)"#)
         XCTAssertEqual(try error("revocations:\n  store: redis://user:pw@cache")?.message,
                        "redis address must not carry credentials; set revocations.password (env:NAME or file:/path)")
         XCTAssertEqual(try config("revocations:\n  store: rediss://cache.internal:6390/1").revocations.store,

@@ -12,8 +12,8 @@ from conftest import free_port, merge
 
 
 class RedisServer:
-    def __init__(self, workdir, password=None, tls=None):
-        self.workdir, self.password, self.tls = workdir, password, tls
+    def __init__(self, workdir, password=None, tls=None, extra_args=()):
+        self.workdir, self.password, self.tls, self.extra_args = workdir, password, tls, list(extra_args)
         self.port = free_port()
         self.proc = None
         self.start()
@@ -28,6 +28,7 @@ class RedisServer:
             args += ["--port", str(self.port)]
         if self.password:
             args += ["--requirepass", self.password]
+        args += self.extra_args
         log = open(os.path.join(str(self.workdir), "redis.log"), "ab")
         self.proc = subprocess.Popen(args, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
         log.close()
@@ -47,6 +48,8 @@ class RedisServer:
 
     def cli(self, *args):
         command = ["redis-cli", "-p", str(self.port)]
+        if self.tls:
+            command += ["--tls", "--cacert", self.tls["ca"]]
         if self.password:
             command += ["--no-auth-warning", "-a", self.password]
         return subprocess.run(command + list(args), capture_output=True, text=True, timeout=10).stdout.strip()

@@ -2,33 +2,6 @@ import COpenSSL
 import Glibc
 import SidecarEvent
 
-/// Where and how to reach Redis (`revocations.store`, `.password`, `.ca_file`).
-public struct RedisEndpoint: Sendable {
-    public var host: String
-    public var port: UInt16
-    public var database: Int
-    /// `rediss://`: TLS, verified like the Apple client (system roots plus `caFile`).
-    public var tls: Bool
-    public var caFile: String?
-    public var password: [UInt8]?
-    public var keyPrefix: String
-
-    public init(host: String, port: UInt16, database: Int, tls: Bool, caFile: String? = nil,
-                password: [UInt8]? = nil, keyPrefix: String = "sidecar:") {
-        self.host = host
-        self.port = port
-        self.database = database
-        self.tls = tls
-        self.caFile = caFile
-        self.password = password
-        self.keyPrefix = keyPrefix
-    }
-
-    public var description: String { "\(tls ? "rediss" : "redis")://\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)" }
-
-    var isIPLiteral: Bool { (try? SocketAddress(host: host, port: port)) != nil }
-}
-
 /// One connection to Redis on one event loop: commands are pipelined and answered in
 /// order (RESP is strictly FIFO), a lost or slow connection fails what is pending at once
 /// (the callers answer 503) and reconnects with back-off. Used on its loop's thread only.
@@ -45,13 +18,27 @@ final class RedisConnection {
         case subscriber(channel: String)
     }
 
+    /// What is sent before the connection counts as ready.
+    struct Handshake {
+        var password: [UInt8]?
+        /// The setting an operator fixes when the password is refused.
+        var passwordSetting = "revocations.password"
+        var database = 0
+        /// Ask `ROLE` and refuse anything but a master: behind Sentinel the address may be
+        /// stale, and nothing may be written to a replica.
+        var requireMaster = false
+    }
+
     private let loop: EventLoop
-    private let endpoint: RedisEndpoint
+    private let handshake: Handshake
     private let tls: TLSClientContext?
     private let role: Role
-    /// The address to dial (resolved on the store's thread; names are not resolved here
+    /// The server to dial (resolved on the store's thread; names are not resolved here
     /// because a worker loop must never block on DNS).
-    private let address: () -> SocketAddress?
+    private let peer: () -> RedisPeer?
+    private var connectedPeer: RedisPeer?
+    /// Checks of the handshake's replies, in order; a failing check names why.
+    private var handshakeChecks: [(RESPValue) -> String?] = []
     private var socket: ClientSocket?
     private var pending: [(sentMs: Int64, reply: (RESPValue?) -> Void)] = []
     private var pendingHead = 0
@@ -67,6 +54,8 @@ final class RedisConnection {
     /// How long the oldest command may wait for its answer before the connection is
     /// treated as failed (a Redis that is stopped or swapping must not hold sign-ins).
     var commandTimeoutMs: Int64 = 2_000
+    /// Why there is nothing to dial while `peer` has no server.
+    var unresolvedReason = "no address for Redis yet"
     /// Reconnect attempts back off from 100 ms, doubling up to this.
     var maximumBackoffMs: Int64 = 5_000
 
@@ -74,13 +63,19 @@ final class RedisConnection {
     var onStateChange: ((State) -> Void)?
     var onMessage: (([UInt8]) -> Void)?
     var onLatency: ((Int64, Bool) -> Void)?
+    /// A command was refused with `-READONLY`: the server became a replica under us.
+    var onReadOnly: (() -> Void)?
+    /// Which master the store believes in now (it changes when Sentinel moves the master): a
+    /// connection made under an older one is remade before its next command.
+    var masterGeneration: (() -> UInt64)?
+    private var connectedGeneration: UInt64 = 0
 
-    init(loop: EventLoop, endpoint: RedisEndpoint, tls: TLSClientContext?, role: Role, address: @escaping () -> SocketAddress?) {
+    init(loop: EventLoop, handshake: Handshake, tls: TLSClientContext?, role: Role, peer: @escaping () -> RedisPeer?) {
         self.loop = loop
-        self.endpoint = endpoint
+        self.handshake = handshake
         self.tls = tls
         self.role = role
-        self.address = address
+        self.peer = peer
         reconnect = Timer(loop: loop) { [unowned self] in self.connect() }
         watchdog = Timer(loop: loop) { [unowned self] in self.checkDeadline() }
     }
@@ -92,6 +87,9 @@ final class RedisConnection {
     /// Sends `command`; `reply` gets the answer, or nil when the connection is not ready
     /// or fails before answering — on a later turn of the loop, never before this returns.
     func send(_ command: [UInt8], reply: @escaping (RESPValue?) -> Void) {
+        if let generation = masterGeneration?(), generation != connectedGeneration {
+            reconnectNow(because: "the master moved")
+        }
         guard state == .ready, let socket, socket.write(command) else {
             onLatency?(0, false)
             return loop.nextTurn.run { reply(nil) }
@@ -101,6 +99,15 @@ final class RedisConnection {
     }
 
     func start() { connect() }
+
+    /// Drops the connection (failing what is pending) and dials again at once: the master
+    /// moved, so neither the old connection nor the back-off toward it is worth keeping.
+    func reconnectNow(because reason: String) {
+        reconnect?.cancel()
+        backoffMs = 100
+        fail(reason, retry: false)
+        connect()
+    }
 
     func stop() {
         reconnect?.cancel()
@@ -112,10 +119,12 @@ final class RedisConnection {
 
     private func connect() {
         closeSocket()
-        guard let target = address() else { return failed("cannot resolve \(endpoint.host)") }
+        connectedGeneration = masterGeneration?() ?? 0
+        guard let target = peer() else { return failed(unresolvedReason) }
+        connectedPeer = target
         let socket: ClientSocket
         do {
-            socket = try ClientSocket(base: loop.base, tls: tls, host: endpoint.host, isIPLiteral: endpoint.isIPLiteral)
+            socket = try ClientSocket(base: loop.base, tls: tls, host: target.host, isIPLiteral: target.isIPLiteral)
         } catch {
             return failed(error == .tls ? "TLS set-up failed" : "cannot create a socket")
         }
@@ -123,7 +132,7 @@ final class RedisConnection {
         socket.onEvent = { [unowned self] in self.event($0) }
         self.socket = socket
         setState(.connecting)
-        if !socket.connect(to: target) { return failed("connect to \(target) failed") }
+        if !socket.connect(to: target.address) { return failed("connect to \(target) failed") }
         // The handshake has the command deadline too: a port that accepts and never answers.
         pending.append((loop.nowMilliseconds, { _ in }))
         handshakeReplies = -1  // the placeholder above, removed on connect
@@ -135,13 +144,36 @@ final class RedisConnection {
         if event == .connected {
             pending.removeAll()
             pendingHead = 0
-            var handshake: [[UInt8]] = []
-            if let password = endpoint.password { handshake.append(RESP.command([Array("AUTH".utf8), password])) }
-            if endpoint.database != 0 { handshake.append(RESP.command("SELECT", String(endpoint.database))) }
-            if case .subscriber(let channel) = role { handshake.append(RESP.command("SUBSCRIBE", channel)) }
-            handshake.append(RESP.command("PING"))
-            handshakeReplies = handshake.count
-            for command in handshake {
+            var commands: [[UInt8]] = []
+            handshakeChecks = []
+            let passwordSetting = handshake.passwordSetting
+            let anyError: (RESPValue) -> String? = { reply in
+                guard case .error(let message) = reply else { return nil }
+                return Self.handshakeFailure(message, passwordSetting: passwordSetting)
+            }
+            if let password = handshake.password {
+                commands.append(RESP.command([Array("AUTH".utf8), password]))
+                handshakeChecks.append(anyError)
+            }
+            if handshake.database != 0 {
+                commands.append(RESP.command("SELECT", String(handshake.database)))
+                handshakeChecks.append(anyError)
+            }
+            // Before SUBSCRIBE: a subscribed connection may not ask anything else.
+            if handshake.requireMaster, let server = connectedPeer {
+                commands.append(RESP.command("ROLE"))
+                handshakeChecks.append { reply in
+                    anyError(reply) ?? SentinelReplies.roleRefusal(reply).map { "\(server) \($0)" }
+                }
+            }
+            if case .subscriber(let channel) = role {
+                commands.append(RESP.command("SUBSCRIBE", channel))
+                handshakeChecks.append(anyError)
+            }
+            commands.append(RESP.command("PING"))
+            handshakeChecks.append(anyError)
+            handshakeReplies = commands.count
+            for command in commands {
                 _ = socket.write(command)
                 pending.append((loop.nowMilliseconds, { _ in }))
             }
@@ -151,7 +183,7 @@ final class RedisConnection {
         var reason: String
         switch event {
         case .failed(let code): reason = "connection failed (\(String(cString: strerror(code))))"
-        default: reason = "connection closed by Redis"
+        default: reason = "connection closed by \(connectedPeer.map { "\($0)" } ?? "Redis")"
         }
         if tls != nil, let ssl = socket.ssl, SSL_get_verify_result(ssl) != X509_V_OK {
             reason = "TLS certificate not trusted (verify error \(SSL_get_verify_result(ssl)))"
@@ -190,10 +222,11 @@ final class RedisConnection {
             pendingHead = 0
         }
         if handshakeReplies > 0 {
+            let check = handshakeChecks[handshakeChecks.count - handshakeReplies]
             handshakeReplies -= 1
-            if case .error(let message) = value {
-                lastHandshakeError = message
-                return failed(Self.handshakeFailure(message))
+            if let refusal = check(value) {
+                lastHandshakeError = refusal
+                return failed(refusal)
             }
             if handshakeReplies == 0 {
                 backoffMs = 100
@@ -204,11 +237,17 @@ final class RedisConnection {
         }
         onLatency?(loop.nowMilliseconds - entry.sentMs, !value.isError)
         entry.reply(value)
+        if case .error(let message) = value, message.hasPrefix("READONLY"), socket != nil {
+            // Demoted under us: whatever is pipelined behind this fails now too, and the
+            // store asks the sentinels where the master went.
+            failed("\(connectedPeer.map { "\($0)" } ?? "Redis") is a replica now (READONLY)")
+            onReadOnly?()
+        }
     }
 
-    static func handshakeFailure(_ message: String) -> String {
+    static func handshakeFailure(_ message: String, passwordSetting: String = "revocations.password") -> String {
         if message.hasPrefix("WRONGPASS") || message.hasPrefix("NOAUTH") || message.contains("AUTH") {
-            return "authentication failed: \(message) (check revocations.password)"
+            return "authentication failed: \(message) (check \(passwordSetting))"
         }
         return "Redis refused the connection set-up: \(message)"
     }

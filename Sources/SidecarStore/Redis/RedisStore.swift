@@ -11,6 +11,10 @@ import Synchronization
 /// a pub/sub subscription, and a full resync whenever the subscription (re)connects, so a
 /// revocation published while this replica was cut off is not missed — and watches health.
 ///
+/// Behind Sentinel (`redis+sentinel://`) the store's thread finds the master and follows it;
+/// every data connection checks `ROLE` first, and one answered `-READONLY` is dropped, so
+/// nothing is written to a replica.
+///
 /// When Redis cannot be reached, changes fail at once (`.unavailable`: the callers answer
 /// 503) and sessions keep being checked against what is known.
 public final class RedisStore: StoreBackend, @unchecked Sendable {
@@ -21,8 +25,13 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
     let clock: StoreClock
     let tls: TLSClientContext?
     let counters = RedisCounters()
-    /// The address workers dial, resolved on the store's thread (DNS may block).
-    let resolved = Mutex<SocketAddress?>(nil)
+    /// The server workers dial, resolved on the store's thread (DNS may block); behind
+    /// Sentinel, the master the sentinels named last.
+    let resolved = Mutex<RedisPeer?>(nil)
+    /// Counts the master's moves: a worker's connection to an older master is remade.
+    let masterGeneration = Atomic<UInt64>(0)
+    /// What operators should hear that is not a change of readiness (the master moved).
+    let onNotice: @Sendable (String) -> Void
     let state = Mutex<StoreHealth.State>(.unavailable("connecting"))
     /// Said once per change of readiness: the store's thread sets it, the sidecar logs it.
     let onReadinessChange: @Sendable (Bool, String) -> Void
@@ -38,8 +47,10 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
     }
 
     init(endpoint: RedisEndpoint, limits: StoreLimits, clock: StoreClock,
-         onReadinessChange: @escaping @Sendable (Bool, String) -> Void) throws(StoreError) {
+         onReadinessChange: @escaping @Sendable (Bool, String) -> Void,
+         onNotice: @escaping @Sendable (String) -> Void) throws(StoreError) {
         self.endpoint = endpoint
+        self.onNotice = onNotice
         schema = RedisSchema(prefix: endpoint.keyPrefix)
         self.limits = limits
         self.clock = clock
@@ -62,13 +73,32 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
     public var metrics: StoreMetrics { counters.snapshot(revocations: revocations) }
     public var openingNotes: [String] { [] }
 
+    /// Why a connection has no server to dial yet.
+    var unresolvedReason: String {
+        switch endpoint.location {
+        case .server(let host, _): return "cannot resolve \(host)"
+        case .sentinels(let sentinels): return "no sentinel has named the master \"\(sentinels.masterName)\" yet"
+        }
+    }
+
+    /// How every connection to a data node begins.
+    var dataHandshake: RedisConnection.Handshake {
+        RedisConnection.Handshake(password: endpoint.password, database: endpoint.database,
+                                  requireMaster: endpoint.sentinels != nil)
+    }
+
     // MARK: worker connections
 
     public func attach(to loop: EventLoop) {
-        let connection = RedisConnection(loop: loop, endpoint: endpoint, tls: tls, role: .commands) { [self] in
+        let connection = RedisConnection(loop: loop, handshake: dataHandshake, tls: tls, role: .commands) { [self] in
             resolved.withLock { $0 }
         }
         connection.onLatency = { [counters] ms, ok in counters.record(ms: ms, ok: ok) }
+        connection.unresolvedReason = unresolvedReason
+        if endpoint.sentinels != nil {
+            connection.masterGeneration = { [weak self] in self?.masterGeneration.load(ordering: .relaxed) ?? 0 }
+            connection.onReadOnly = { [weak self] in self?.sync?.rediscoverChannel.notify() }
+        }
         // Readiness follows the store thread's link (back-off up to 5 s); a worker's own link
         // retries at least every second, so sign-ins work again soon after /readyz says so.
         connection.maximumBackoffMs = 1_000
@@ -247,9 +277,11 @@ extension RedisStore {
     /// unreachable Redis is not — the sidecar starts unready and keeps trying.
     public static func open(
         _ endpoint: RedisEndpoint, limits: StoreLimits = StoreLimits(), clock: StoreClock = .system, timeoutMs: Int = 3_000,
-        onReadinessChange: @escaping @Sendable (Bool, String) -> Void
+        onReadinessChange: @escaping @Sendable (Bool, String) -> Void,
+        onNotice: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(StoreError) -> RedisStore {
-        let store = try RedisStore(endpoint: endpoint, limits: limits, clock: clock, onReadinessChange: onReadinessChange)
+        let store = try RedisStore(endpoint: endpoint, limits: limits, clock: clock, onReadinessChange: onReadinessChange,
+                                   onNotice: onNotice)
         let sync = try RedisSync(store: store)
         store.sync = sync
         try sync.start()
@@ -257,7 +289,7 @@ extension RedisStore {
         while waited < timeoutMs {
             if let outcome = sync.firstOutcome.withLock({ $0 }) {
                 if outcome.hasPrefix("authentication failed") || outcome.hasPrefix("Redis refused")
-                    || outcome.hasPrefix("TLS certificate") {
+                    || outcome.hasPrefix("TLS certificate") || outcome.hasPrefix("no sentinel knows a master") {
                     store.close()
                     throw .unavailable("\(endpoint.description): \(outcome)")
                 }

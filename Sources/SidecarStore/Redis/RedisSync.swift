@@ -2,10 +2,11 @@ import Glibc
 import SidecarEvent
 import Synchronization
 
-/// The store's own thread: resolves Redis's address for every connection, holds the pub/sub
-/// subscription that brings other replicas' revocations into memory, resyncs everything on
-/// each (re)connect, and decides readiness (a command connection pinging once a second, so
-/// a Redis that stops answering is noticed even when nobody signs in).
+/// The store's own thread: resolves Redis's address for every connection (behind Sentinel:
+/// finds the master and follows it across failovers), holds the pub/sub subscription that
+/// brings other replicas' revocations into memory, resyncs everything on each (re)connect,
+/// and decides readiness (a command connection pinging once a second, so a Redis that stops
+/// answering is noticed even when nobody signs in).
 final class RedisSync: @unchecked Sendable {
     private unowned let store: RedisStore
     private var loop: EventLoop!
@@ -14,13 +15,25 @@ final class RedisSync: @unchecked Sendable {
     private var pinger: Timer!
     private var stopWakeup: Wakeup!
     private let stopChannel: WakeupChannel
+    private var rediscoverWakeup: Wakeup!
+    /// Rung by a worker whose command met `-READONLY`: the master moved.
+    let rediscoverChannel: WakeupChannel
+    private var discovery: SentinelDiscovery?
+    /// Why the sentinels named no master, while that lasts.
+    private var sentinelProblem: String?
+    private var connectionsStarted = false
     private var thread: WorkerThread?
     /// The first outcome (ready, or the reason it is not), for the start-up check.
     let firstOutcome = Mutex<String?>(nil)
 
     init(store: RedisStore) throws(StoreError) {
         self.store = store
-        do { stopChannel = try WakeupChannel() } catch { throw .unavailable("cannot create the store thread's wake-up: \(error)") }
+        do {
+            stopChannel = try WakeupChannel()
+            rediscoverChannel = try WakeupChannel()
+        } catch {
+            throw .unavailable("cannot create the store thread's wake-up: \(error)")
+        }
     }
 
     func start() throws(StoreError) {
@@ -43,54 +56,103 @@ final class RedisSync: @unchecked Sendable {
             return
         }
         self.loop = loop
-        resolve()
-        let address: () -> SocketAddress? = { [store] in store.resolved.withLock { $0 } }
-        subscriber = RedisConnection(loop: loop, endpoint: store.endpoint, tls: store.tls,
-                                     role: .subscriber(channel: store.schema.channel), address: address)
-        commands = RedisConnection(loop: loop, endpoint: store.endpoint, tls: store.tls, role: .commands, address: address)
+        let peer: () -> RedisPeer? = { [store] in store.resolved.withLock { $0 } }
+        let handshake = store.dataHandshake
+        subscriber = RedisConnection(loop: loop, handshake: handshake, tls: store.tls,
+                                     role: .subscriber(channel: store.schema.channel), peer: peer)
+        commands = RedisConnection(loop: loop, handshake: handshake, tls: store.tls, role: .commands, peer: peer)
         commands.commandTimeoutMs = 1_500
+        subscriber.unresolvedReason = store.unresolvedReason
+        commands.unresolvedReason = store.unresolvedReason
+        commands.onReadOnly = { [unowned self] in resolve() }
         subscriber.onMessage = { [unowned self] payload in apply(payload) }
         subscriber.onStateChange = { [unowned self] state in
             if state == .ready { resync() }
             if case .down = state { resolve() }
             judge()
         }
-        commands.onStateChange = { [unowned self] _ in judge() }
+        commands.onStateChange = { [unowned self] state in
+            // Both links were remade together (the master moved): the subscriber's resync
+            // found this one still connecting, so resync now rather than after its retry.
+            if state == .ready, subscriber.isReady, !synced { resync() }
+            judge()
+        }
         pinger = Timer(loop: loop) { [unowned self] in ping() }
         stopWakeup = Wakeup(loop: loop, channel: stopChannel) { [unowned self] in
+            discovery?.stop()
             subscriber.stop()
             commands.stop()
             pinger.cancel()
             self.loop.stop()
         }
-        subscriber.start()
-        commands.start()
-        pinger.schedule(afterMilliseconds: 1_000)
+        rediscoverWakeup = Wakeup(loop: loop, channel: rediscoverChannel) { [unowned self] in resolve() }
+        if let sentinels = store.endpoint.sentinels {
+            // The data connections wait for the first master the sentinels name, so that
+            // start-up reports what the sentinels said (an unknown master name is an error).
+            let discovery = SentinelDiscovery(loop: loop, settings: sentinels, tls: store.tls)
+            discovery.onOutcome = { [unowned self] outcome in discovered(outcome) }
+            discovery.onSwitch = { [unowned self] old, new in
+                adopt(new, notice: "redis sentinel: master \"\(sentinels.masterName)\" switched from \(old) to \(new)")
+            }
+            self.discovery = discovery
+            discovery.start()
+        } else {
+            resolve()
+            startConnections()
+        }
         loop.run()
+        discovery = nil
         subscriber = nil
         commands = nil
         pinger = nil
         stopWakeup = nil
+        rediscoverWakeup = nil
     }
 
-    /// getaddrinfo, here and only here: this thread may block on DNS, the workers may not.
+    private func startConnections() {
+        guard !connectionsStarted else { return }
+        connectionsStarted = true
+        subscriber.start()
+        commands.start()
+        pinger.schedule(afterMilliseconds: 1_000)
+    }
+
+    /// Where Redis is now: the sentinels are asked (the answer comes later), or the name
+    /// is looked up — getaddrinfo, here and only here: this thread may block on DNS, the
+    /// workers may not.
     private func resolve() {
-        let endpoint = store.endpoint
-        if let literal = try? SocketAddress(host: endpoint.host, port: endpoint.port) {
-            store.resolved.withLock { $0 = literal }
-            return
+        if let discovery { return discovery.discover() }
+        guard case .server(let host, let port) = store.endpoint.location,
+              let peer = RedisPeer.resolve(host: host, port: port) else { return }
+        store.resolved.withLock { $0 = peer }
+    }
+
+    private func discovered(_ outcome: SentinelDiscovery.Outcome) {
+        switch outcome {
+        case .found(let master, let sentinel):
+            sentinelProblem = nil
+            let name = store.endpoint.sentinels?.masterName ?? ""
+            let placement = store.resolved.withLock { $0 }.map { "moved from \($0) to" } ?? "is at"
+            adopt(master, notice: "redis sentinel: master \"\(name)\" \(placement) \(master) (said sentinel \(sentinel))")
+        case .failed(let reason, _):
+            sentinelProblem = reason
+            judge()
         }
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var result: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(endpoint.host, String(endpoint.port), &hints, &result) == 0, let first = result else { return }
-        defer { freeaddrinfo(result) }
-        var storage = sockaddr_storage()
-        withUnsafeMutableBytes(of: &storage) { raw in
-            raw.copyMemory(from: UnsafeRawBufferPointer(start: first.pointee.ai_addr, count: Int(first.pointee.ai_addrlen)))
+    }
+
+    /// Makes `master` the address every connection dials. When it changed, the store's
+    /// own connections are remade at once and the workers' before their next command.
+    private func adopt(_ master: RedisPeer, notice: String) {
+        let previous = store.resolved.withLock { current in
+            defer { current = master }
+            return current
         }
-        let address = SocketAddress(storage: storage, length: first.pointee.ai_addrlen)
-        store.resolved.withLock { $0 = address }
+        if previous == master { return startConnections() }
+        store.masterGeneration.add(1, ordering: .relaxed)
+        store.onNotice(notice)
+        guard connectionsStarted else { return startConnections() }
+        subscriber.reconnectNow(because: "the master moved to \(master)")
+        commands.reconnectNow(because: "the master moved to \(master)")
     }
 
     private func ping() {
@@ -150,6 +212,7 @@ final class RedisSync: @unchecked Sendable {
         var reason: String?
         if case .down(let why) = subscriber.state { reason = why }
         else if case .down(let why) = commands.state { reason = why }
+        if !ready, let sentinelProblem { reason = sentinelProblem }
         store.state.withLock { $0 = ready ? .ready : .unavailable(reason ?? (subscriber.isReady ? "resyncing" : "connecting")) }
         if ready {
             firstOutcome.withLock { if $0 == nil { $0 = "" } }
