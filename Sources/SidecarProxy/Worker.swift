@@ -120,6 +120,12 @@ final class Worker {
     /// old one's idle connections close; busy ones finish and close).
     private func applySettings() {
         let (options, address) = settings.current
+        // A new certificate: HTTP/2 clients would keep their connections (and the old
+        // certificate) for as long as they like; GOAWAY sends them to a new one, after the
+        // streams in progress finish.
+        if let tls = options.tls, tls !== self.options.tls {
+            for case let connection as HTTP2Connection in clients.values { connection.drain() }
+        }
         applyAuth(options)
         self.options = options
         trustIncomingTrace = options.traceTrustIncoming

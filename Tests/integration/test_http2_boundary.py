@@ -220,3 +220,22 @@ def test_tls_with_http2_off_negotiates_http11_only(tls_site, ca):
     with h2_context(ca).wrap_socket(socket.create_connection(("127.0.0.1", sc.port), timeout=5),
                                     server_hostname="localhost") as s:
         assert s.selected_alpn_protocol() == "http/1.1"
+
+
+def test_sighup_with_a_new_certificate_sends_h2_clients_goaway(tls_site, ca):
+    """Open h2 connections would keep the old certificate indefinitely: a reload with a new one
+    sends them GOAWAY(NO_ERROR) once their streams are done; new connections get the new one."""
+    import signal
+    sc, _, leaf = tls_site()
+    c = H2Client(sc.port, tls_context=h2_context(ca))
+    assert c.request("GET", "/pub/x", scheme="https").status == 200
+    fresh = ca.issue("site2")
+    leaf.cert_file.write_bytes(fresh.cert_file.read_bytes())
+    leaf.key_file.write_bytes(fresh.key_file.read_bytes())
+    sc.signal(signal.SIGHUP)
+    goaway = c.wait_goaway(timeout=5)
+    assert goaway is not None and goaway.error_code == 0, goaway
+    c2 = H2Client(sc.port, tls_context=h2_context(ca))
+    from cryptography import x509
+    assert x509.load_der_x509_certificate(c2.sock.getpeercert(binary_form=True)).serial_number == fresh.cert.serial_number
+    assert c2.request("GET", "/pub/x", scheme="https").status == 200
