@@ -87,9 +87,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        // libFuzzer target for the request-head parser, the chunked decoder and the Redis reply parser.
+        // libFuzzer target for the request-head parser, the chunked decoder, the Redis reply parser
+        // and HTTP/2 sessions (frames to translated HTTP/1.1 heads).
         .executableTarget(
-            name: "HTTPFuzz", dependencies: ["SidecarHTTP", "SidecarStore"],
+            name: "HTTPFuzz", dependencies: ["SidecarHTTP", "SidecarHTTP2", "SidecarStore"],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
 
         // Crypto micro-benchmarks: swift run -c release crypto-bench

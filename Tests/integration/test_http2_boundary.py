@@ -239,3 +239,13 @@ def test_sighup_with_a_new_certificate_sends_h2_clients_goaway(tls_site, ca):
     from cryptography import x509
     assert x509.load_der_x509_certificate(c2.sock.getpeercert(binary_form=True)).serial_number == fresh.cert.serial_number
     assert c2.request("GET", "/pub/x", scheme="https").status == 200
+
+
+def test_a_path_byte_outside_the_http11_grammar_is_refused_as_over_http11(sidecar, upstream):
+    """HTTP/2 lets more bytes through in :path than HTTP/1.1's request-target grammar; the
+    stream's head goes through the same strict parser, so it gets the same 400."""
+    upstream.reset()
+    c = H2Client(sidecar.port)
+    assert c.request("GET", "/x\u00bc1").status == 400
+    assert c.request("GET", "/ok").status == 200
+    assert upstream.stats()["targets"] == ["GET /ok"]
