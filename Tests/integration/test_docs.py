@@ -14,6 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SKIPPED_DIRS = {".build", ".git", ".swiftpm", "node_modules"}
+SKIPPED_PREFIXES = (".build-", ".build_")  # second build folders (scripts/fuzz's .build-fuzz)
 
 INLINE_LINK = re.compile(r"!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]\(\s*<?([^()\s<>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 REFERENCE_DEFINITION = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$")
@@ -26,7 +27,7 @@ def markdown_files():
     found = []
     for path in sorted(ROOT.rglob("*.md")):
         relative = path.relative_to(ROOT)
-        if SKIPPED_DIRS.intersection(relative.parts[:-1]):
+        if SKIPPED_DIRS.intersection(relative.parts[:-1]) or any(p.startswith(SKIPPED_PREFIXES) for p in relative.parts[:-1]):
             continue
         found.append(path)
     return found
