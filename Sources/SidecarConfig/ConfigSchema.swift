@@ -57,8 +57,7 @@ struct ConfigSchema {
         let pages = Config.Pages(
             signIn: pagesSection.bool("sign_in", default: false),
             templates: pagesSection.optional("templates", Parse.directory(baseDirectory: baseDirectory)))
-        let tracing = Config.Tracing(
-            trustIncoming: root.section("tracing").bool("trust_incoming", default: ConfigDefaults.traceTrustIncoming))
+        let tracing = readTracing(root.section("tracing"))
 
         guard let publicURL, let upstream, let apple, let session else { return nil }
         return Config(
@@ -71,6 +70,13 @@ struct ConfigSchema {
     }
 
     // MARK: Sections
+
+    private func readTracing(_ tracing: Section) -> Config.Tracing {
+        Config.Tracing(
+            trustIncoming: tracing.bool("trust_incoming", default: ConfigDefaults.traceTrustIncoming),
+            otlpEndpoint: tracing.optional("otlp_endpoint", Parse.otlpEndpoint),
+            sampleRatio: tracing.value("sample_ratio", default: ConfigDefaults.traceSampleRatio, Parse.ratio))
+    }
 
     /// On, every connection must come from a proxy in `trusted_proxies`: with none listed, or
     /// on a unix socket (whose peers have no address), nothing could ever connect.

@@ -63,11 +63,13 @@ final class CallbackFlow {
             return fail(.internalError)
         }
         let startedMs = auth.clockMs
+        let spanStartNs = auth.spans == nil ? 0 : SpanClock.nowNs()
         auth.api.exchangeCode(
             code: code, redirectURI: settings.redirectURI, codeVerifier: login.codeVerifier,
             clientID: settings.clientID, clientSecret: secret
         ) { [self] result in
             auth.metrics.recordAppleCall(.token, ms: auth.clockMs - startedMs)
+            if spanStartNs != 0 { recordAppleSpan(.appleToken, method: .post, startNs: spanStartNs, result) }
             switch result {
             case .failure(let error):
                 fail(.exchange(error))
@@ -79,6 +81,21 @@ final class CallbackFlow {
     }
 
     private static func nonEmpty(_ value: String?) -> Bool { !(value ?? "").isEmpty }
+
+    /// Apple's answer as a client span of the callback's trace: its status when it answered.
+    private func recordAppleSpan<T>(_ name: SpanName, method: HTTPMethod, startNs: UInt64, _ result: Result<T, AppleError>) {
+        var status = 0
+        var failed = false
+        switch result {
+        case .success: status = 200
+        case .failure(.rejected(_, _, let code)), .failure(.appleServerError(let code)): status = code
+        case .failure(.invalidResponse(let code)):
+            status = code
+            failed = true
+        case .failure(.transport): failed = true
+        }
+        auth.spans?.recordCall(name, of: request.trace, method: method, startNs: startNs, status: status, failed: failed)
+    }
 
     /// Step 1: the login cookie named by this state, authentic, unexpired, same state.
     private func openLoginState(_ state: String) throws(LoginFailure) -> LoginState {
@@ -113,7 +130,12 @@ final class CallbackFlow {
             case .success(let identity):
                 finish(identity, callbackToken: callbackToken, keys: keys, tokens: tokens, user: user)
             case .failure(.unknownKey):
+                let spanStartNs = auth.spans == nil ? 0 : SpanClock.nowNs()
                 auth.keys.refetchForUnknownKey { [self] fresh in
+                    if spanStartNs != 0 {
+                        auth.spans?.recordCall(.appleKeys, of: request.trace, method: .get, startNs: spanStartNs,
+                                               status: 0, failed: fresh == nil)
+                    }
                     guard let fresh else { return fail(.token(.unknownKey)) }
                     switch check(idToken, fresh) {
                     case .success(let identity):
