@@ -86,7 +86,7 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 16)
+        XCTAssertEqual(uncommented, 17)
 
         let config = try load(text, preparing: directory,
                               environment: Fixture.environment.merging(["SIDECAR_REDIS_PASSWORD": "pw"]) { $1 })
@@ -102,5 +102,6 @@ final class ExampleConfigTests: XCTestCase {
         XCTAssertEqual(config.revocations.keyPrefix, "sidecar:")
         XCTAssertEqual(config.revocations.caFile, directory + "/redis-ca.pem")
         XCTAssertEqual(config.revocations.maxSingleUseKeys, 100_000)
+        XCTAssertEqual(config.tracing.otlpEndpoint?.description, "http://127.0.0.1:4318/v1/traces")
     }
 }
