@@ -12,6 +12,7 @@ enum FuzzChecks {
         chunked(input)
         paths(input)
         redisReply(input)
+        traceparent(input)
     }
 
     static func check(_ condition: Bool, _ message: StaticString) {
