@@ -29,9 +29,10 @@ final class SpanExportTests: XCTestCase {
     }
 
     private func decode(_ spans: [SpanRecord]) throws -> [String: Any] {
-        var body: [UInt8] = []
-        OTLPEncoder(version: "1.2.3-\"q\"").encode(spans[...], into: &body)
-        return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+        // A small buffer, so that encoding grows it.
+        let body = JSONBuffer(capacity: 100)
+        OTLPEncoder(version: "1.2.3-\"q\"").encode(spans[...], into: body)
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(body.bytes)) as? [String: Any])
     }
 
     func testABatchIsAnExportTraceServiceRequest() throws {
@@ -89,9 +90,18 @@ final class SpanExportTests: XCTestCase {
     }
 
     func testControlCharactersAreEscaped() {
-        var out: [UInt8] = []
-        OTLPEncoder.string("a\u{1}\n\\b", into: &out)
-        XCTAssertEqual(String(decoding: out, as: UTF8.self), #""a\u0001\u000a\\b""#)
+        let out = JSONBuffer()
+        OTLPEncoder.string("a\u{1}\n\\b", into: out)
+        XCTAssertEqual(String(decoding: out.bytes, as: UTF8.self), #""a\u0001\u000a\\b""#)
+        out.removeAll()
+        OTLPEncoder.decimal(0, into: out)
+        OTLPEncoder.decimal(UInt64.max, into: out)
+        XCTAssertEqual(String(decoding: out.bytes, as: UTF8.self), "018446744073709551615")
+        for value: UInt64 in [7, 10, 99, 100, 503, 1_000, 1_700_000_000_123_456_789] {
+            out.removeAll()
+            OTLPEncoder.decimal(value, into: out)
+            XCTAssertEqual(String(decoding: out.bytes, as: UTF8.self), String(value))
+        }
     }
 
     private func attributes(_ span: [String: Any]) -> [String: String] {

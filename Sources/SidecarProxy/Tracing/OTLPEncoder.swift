@@ -9,61 +9,62 @@ struct OTLPEncoder {
     let version: String
 
     /// The whole request body for `spans`, appended to `out`.
-    func encode(_ spans: ArraySlice<SpanRecord>, into out: inout [UInt8]) {
+    func encode(_ spans: ArraySlice<SpanRecord>, into out: JSONBuffer) {
         out.append("{\"resourceSpans\":[{\"resource\":{\"attributes\":[")
-        attribute("service.name", string: Self.serviceName, into: &out)
+        attribute("service.name", string: Self.serviceName, into: out)
         out.append(",")
-        attribute("service.version", string: version, into: &out)
+        attribute("service.version", string: version, into: out)
         out.append("]},\"scopeSpans\":[{\"scope\":{\"name\":")
-        Self.string(Self.serviceName, into: &out)
+        Self.string(Self.serviceName, into: out)
         out.append(",\"version\":")
-        Self.string(version, into: &out)
+        Self.string(version, into: out)
         out.append("},\"spans\":[")
         var first = true
         for span in spans {
             if !first { out.append(",") }
             first = false
-            encode(span, into: &out)
+            encode(span, into: out)
         }
         out.append("]}]}]}")
     }
 
-    private func encode(_ span: SpanRecord, into out: inout [UInt8]) {
+    private func encode(_ span: SpanRecord, into out: JSONBuffer) {
         out.append("{\"traceId\":\"")
-        Self.hex(span.traceIdHigh, into: &out)
-        Self.hex(span.traceIdLow, into: &out)
+        Self.hex(span.traceIdHigh, into: out)
+        Self.hex(span.traceIdLow, into: out)
         out.append("\",\"spanId\":\"")
-        Self.hex(span.spanId, into: &out)
+        Self.hex(span.spanId, into: out)
         if span.parentId != 0 {
             out.append("\",\"parentSpanId\":\"")
-            Self.hex(span.parentId, into: &out)
+            Self.hex(span.parentId, into: out)
         }
-        out.append("\",\"name\":")
-        Self.string(Self.name(of: span), into: &out)
-        out.append(",\"kind\":")
-        Self.decimal(UInt64(span.name.kind.rawValue), into: &out)
+        out.append("\",\"name\":\"")
+        out.append(Self.name(of: span))
+        out.append(span.name.kind == .server ? "\",\"kind\":2" : "\",\"kind\":3")
         out.append(",\"startTimeUnixNano\":\"")
-        Self.decimal(span.startNs, into: &out)
+        Self.decimal(span.startNs, into: out)
         out.append("\",\"endTimeUnixNano\":\"")
-        Self.decimal(span.endNs, into: &out)
-        out.append("\",\"attributes\":[")
-        attribute("http.request.method", string: Self.methodName(span.method) ?? "_OTHER", into: &out)
+        Self.decimal(span.endNs, into: out)
+        out.append("\",\"attributes\":[{\"key\":\"http.request.method\",\"value\":{\"stringValue\":\"")
+        out.append(Self.methodName(span.method) ?? "_OTHER")
+        out.append("\"}}")
         if span.status != 0 {
-            out.append(",")
-            attribute("http.response.status_code", integer: UInt64(span.status), into: &out)
+            out.append(",{\"key\":\"http.response.status_code\",\"value\":{\"intValue\":\"")
+            Self.decimal(UInt64(span.status), into: out)
+            out.append("\"}}")
         }
         if span.failed {
-            out.append(",")
-            attribute("error.type", string: span.status == 0 ? "no_response" : "invalid_response", into: &out)
+            out.append(",{\"key\":\"error.type\",\"value\":{\"stringValue\":\"")
+            out.append(span.name == .request ? "incomplete_response" : span.status == 0 ? "no_response" : "invalid_response")
+            out.append("\"}}")
         }
-        out.append("],\"status\":{\"code\":")
         // OTLP's STATUS_CODE_ERROR, or UNSET: the instrumentation does not claim success.
-        out.append(span.isError ? "2" : "0")
-        out.append("}}")
+        out.append(span.isError ? "],\"status\":{\"code\":2}}" : "],\"status\":{\"code\":0}}")
     }
 
-    /// The span's name: a server span is named by its method, as HTTP semantic conventions say.
-    static func name(of span: SpanRecord) -> String {
+    /// The span's name: a server span is named by its method, as HTTP semantic conventions
+    /// say. Plain ASCII without quotes, like every fixed piece written here: nothing to escape.
+    static func name(of span: SpanRecord) -> StaticString {
         switch span.name {
         case .request: methodName(span.method) ?? "HTTP"
         case .upstream: "upstream"
@@ -72,7 +73,7 @@ struct OTLPEncoder {
         }
     }
 
-    static func methodName(_ method: HTTPMethod) -> String? {
+    static func methodName(_ method: HTTPMethod) -> StaticString? {
         switch method {
         case .get: "GET"
         case .head: "HEAD"
@@ -87,24 +88,16 @@ struct OTLPEncoder {
         }
     }
 
-    private func attribute(_ key: String, string value: String, into out: inout [UInt8]) {
+    private func attribute(_ key: String, string value: String, into out: JSONBuffer) {
         out.append("{\"key\":")
-        Self.string(key, into: &out)
+        Self.string(key, into: out)
         out.append(",\"value\":{\"stringValue\":")
-        Self.string(value, into: &out)
+        Self.string(value, into: out)
         out.append("}}")
     }
 
-    private func attribute(_ key: String, integer value: UInt64, into out: inout [UInt8]) {
-        out.append("{\"key\":")
-        Self.string(key, into: &out)
-        out.append(",\"value\":{\"intValue\":\"")
-        Self.decimal(value, into: &out)
-        out.append("\"}}")
-    }
-
     /// A JSON string: quotes, backslashes and control characters escaped.
-    static func string(_ value: String, into out: inout [UInt8]) {
+    static func string(_ value: String, into out: JSONBuffer) {
         out.append(UInt8(ascii: "\""))
         for byte in value.utf8 {
             switch byte {
@@ -122,19 +115,91 @@ struct OTLPEncoder {
         out.append(UInt8(ascii: "\""))
     }
 
-    static func hex(_ value: UInt64, into out: inout [UInt8]) {
-        for shift in stride(from: 60, through: 0, by: -4) {
-            out.append(HexDigit.lower(UInt8(truncatingIfNeeded: value >> UInt64(shift)) & 0xf))
+    static func hex(_ value: UInt64, into out: JSONBuffer) {
+        out.append(word: Hex16.digits(value >> 32))
+        out.append(word: Hex16.digits(value & 0xffff_ffff))
+    }
+
+    static func decimal(_ value: UInt64, into out: JSONBuffer) {
+        // Two digits per division (a nanosecond time has 19), from a table of "00"…"99".
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var rest = value
+            var index = buffer.count
+            while rest >= 100 {
+                let pair = Int(rest % 100) &* 2
+                rest /= 100
+                index -= 2
+                buffer[index] = pairs[pair]
+                buffer[index + 1] = pairs[pair + 1]
+            }
+            if rest >= 10 {
+                index -= 2
+                buffer[index] = pairs[Int(rest) &* 2]
+                buffer[index + 1] = pairs[Int(rest) &* 2 + 1]
+            } else {
+                index -= 1
+                buffer[index] = UInt8(truncatingIfNeeded: rest) &+ UInt8(ascii: "0")
+            }
+            out.append(UnsafeRawBufferPointer(rebasing: buffer[index...]))
         }
     }
 
-    static func decimal(_ value: UInt64, into out: inout [UInt8]) {
-        out.append(contentsOf: String(value).utf8)
-    }
+    private static let pairs: [UInt8] = (0..<100).flatMap { [UInt8(ascii: "0") + UInt8($0 / 10), UInt8(ascii: "0") + UInt8($0 % 10)] }
 }
 
-extension [UInt8] {
-    fileprivate mutating func append(_ text: StaticString) {
-        append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+/// The exporter's one body buffer, reused batch after batch: fixed pieces are copied in
+/// whole rather than appended byte by byte to an array.
+final class JSONBuffer {
+    private(set) var base: UnsafeMutableRawPointer
+    private(set) var count = 0
+    private var capacity: Int
+
+    init(capacity: Int = 64 * 1024) {
+        self.capacity = max(64, capacity)
+        base = .allocate(byteCount: self.capacity, alignment: 8)
+    }
+
+    deinit { base.deallocate() }
+
+    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+
+    func removeAll() { count = 0 }
+
+    @inline(__always) private func reserve(_ more: Int) {
+        guard count + more > capacity else { return }
+        var grown = capacity * 2
+        while grown < count + more { grown *= 2 }
+        let moved = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 8)
+        moved.copyMemory(from: base, byteCount: count)
+        base.deallocate()
+        base = moved
+        capacity = grown
+    }
+
+    @inline(__always) func append(_ text: StaticString) {
+        reserve(text.utf8CodeUnitCount)
+        (base + count).copyMemory(from: text.utf8Start, byteCount: text.utf8CodeUnitCount)
+        count += text.utf8CodeUnitCount
+    }
+
+    func append(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress else { return }
+        reserve(bytes.count)
+        (base + count).copyMemory(from: source, byteCount: bytes.count)
+        count += bytes.count
+    }
+
+    func append(_ byte: UInt8) {
+        reserve(1)
+        base.storeBytes(of: byte, toByteOffset: count, as: UInt8.self)
+        count += 1
+    }
+
+    /// Eight bytes as they lie in memory (`Hex16.digits`' order).
+    @inline(__always) func append(word: UInt64) {
+        reserve(8)
+        base.storeBytes(of: word, toByteOffset: count, as: UInt64.self)
+        count += 8
     }
 }

@@ -17,7 +17,7 @@ struct OTLPSender {
         case failed(String)
     }
 
-    func post(_ body: [UInt8]) -> Outcome {
+    func post(_ body: UnsafeRawBufferPointer) -> Outcome {
         let deadline = Self.monotonicMs() + timeoutMs
         var head = "POST \(endpoint.path) HTTP/1.1\r\nHost: \(endpoint.authority)\r\n"
         head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
@@ -27,7 +27,11 @@ struct OTLPSender {
         case .failure(let why): return .failed(why.text)
         }
         defer { Glibc.close(fd) }
-        if let why = send(Array(head.utf8) + body, fd: fd, deadline: deadline) { return .failed(why.text) }
+        // Head and body in two sends: with Nagle off, the body's last segment goes at once.
+        var on: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+        let headSent = Array(head.utf8).withUnsafeBytes { send($0, fd: fd, deadline: deadline) }
+        if let why = headSent ?? send(body, fd: fd, deadline: deadline) { return .failed(why.text) }
         switch readStatus(fd: fd, deadline: deadline) {
         case .success(let status): return (200..<300).contains(status) ? .accepted : .rejected(status: status)
         case .failure(let why): return .failed(why.text)
@@ -82,10 +86,10 @@ struct OTLPSender {
         return .failure(failure)
     }
 
-    private func send(_ bytes: [UInt8], fd: Int32, deadline: Int64) -> Failure? {
+    private func send(_ bytes: UnsafeRawBufferPointer, fd: Int32, deadline: Int64) -> Failure? {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            let sent = Glibc.send(fd, bytes.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
             if sent > 0 {
                 offset += sent
             } else if sent < 0, errno == EAGAIN || errno == EINTR {

@@ -69,7 +69,7 @@ final class SpanExporter: Sendable {
     private func run() {
         var batch: [SpanRecord] = []
         batch.reserveCapacity(Self.batchLimit)
-        var body: [UInt8] = []
+        let body = JSONBuffer()
         var lastSendMs = OTLPSender.monotonicMs()
         var failing = false
         var first = 0
@@ -95,10 +95,10 @@ final class SpanExporter: Sendable {
                     dropped.add(UInt64(batch.count), ordering: .relaxed)
                     continue
                 }
-                body.removeAll(keepingCapacity: true)
-                encoder.encode(batch[...], into: &body)
+                body.removeAll()
+                encoder.encode(batch[...], into: body)
                 let sender = OTLPSender(endpoint: endpoint, timeoutMs: stopping ? Self.finalTimeoutMs : OTLPSender.defaultTimeoutMs)
-                let outcome = sender.post(body)
+                let outcome = sender.post(body.bytes)
                 if outcome == .accepted {
                     exported.add(UInt64(batch.count), ordering: .relaxed)
                     if failing {
