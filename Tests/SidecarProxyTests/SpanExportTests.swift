@@ -25,7 +25,9 @@ final class SpanExportTests: XCTestCase {
                               parentId: 0, startNs: 10, endNs: 5)
         root.method = .post
         root.status = 400
-        return [request, upstream, root]
+        var claim = SpanRecord(.storeClaim, trace: trace, spanId: 5, parentId: trace.spanId, startNs: 20, endNs: 30)
+        claim.failed = true
+        return [request, upstream, root, claim]
     }
 
     private func decode(_ spans: [SpanRecord]) throws -> [String: Any] {
@@ -47,7 +49,7 @@ final class SpanExportTests: XCTestCase {
                        "a quote in the version is escaped")
         let scopeSpans = try XCTUnwrap(resourceSpans[0]["scopeSpans"] as? [[String: Any]])
         let spans = try XCTUnwrap(scopeSpans[0]["spans"] as? [[String: Any]])
-        XCTAssertEqual(spans.count, 3)
+        XCTAssertEqual(spans.count, 4)
 
         let request = spans[0]
         XCTAssertEqual(request["traceId"] as? String, "4bf92f3577b34da6a3ce929d0e0e4736")
@@ -74,6 +76,12 @@ final class SpanExportTests: XCTestCase {
         XCTAssertEqual(root["name"] as? String, "apple token exchange")
         XCTAssertEqual(root["endTimeUnixNano"] as? String, "10", "a span never ends before it starts")
         XCTAssertEqual(root["status"] as? [String: Int], ["code": 2], "a 4xx answer to the sidecar's own call")
+
+        let claim = spans[3]
+        XCTAssertEqual(claim["name"] as? String, "store claim")
+        XCTAssertEqual(claim["kind"] as? Int, 3)
+        XCTAssertEqual(attributes(claim), ["db.operation.name": "claim", "error.type": "store_unavailable"])
+        XCTAssertEqual(claim["status"] as? [String: Int], ["code": 2])
     }
 
     func testAnEmptyBatchAndAnUnknownMethodStillDecode() throws {

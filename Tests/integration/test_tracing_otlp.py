@@ -11,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from conftest import free_port, merge, poll, seen, to_yaml
+from native_support import JSON_HEADERS, body_of, device, post_native, start_native  # noqa: F401 (fixture)
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = "00f067aa0ba902b7"
@@ -156,15 +157,33 @@ def test_a_login_exports_the_callback_and_its_apple_token_exchange(start_auth_si
     fields, _ = b.authorize(location)
     r = b.callback(fields, headers=(HTML, ("traceparent", "00-%s-%s-01" % (TRACE, PARENT))))
     assert r.status == 303
-    spans = collector.of_trace(TRACE, 2)
+    spans = collector.of_trace(TRACE, 3)
     server = next(s for s in spans if s["kind"] == 2)
     token = next(s for s in spans if s["name"] == "apple token exchange")
+    claim = next(s for s in spans if s["name"] == "store claim")
     assert server["name"] == "POST" and server["parentSpanId"] == PARENT
     assert attrs(server)["http.response.status_code"] == "303"
     assert token["kind"] == 3 and token["parentSpanId"] == server["spanId"]
     assert attrs(token) == {"http.request.method": "POST", "http.response.status_code": "200"}
     assert int(server["startTimeUnixNano"]) <= int(token["startTimeUnixNano"]) <= int(token["endTimeUnixNano"]) \
         <= int(server["endTimeUnixNano"])
+    # The login state was spent in the store before Apple was asked.
+    assert claim["kind"] == 3 and claim["parentSpanId"] == server["spanId"] and claim["status"] == {"code": 0}
+    assert attrs(claim) == {"db.operation.name": "claim"}
+    assert int(claim["endTimeUnixNano"]) <= int(token["startTimeUnixNano"])
+    assert len(spans) == 3
+
+
+def test_a_native_sign_in_exports_its_apple_token_exchange(start_native, collector):
+    sc, apple = start_native(tracing(collector.url))
+    headers = JSON_HEADERS + [("traceparent", "00-%s-%s-01" % (TRACE, PARENT))]
+    r = post_native(sc, body_of(device(apple)), headers=headers)
+    assert r.status == 200, r.body
+    spans = collector.of_trace(TRACE, 2)
+    server = next(s for s in spans if s["kind"] == 2)
+    token = next(s for s in spans if s["name"] == "apple token exchange")
+    assert server["name"] == "POST" and attrs(server)["http.response.status_code"] == "200"
+    assert token["parentSpanId"] == server["spanId"] and attrs(token)["http.response.status_code"] == "200"
 
 
 def test_a_failed_upstream_is_an_error_span(start_sidecar, collector):

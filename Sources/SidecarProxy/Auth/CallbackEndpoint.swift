@@ -41,7 +41,9 @@ final class CallbackFlow {
         }
         // Spent before Apple is asked: a replayed form_post (at this replica or another) is
         // refused without a second code exchange.
+        let claimStartNs = auth.spans == nil ? 0 : SpanClock.nowNs()
         settings.shared.claimOnce(.loginState, SHA256.hash(Array(state.utf8)), until: login.expiresAt) { [self] claim in
+            if claimStartNs != 0 { auth.spans?.recordClaim(of: request.trace, startNs: claimStartNs, claim) }
             switch claim {
             case .claimed: afterStateSpent(form)
             case .alreadyUsed: fail(.stateReplayed)
@@ -69,7 +71,9 @@ final class CallbackFlow {
             clientID: settings.clientID, clientSecret: secret
         ) { [self] result in
             auth.metrics.recordAppleCall(.token, ms: auth.clockMs - startedMs)
-            if spanStartNs != 0 { recordAppleSpan(.appleToken, method: .post, startNs: spanStartNs, result) }
+            if spanStartNs != 0 {
+                auth.spans?.recordAppleCall(.appleToken, of: request.trace, method: .post, startNs: spanStartNs, result)
+            }
             switch result {
             case .failure(let error):
                 fail(.exchange(error))
@@ -81,21 +85,6 @@ final class CallbackFlow {
     }
 
     private static func nonEmpty(_ value: String?) -> Bool { !(value ?? "").isEmpty }
-
-    /// Apple's answer as a client span of the callback's trace: its status when it answered.
-    private func recordAppleSpan<T>(_ name: SpanName, method: HTTPMethod, startNs: UInt64, _ result: Result<T, AppleError>) {
-        var status = 0
-        var failed = false
-        switch result {
-        case .success: status = 200
-        case .failure(.rejected(_, _, let code)), .failure(.appleServerError(let code)): status = code
-        case .failure(.invalidResponse(let code)):
-            status = code
-            failed = true
-        case .failure(.transport): failed = true
-        }
-        auth.spans?.recordCall(name, of: request.trace, method: method, startNs: startNs, status: status, failed: failed)
-    }
 
     /// Step 1: the login cookie named by this state, authentic, unexpired, same state.
     private func openLoginState(_ state: String) throws(LoginFailure) -> LoginState {

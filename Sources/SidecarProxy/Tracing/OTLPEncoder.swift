@@ -45,9 +45,13 @@ struct OTLPEncoder {
         Self.decimal(span.startNs, into: out)
         out.append("\",\"endTimeUnixNano\":\"")
         Self.decimal(span.endNs, into: out)
-        out.append("\",\"attributes\":[{\"key\":\"http.request.method\",\"value\":{\"stringValue\":\"")
-        out.append(Self.methodName(span.method) ?? "_OTHER")
-        out.append("\"}}")
+        if span.name == .storeClaim {
+            out.append("\",\"attributes\":[{\"key\":\"db.operation.name\",\"value\":{\"stringValue\":\"claim\"}}")
+        } else {
+            out.append("\",\"attributes\":[{\"key\":\"http.request.method\",\"value\":{\"stringValue\":\"")
+            out.append(Self.methodName(span.method) ?? "_OTHER")
+            out.append("\"}}")
+        }
         if span.status != 0 {
             out.append(",{\"key\":\"http.response.status_code\",\"value\":{\"intValue\":\"")
             Self.decimal(UInt64(span.status), into: out)
@@ -55,7 +59,7 @@ struct OTLPEncoder {
         }
         if span.failed {
             out.append(",{\"key\":\"error.type\",\"value\":{\"stringValue\":\"")
-            out.append(span.name == .request ? "incomplete_response" : span.status == 0 ? "no_response" : "invalid_response")
+            out.append(Self.errorType(of: span))
             out.append("\"}}")
         }
         // OTLP's STATUS_CODE_ERROR, or UNSET: the instrumentation does not claim success.
@@ -70,6 +74,15 @@ struct OTLPEncoder {
         case .upstream: "upstream"
         case .appleToken: "apple token exchange"
         case .appleKeys: "apple keys fetch"
+        case .storeClaim: "store claim"
+        }
+    }
+
+    static func errorType(of span: SpanRecord) -> StaticString {
+        switch span.name {
+        case .request: "incomplete_response"
+        case .storeClaim: "store_unavailable"
+        case .upstream, .appleToken, .appleKeys: span.status == 0 ? "no_response" : "invalid_response"
         }
     }
 

@@ -50,6 +50,8 @@ enum SpanName: UInt8, CaseIterable {
     case appleToken
     /// Apple's public keys, fetched for a sign-in that met a key it did not know.
     case appleKeys
+    /// A single-use key spent in the store (`revocations.store`): a login state, a native nonce.
+    case storeClaim
 
     var kind: SpanKind { self == .request ? .server : .client }
 }

@@ -1,4 +1,6 @@
+import SidecarApple
 import SidecarHTTP
+import SidecarStore
 
 /// Where a worker's code outside the connection (the sign-in flows) records a span: the
 /// worker's queue and id generator, both used on the worker's own thread only.
@@ -17,5 +19,31 @@ struct SpanSink {
         span.status = UInt16(clamping: status)
         span.failed = failed
         queue.push(span)
+    }
+
+    /// A call to Apple, with Apple's status when it answered.
+    func recordAppleCall<T>(_ name: SpanName, of trace: TraceContext, method: HTTPMethod, startNs: UInt64,
+                            _ result: Result<T, AppleError>) {
+        var status = 0
+        var failed = false
+        switch result {
+        case .success: status = 200
+        case .failure(.rejected(_, _, let code)), .failure(.appleServerError(let code)): status = code
+        case .failure(.invalidResponse(let code)):
+            status = code
+            failed = true
+        case .failure(.transport): failed = true
+        }
+        recordCall(name, of: trace, method: method, startNs: startNs, status: status, failed: failed)
+    }
+
+    /// A single-use key spent in the store (a login state, a native nonce): failed when the
+    /// store could not answer; a key already spent is the store's answer, not its failure.
+    func recordClaim(of trace: TraceContext, startNs: UInt64, _ result: ClaimResult) {
+        if case .unavailable = result {
+            recordCall(.storeClaim, of: trace, method: .other, startNs: startNs, status: 0, failed: true)
+        } else {
+            recordCall(.storeClaim, of: trace, method: .other, startNs: startNs, status: 0, failed: false)
+        }
     }
 }
