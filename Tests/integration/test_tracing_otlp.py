@@ -287,3 +287,22 @@ def test_sighup_moves_the_export_to_a_new_collector(start_sidecar, collector):
     sc.config_path.write_text(to_yaml(merge(sc.config, tracing(None, sample_ratio=0.0))) + "\n")
     assert sc.sighup()
     assert poll(lambda: forwarded(sc.request("GET", "/echo").json())[2] == "00")
+
+
+def test_a_login_with_a_new_apple_key_exports_the_keys_refetch(start_auth_sidecar, browser, collector):
+    sc, apple = start_auth_sidecar(tracing(collector.url))
+    assert sc.logged(lambda out: "apple keys fetched" in out)
+    r = apple.control("POST", "/emulator/rotate-keys")
+    assert r.status == 200, r.body
+    b = browser(sc, apple)
+    _, location = b.start_login()
+    fields, _ = b.authorize(location)
+    r = b.callback(fields, headers=(HTML, ("traceparent", "00-%s-%s-01" % (TRACE, PARENT))))
+    assert r.status == 303, r.body
+    spans = collector.of_trace(TRACE, 4)
+    server = next(s for s in spans if s["kind"] == 2)
+    keys = next(s for s in spans if s["name"] == "apple keys fetch")
+    token = next(s for s in spans if s["name"] == "apple token exchange")
+    assert keys["kind"] == 3 and keys["parentSpanId"] == server["spanId"] and keys["status"] == {"code": 0}
+    assert attrs(keys) == {"http.request.method": "GET"}
+    assert int(token["endTimeUnixNano"]) <= int(keys["startTimeUnixNano"]) <= int(server["endTimeUnixNano"])
