@@ -30,22 +30,23 @@ final class SpanQueue: Sendable {
     }
 }
 
-/// The ring itself: slots allocated once, overwritten in place.
+/// The ring itself: slots allocated with the first span (a worker of a process that exports
+/// nothing holds none), then overwritten in place.
 struct SpanRing {
-    private var slots: [SpanRecord]
+    private var slots: [SpanRecord] = []
     private var head = 0
     private(set) var count = 0
     private var dropped: UInt64 = 0
+    let capacity: Int
 
-    init(capacity: Int) { slots = Array(repeating: SpanRecord(), count: max(1, capacity)) }
-
-    var capacity: Int { slots.count }
+    init(capacity: Int) { self.capacity = max(1, capacity) }
 
     mutating func push(_ span: SpanRecord) {
-        guard count < slots.count else {
+        guard count < capacity else {
             dropped &+= 1
             return
         }
+        if slots.isEmpty { slots = Array(repeating: SpanRecord(), count: capacity) }
         var index = head + count
         if index >= slots.count { index -= slots.count }
         slots[index] = span
