@@ -3,6 +3,7 @@ server and upstream spans, a sign-in's call to Apple, sampling (`tracing.sample_
 trusted parent's flag), and a collector that is down or hangs losing spans, never requests."""
 import json
 import re
+import signal
 import socket
 import threading
 import time
@@ -258,6 +259,12 @@ def test_a_collector_that_hangs_loses_spans_not_requests(start_sidecar):
         assert hanging.held, "the exporter never connected"
         assert poll(lambda: metric(sc, "sidecar_trace_spans_dropped_total") > 0, 8), sc.admin("/metrics").body
         assert metric(sc, "sidecar_trace_spans_exported_total") == 0
+        # Shutdown waits for the exporter's post under way and one last one, both bounded.
+        assert requests_stay_fast(sc, 10) < 0.5
+        start = time.monotonic()
+        sc.signal(signal.SIGTERM)
+        assert sc.wait_exit(10) == 0, sc.log_tail()
+        assert time.monotonic() - start < 5
     finally:
         hanging.close()
 

@@ -66,59 +66,91 @@ final class SpanExporter: Sendable {
 
     // MARK: the thread
 
-    private func run() {
+    /// What the thread keeps from one cycle to the next.
+    private struct Cycle {
         var batch: [SpanRecord] = []
-        batch.reserveCapacity(Self.batchLimit)
         let body = JSONBuffer()
-        var lastSendMs = OTLPSender.monotonicMs()
+        /// The last post failed: the next success logs that spans flow again.
         var failing = false
+        /// The queue each batch starts at, turning, so none waits behind a busier one.
         var first = 0
+        /// Once stopping: when the last flush must be over.
+        var finalDeadlineMs: Int64?
+    }
+
+    private func run() {
+        var cycle = Cycle()
+        cycle.batch.reserveCapacity(Self.batchLimit)
+        var lastSendMs = OTLPSender.monotonicMs()
         while true {
-            let (endpoint, stopping) = state.withLock { ($0.endpoint, $0.stopping) }
+            let stopping = state.withLock { $0.stopping }
             if !stopping { Self.sleep(ms: Self.pollMs) }
             let pending = queues.reduce(0) { $0 + $1.count }
             let nowMs = OTLPSender.monotonicMs()
             guard stopping || pending >= Self.batchLimit || nowMs - lastSendMs >= Self.intervalMs else { continue }
             lastSendMs = nowMs
-            var giveUp = false
-            repeat {
-                batch.removeAll(keepingCapacity: true)
-                // Each batch starts at the next worker's queue, so none waits behind a busier one.
-                first = (first + 1) % queues.count
-                var lost: UInt64 = 0
-                for offset in 0..<queues.count {
-                    lost &+= queues[(first + offset) % queues.count].drain(into: &batch, limit: Self.batchLimit - batch.count)
-                }
-                if lost > 0 { dropped.add(lost, ordering: .relaxed) }
-                guard !batch.isEmpty else { break }
-                guard let endpoint, !giveUp else {
-                    dropped.add(UInt64(batch.count), ordering: .relaxed)
-                    continue
-                }
-                body.removeAll()
-                encoder.encode(batch[...], into: body)
-                let sender = OTLPSender(endpoint: endpoint, timeoutMs: stopping ? Self.finalTimeoutMs : OTLPSender.defaultTimeoutMs)
-                let outcome = sender.post(body.bytes)
-                if outcome == .accepted {
-                    exported.add(UInt64(batch.count), ordering: .relaxed)
-                    if failing {
-                        failing = false
-                        Self.logger.info("tracing: spans are exported again", metadata: ["endpoint": "\(endpoint)"])
-                    }
-                } else {
-                    dropped.add(UInt64(batch.count), ordering: .relaxed)
-                    failedBatches.add(1, ordering: .relaxed)
-                    if !failing {
-                        failing = true
-                        Self.logger.warning("tracing: spans could not be exported and are dropped until the collector accepts them",
-                                            metadata: ["endpoint": "\(endpoint)", "error": "\(Self.describe(outcome))"])
-                    }
-                    // At shutdown one failure is enough: the rest is dropped, not waited for.
-                    giveUp = stopping
-                }
-            } while batch.count == Self.batchLimit || stopping
+            export(&cycle)
             if stopping { return }
         }
+    }
+
+    /// Posts what the queues hold, a batch at a time, until they are empty or a post fails;
+    /// after a failure the rest waits for the next cycle (a queue that fills meanwhile drops
+    /// and counts), so a collector that hangs holds the exporter one time-out per cycle, not
+    /// one per batch. Once stopping, every post fits in what is left of `finalTimeoutMs`
+    /// and what does not is dropped.
+    private func export(_ cycle: inout Cycle) {
+        while true {
+            let (endpoint, stopping) = state.withLock { ($0.endpoint, $0.stopping) }
+            var timeoutMs = OTLPSender.defaultTimeoutMs
+            if stopping {
+                let nowMs = OTLPSender.monotonicMs()
+                let deadline = cycle.finalDeadlineMs ?? nowMs + Self.finalTimeoutMs
+                cycle.finalDeadlineMs = deadline
+                timeoutMs = min(timeoutMs, deadline - nowMs)
+            }
+            fill(&cycle)
+            guard !cycle.batch.isEmpty else { return }
+            guard let endpoint, timeoutMs > 0 else {
+                // No collector (any more), or no time left: what was queued is lost.
+                dropped.add(UInt64(cycle.batch.count), ordering: .relaxed)
+                continue
+            }
+            cycle.body.removeAll()
+            encoder.encode(cycle.batch[...], into: cycle.body)
+            let outcome = OTLPSender(endpoint: endpoint, timeoutMs: timeoutMs).post(cycle.body.bytes)
+            if outcome == .accepted {
+                exported.add(UInt64(cycle.batch.count), ordering: .relaxed)
+                if cycle.failing {
+                    cycle.failing = false
+                    Self.logger.info("tracing: spans are exported again", metadata: ["endpoint": "\(endpoint)"])
+                }
+                if cycle.batch.count < Self.batchLimit && !stopping { return }
+                continue
+            }
+            dropped.add(UInt64(cycle.batch.count), ordering: .relaxed)
+            failedBatches.add(1, ordering: .relaxed)
+            if !cycle.failing {
+                cycle.failing = true
+                Self.logger.warning("tracing: spans could not be exported and are dropped until the collector accepts them",
+                                    metadata: ["endpoint": "\(endpoint)", "error": "\(Self.describe(outcome))"])
+            }
+            guard stopping else { return }
+            // At shutdown one failure is enough: the rest is dropped, not waited for.
+            cycle.finalDeadlineMs = OTLPSender.monotonicMs()
+        }
+    }
+
+    /// Up to `batchLimit` spans from the queues into `cycle.batch`; counts what they dropped.
+    private func fill(_ cycle: inout Cycle) {
+        cycle.batch.removeAll(keepingCapacity: true)
+        cycle.first = (cycle.first + 1) % queues.count
+        var lost: UInt64 = 0
+        for offset in 0..<queues.count {
+            let queue = queues[(cycle.first + offset) % queues.count]
+            lost &+= queue.drain(into: &cycle.batch, limit: Self.batchLimit - cycle.batch.count)
+        }
+        if lost > 0 { dropped.add(lost, ordering: .relaxed) }
     }
 
     private static let logger = Logger(label: "sidecar")
