@@ -15,8 +15,9 @@ final class SpanExporter: Sendable {
     /// Spans in one POST (about 600 bytes of JSON each).
     static let batchLimit = 512
     static let intervalMs: Int64 = 1_000
-    /// How often the thread looks at the queues' fill between batches.
-    static let pollMs: Int64 = 100
+    /// How often the thread looks at the queues' fill between batches: well within the time a
+    /// queue takes to fill at 100,000 spans a second (about 40 ms), which 100 ms was not.
+    static let pollMs: Int64 = 20
 
     let queues: [SpanQueue]
     private let encoder: OTLPEncoder
