@@ -15,6 +15,8 @@
 #            streams per connection) against nginx `ssl http2`
 #   tls, nginxtls : (cases.d/tls.sh) the auth case's requests over HTTPS to a sidecar serving TLS
 #             itself and to nginx terminating TLS in front of the upstream (keep-alive)
+#   traceoff, trace0, trace1 [tracebase] : (cases.d/trace.sh) the sidecar case with no span
+#             export, with an OTLP endpoint at sample_ratio 0, and at 1 (a local sink collects)
 # in ROUNDS alternating rounds; prints req/s, p99, the server's CPU time and its context
 # switches (voluntary/involuntary) per request per case (median of rounds), each proxy case's throughput and CPU-per-request ratios to nginx,
 # the p99 it adds over direct, and RSS and private memory holding 1,000 idle keep-alive
@@ -202,9 +204,14 @@ if has_case sidecar; then
 fi
 case_sidecar() { CASE_PORT=$SIDECAR_PORT; CASE_PIDS="$SIDECAR_PUBLIC_PID"; }
 
-for f in Benchmarks/cases.d/*.sh; do  # all of them, or those BENCH_CASES names
+# All of them, or those BENCH_CASES names by their file's name or by a case its first line
+# `# provides: a b …` lists.
+for f in Benchmarks/cases.d/*.sh; do
   [ -e "$f" ] || continue
-  if [ -z "${BENCH_CASES:-}" ] || has_case "$(basename "$f" .sh)"; then . "$f"; fi
+  wanted=0
+  if [ -z "${BENCH_CASES:-}" ] || has_case "$(basename "$f" .sh)"; then wanted=1; fi
+  for c in $(sed -n '1s/^# provides: //p' "$f"); do has_case "$c" && wanted=1; done
+  if [ "$wanted" = 1 ]; then . "$f"; fi
 done
 # A file's name that is no case of its own (sessions.sh defines sessions_1, nginxs_1, …).
 kept=()
@@ -260,11 +267,15 @@ if [ "$INSTRUCTIONS" = 1 ]; then
     elif [ "$c" != nginx ] && [[ "$c" != nginxs_* && "$c" != haproxy_* ]] && [ -n "${IR[nginx]:-}" ]; then
       awk -v s="${IR[$c]}" -v n="${IR[nginx]}" 'BEGIN {printf "   (nginx proxy_pass / this: %.2f)", n / s}'
     fi
+    if [[ "$c" == trace* ]] && [ -n "${IR[sidecar]:-}" ]; then
+      awk -v s="${IR[$c]}" -v n="${IR[sidecar]}" 'BEGIN {printf "   (this / sidecar: %.3f)", s / n}'
+    fi
     if [ "$c" = authassert ] && [ -n "${IR[auth]:-}" ]; then
       awk -v s="${IR[$c]}" -v n="${IR[auth]}" 'BEGIN {printf "   (auth / this: %.2f, target >= 0.90)", n / s}'
     fi
     echo
   done
+  if declare -F trace_report >/dev/null; then trace_report; fi
   if [ "${#FAILED[@]}" -gt 0 ]; then printf 'FAILED: %s\n' "${FAILED[@]}" >&2; exit 1; fi
   exit 0
 fi
@@ -423,6 +434,7 @@ if declare -F session_memory_report >/dev/null; then session_memory_report; fi
 if declare -F h2_memory_report >/dev/null; then h2_memory_report; fi
 if declare -F session_latency_report >/dev/null; then session_latency_report; fi
 echo "(logins per second: Benchmarks/login-bench.sh)"
+if declare -F trace_report >/dev/null; then trace_report; fi
 if [ -n "${PROFILE_REPORT:-}" ]; then
   echo; echo "== perf profile of $BENCH_PROFILE (round 1, self time, top 40):"; cat "$PROFILE_REPORT"
 fi

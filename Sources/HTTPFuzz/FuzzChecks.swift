@@ -12,6 +12,7 @@ enum FuzzChecks {
         chunked(input)
         paths(input)
         redisReply(input)
+        traceparent(input)
         H2FuzzChecks.run(input)
     }
 

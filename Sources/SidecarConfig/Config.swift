@@ -188,10 +188,23 @@ public struct Config: Sendable {
         public var pii: Bool
     }
 
-    /// W3C trace context, always propagated: which requests may continue a client's trace.
+    /// W3C trace context, always propagated: which requests may continue a client's trace,
+    /// and where spans go.
     public struct Tracing: Sendable, Equatable {
         /// Continue any client's `traceparent`; false: only a trusted proxy's (`trustedProxies`).
         public var trustIncoming = ConfigDefaults.traceTrustIncoming
+        /// The OTLP/HTTP collector spans are posted to (its path `/v1/traces` when the URL
+        /// names none); nil: no spans are recorded.
+        public var otlpEndpoint: HTTPURL?
+        /// The share of new traces sampled (0…1); a continued trace keeps its parent's choice.
+        public var sampleRatio = ConfigDefaults.traceSampleRatio
+
+        public init(trustIncoming: Bool = ConfigDefaults.traceTrustIncoming, otlpEndpoint: HTTPURL? = nil,
+                    sampleRatio: Double = ConfigDefaults.traceSampleRatio) {
+            self.trustIncoming = trustIncoming
+            self.otlpEndpoint = otlpEndpoint
+            self.sampleRatio = sampleRatio
+        }
     }
 
     /// The pages people see. The templates are read and checked by the proxy's page

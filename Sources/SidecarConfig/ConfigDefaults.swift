@@ -10,6 +10,10 @@ public enum ConfigDefaults {
     public static let accessLog = true
     /// `tracing.trust_incoming`: a client's `traceparent` is continued whoever sent it.
     public static let traceTrustIncoming = true
+    /// `tracing.sample_ratio`: every new trace is sampled.
+    public static let traceSampleRatio = 1.0
+    /// The collector's path when `tracing.otlp_endpoint` names none (OTLP/HTTP's traces path).
+    public static let otlpTracesPath = "/v1/traces"
 
     /// `headers.*`: the request headers that carry the identity, by setting.
     public static let identityHeaders: [(key: String, name: String)] = [

@@ -57,8 +57,7 @@ struct ConfigSchema {
         let pages = Config.Pages(
             signIn: pagesSection.bool("sign_in", default: false),
             templates: pagesSection.optional("templates", Parse.directory(baseDirectory: baseDirectory)))
-        let tracing = Config.Tracing(
-            trustIncoming: root.section("tracing").bool("trust_incoming", default: ConfigDefaults.traceTrustIncoming))
+        let tracing = readTracing(root.section("tracing"))
 
         let http2 = root.bool("http2", default: ConfigDefaults.http2)
         limits.maxStreams = limitsSection.value(
@@ -77,6 +76,13 @@ struct ConfigSchema {
     }
 
     // MARK: Sections
+
+    private func readTracing(_ tracing: Section) -> Config.Tracing {
+        Config.Tracing(
+            trustIncoming: tracing.bool("trust_incoming", default: ConfigDefaults.traceTrustIncoming),
+            otlpEndpoint: tracing.optional("otlp_endpoint", Parse.otlpEndpoint),
+            sampleRatio: tracing.value("sample_ratio", default: ConfigDefaults.traceSampleRatio, Parse.ratio))
+    }
 
     /// On, every connection must come from a proxy in `trusted_proxies`: with none listed, or
     /// on a unix socket (whose peers have no address), nothing could ever connect.

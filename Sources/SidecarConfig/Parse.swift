@@ -54,6 +54,31 @@ enum Parse {
         text == "auto" ? .success(defaultWorkers) : integer(in: 1...maxWorkers)(text)
     }
 
+    /// A share from 0 to 1 (`0.25`, `1`).
+    static func ratio(_ text: String) -> Result<Double, ValueError> {
+        guard let value = Double(text), value.isFinite else {
+            return .failure(ValueError("expected a number from 0.0 to 1.0, found \(quoted(text))"))
+        }
+        guard (0.0...1.0).contains(value) else {
+            return .failure(ValueError("\(text) is out of range (0.0–1.0)"))
+        }
+        return .success(value)
+    }
+
+    /// An OTLP/HTTP collector: plain http (the exporter speaks no TLS; a collector or agent
+    /// beside the sidecar forwards over TLS), no query; its path defaults to `/v1/traces`.
+    static func otlpEndpoint(_ text: String) -> Result<HTTPURL, ValueError> {
+        HTTPURL.parse(text, allowPath: true, allowQuery: false, allowUnderscoreHost: true).flatMap { url in
+            guard !url.isHTTPS else {
+                return .failure(ValueError("\(quoted(text)) must use http: spans are sent without TLS "
+                    + "(run a collector or agent next to the sidecar, e.g. http://127.0.0.1:4318)"))
+            }
+            var endpoint = url
+            if endpoint.path.isEmpty { endpoint.path = ConfigDefaults.otlpTracesPath }
+            return .success(endpoint)
+        }
+    }
+
     static func cidr(_ text: String) -> Result<CIDR, ValueError> {
         if let block = CIDR(text) { return .success(block) }
         if let masked = CIDR(text, maskingHostBits: true) {

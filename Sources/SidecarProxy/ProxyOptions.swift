@@ -37,6 +37,10 @@ public struct ProxyOptions: Sendable {
     /// `tracing.trust_incoming`: continue any client's `traceparent`; false: only a trusted
     /// proxy's (others start a trace).
     public var traceTrustIncoming = ConfigDefaults.traceTrustIncoming
+    /// `tracing.otlp_endpoint`: where spans are posted; nil: none are recorded.
+    public var traceEndpoint: HTTPURL?
+    /// `tracing.sample_ratio`: the share of new traces sampled.
+    public var traceSampleRatio = ConfigDefaults.traceSampleRatio
     /// Sign in with Apple and sessions; nil: no sessions (non-public paths are refused and
     /// the endpoints under `routePrefix` answer 404).
     public var auth: AuthSettings?
@@ -117,5 +121,7 @@ extension ProxyOptions {
         minBodyRate = config.limits.minBodyRate
         signInPage = config.pages.signIn
         traceTrustIncoming = config.tracing.trustIncoming
+        traceEndpoint = config.tracing.otlpEndpoint
+        traceSampleRatio = config.tracing.sampleRatio
     }
 }

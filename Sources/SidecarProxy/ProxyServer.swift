@@ -95,7 +95,9 @@ public final class ProxyServer {
         var reloadChannels: [WakeupChannel] = []
         let settings = SharedSettings(options, upstream: upstreamAddress)
         let board = MetricsBoard(workers: listenFDs.count)
+        let exporter = SpanExporter(workers: listenFDs.count, version: options.version)
         do {
+            try exporter.configure(endpoint: options.traceEndpoint)
             workersDone = try WakeupChannel()
             for _ in listenFDs {
                 shutdownChannels.append(try WakeupChannel())
@@ -108,7 +110,7 @@ public final class ProxyServer {
         var admin: AdminServer?
         if let adminFD {
             admin = AdminServer(loop: control, fd: adminFD, options: options, readiness: readiness,
-                                metrics: board, upstreamAddress: upstreamAddress)
+                                metrics: board, upstreamAddress: upstreamAddress, spans: exporter)
         }
         var running = listenFDs.count
         let doneWatcher = Wakeup(loop: control, channel: workersDone, counting: { finished in
@@ -144,6 +146,7 @@ public final class ProxyServer {
                 } else if let tls = new.tls {
                     logger.info("tls certificate loaded", metadata: ["certificate": "\(tls.summary)"])
                 }
+                try exporter.configure(endpoint: new.traceEndpoint)
                 settings.replace(new, upstream: address)
                 admin?.upstreamAddress = address
                 for channel in reloadChannels { channel.notify() }
@@ -165,7 +168,7 @@ public final class ProxyServer {
                     do {
                         let worker = try Worker(
                             index: index, settings: settings, listenFD: fd, readiness: readiness,
-                            board: board, logSink: sink, shutdown: shutdown, reload: reloaded)
+                            board: board, spans: exporter.queues[index], logSink: sink, shutdown: shutdown, reload: reloaded)
                         worker.run()
                     } catch {
                         logger.error("worker failed to start", metadata: ["error": "\(error)"])
@@ -184,6 +187,7 @@ public final class ProxyServer {
         ])
         control.run()
         for thread in threads { thread.join() }
+        exporter.stop()
         withExtendedLifetime((term, interrupt, hangUp, doneWatcher, admin)) {}
         logger.info("stopped")
     }

@@ -39,8 +39,10 @@ struct TraceIDGenerator {
         }
     }
 
-    /// A new trace with the sidecar's span in it.
-    mutating func startTrace() -> TraceContext {
-        .starting(traceIdHigh: next(), traceIdLow: spanId(), spanId: spanId())
+    /// A new trace with the sidecar's span in it, sampled when the low half of its id is at
+    /// most `threshold` (`TraceContext.samplingThreshold`).
+    mutating func startTrace(sampling threshold: UInt64 = .max) -> TraceContext {
+        let high = next(), low = spanId()
+        return .starting(traceIdHigh: high, traceIdLow: low, spanId: spanId(), sampled: low <= threshold)
     }
 }

@@ -30,6 +30,12 @@ final class Worker {
     }()
     /// `options.traceTrustIncoming`, read on every request without going through `options`.
     private(set) var trustIncomingTrace = true
+    /// This worker's spans on their way to the process's exporter thread.
+    let spanQueue: SpanQueue
+    /// Sampled exchanges record spans (`tracing.otlp_endpoint` is set).
+    private(set) var exportsSpans = false
+    /// `TraceContext.samplingThreshold` of `tracing.sample_ratio`, for the traces started here.
+    private(set) var sampleThreshold: UInt64 = .max
     /// Scratch buffers for composing heads (never used re-entrantly).
     var lineScratch = ByteBuilder()
     /// Arrays of heads this loop is done with, refilled by its next parses (no allocation
@@ -65,7 +71,7 @@ final class Worker {
 
     init(
         index: Int, settings: SharedSettings, listenFD: Int32, readiness: Readiness,
-        board: MetricsBoard, logSink: LogSink, shutdown: WakeupChannel, reload: WakeupChannel
+        board: MetricsBoard, spans: SpanQueue, logSink: LogSink, shutdown: WakeupChannel, reload: WakeupChannel
     ) throws(EventError) {
         let (options, upstreamAddress) = settings.current
         self.settings = settings
@@ -73,6 +79,7 @@ final class Worker {
         self.upstreamAddress = upstreamAddress
         loop = try EventLoop()
         self.options = options
+        spanQueue = spans
         trustIncomingTrace = options.traceTrustIncoming
         // Before anything on this loop asks the store (the forwarder does at once).
         options.auth?.shared.store.attach(to: loop)
@@ -108,6 +115,7 @@ final class Worker {
         }
         shutdownWakeup = Wakeup(loop: loop, channel: shutdown) { [unowned self] in self.beginDrain() }
         reloadWakeup = Wakeup(loop: loop, channel: reload) { [unowned self] in self.applySettings() }
+        applyTracing(options)
     }
 
     deinit {
@@ -129,6 +137,7 @@ final class Worker {
         applyAuth(options)
         self.options = options
         trustIncomingTrace = options.traceTrustIncoming
+        applyTracing(options)
         policy = AccessPolicy(options: options, auth: auth)
         rewriter = RequestRewriter(options: options)
         headLimits = HTTPHeadLimits(maxHeadBytes: options.maxHeaderBytes)
@@ -141,6 +150,12 @@ final class Worker {
         holdLimit = Self.holdLimit(options)
         accessLog?.flush()
         accessLog = options.accessLog ? AccessLog(loop: loop, sink: logSink, format: options.textLogs ? .text : .json) : nil
+    }
+
+    private func applyTracing(_ options: ProxyOptions) {
+        exportsSpans = options.traceEndpoint != nil
+        sampleThreshold = TraceContext.samplingThreshold(ratio: options.traceSampleRatio)
+        auth?.spans = exportsSpans ? SpanSink(queue: spanQueue, ids: traceIDs) : nil
     }
 
     private func applyAuth(_ new: ProxyOptions) {

@@ -104,5 +104,6 @@ final class ExampleConfigTests: XCTestCase {
         XCTAssertEqual(config.revocations.keyPrefix, "sidecar:")
         XCTAssertEqual(config.revocations.caFile, directory + "/redis-ca.pem")
         XCTAssertEqual(config.revocations.maxSingleUseKeys, 100_000)
+        XCTAssertEqual(config.tracing.otlpEndpoint?.description, "http://127.0.0.1:4318/v1/traces")
     }
 }

@@ -79,13 +79,20 @@ final class TraceContextTests: XCTestCase {
         XCTAssertEqual(traceparent(continued), "00-\(traceId)-0123456789abcdef-00")
         XCTAssertTrue(continued.continued)
         XCTAssertTrue(continued.forwardsTracestate)
+        XCTAssertEqual(continued.parentSpanId, parent.parentId, "the client's span: the parent of the sidecar's")
+        XCTAssertFalse(continued.isSampled, "the client's decision")
 
         let started = TraceContext.starting(traceIdHigh: 0xfedc_ba98_7654_3210, traceIdLow: 0xa, spanId: 0xffff_ffff_ffff_ffff)
         XCTAssertEqual(traceparent(started), "00-fedcba9876543210000000000000000a-ffffffffffffffff-01")
         XCTAssertFalse(started.continued)
         XCTAssertFalse(started.forwardsTracestate)
         XCTAssertTrue(started.isSet)
+        XCTAssertTrue(started.isSampled)
+        XCTAssertEqual(started.parentSpanId, 0, "a trace started here has no parent span")
         XCTAssertFalse(TraceContext().isSet)
+        let unsampled = TraceContext.starting(traceIdHigh: 1, traceIdLow: 2, spanId: 3, sampled: false)
+        XCTAssertEqual(traceparent(unsampled), "00-00000000000000010000000000000002-0000000000000003-00",
+                       "the upstream is told the trace is not sampled")
 
         var field = [UInt8](repeating: 0, count: TraceContext.traceparentFieldLength)
         field.withUnsafeMutableBytes { started.writeTraceparentField(to: $0.baseAddress!) }

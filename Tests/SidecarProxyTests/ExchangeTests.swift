@@ -10,7 +10,7 @@ final class ExchangeTests: XCTestCase {
     /// The fields `Exchange.reset()` resets. A field added to `Exchange` must be reset there
     /// and listed here (and set in `testResetReturnsEveryFieldToItsStart`).
     static let resetFields = [
-        "request", "facts", "path", "requestId", "trace", "identity", "startedMs", "upstreamStartedMs", "lastProgressMs",
+        "request", "facts", "path", "requestId", "trace", "spanStartNs", "upstreamSpanStartNs", "identity", "startedMs", "upstreamStartedMs", "lastProgressMs",
         "requestRelay", "upstream", "replayBody", "response", "responseRelay", "status", "bytesSent", "incomplete",
         "upstreamFailure", "clientWriteMark", "clientWriteProgressMs", "localEndpoint", "localRelay", "localBody",
         "actedForUser",
@@ -28,6 +28,8 @@ final class ExchangeTests: XCTestCase {
         exchange.path = Array("/a".utf8)
         exchange.requestId = Array("id-1".utf8)
         exchange.trace = .starting(traceIdHigh: 1, traceIdLow: 2, spanId: 3)
+        exchange.spanStartNs = 4
+        exchange.upstreamSpanStartNs = 5
         exchange.identity.stripCookie = true
         exchange.identity.otherCookies = Array("a=b".utf8)
         exchange.identity.setCookie = Array("s=1".utf8)

@@ -6,6 +6,8 @@ public struct TraceContext: Sendable, Equatable {
     public var traceIdLow: UInt64 = 0
     /// The sidecar's own span: the parent-id of the `traceparent` sent upstream.
     public var spanId: UInt64 = 0
+    /// The client's span (the continued `traceparent`'s parent-id); 0 in a trace started here.
+    public var parentSpanId: UInt64 = 0
     public var flags: UInt8 = 0
     /// The client's `traceparent` was continued.
     public var continued = false
@@ -21,14 +23,27 @@ public struct TraceContext: Sendable, Equatable {
 
     public init() {}
 
-    /// A new trace (no usable `traceparent`): sampled, as the sidecar records every request.
-    @inlinable public static func starting(traceIdHigh: UInt64, traceIdLow: UInt64, spanId: UInt64) -> TraceContext {
+    /// A new trace (no usable `traceparent`), with the sampling decision made for it.
+    @inlinable public static func starting(
+        traceIdHigh: UInt64, traceIdLow: UInt64, spanId: UInt64, sampled isSampled: Bool = true
+    ) -> TraceContext {
         var trace = TraceContext()
         trace.traceIdHigh = traceIdHigh
         trace.traceIdLow = traceIdLow
         trace.spanId = spanId
-        trace.flags = sampled
+        trace.flags = isSampled ? sampled : 0
         return trace
+    }
+
+    /// The sampled flag is set: spans of this trace are recorded.
+    @inlinable public var isSampled: Bool { flags & TraceContext.sampled != 0 }
+
+    /// The highest low half of a trace id that `ratio` samples: a new trace is sampled when
+    /// its (random, never zero) low half is at most this, so 0 samples none and 1 all.
+    public static func samplingThreshold(ratio: Double) -> UInt64 {
+        guard ratio < 1 else { return .max }
+        guard ratio > 0 else { return 0 }
+        return UInt64(ratio * 18_446_744_073_709_551_616.0)
     }
 
     /// Continues `parent` with the sidecar's span `spanId`, keeping its flags.
@@ -37,6 +52,7 @@ public struct TraceContext: Sendable, Equatable {
         trace.traceIdHigh = parent.traceIdHigh
         trace.traceIdLow = parent.traceIdLow
         trace.spanId = spanId
+        trace.parentSpanId = parent.parentId
         trace.flags = parent.flags
         trace.continued = true
         trace.forwardsTracestate = tracestate

@@ -11,6 +11,7 @@ final class AdminServer {
     private var server: ServiceServer?
     private let readiness: Readiness
     let metrics: MetricsBoard
+    let spans: SpanExporter?
     var upstreamAddress: SocketAddress
     private let options: ProxyOptions
     var version: String { options.version }
@@ -34,10 +35,11 @@ final class AdminServer {
 
     init(
         loop: EventLoop, fd: Int32, options: ProxyOptions, readiness: Readiness, metrics: MetricsBoard,
-        upstreamAddress: SocketAddress
+        upstreamAddress: SocketAddress, spans: SpanExporter? = nil
     ) {
         self.loop = loop
         self.metrics = metrics
+        self.spans = spans
         self.readiness = readiness
         self.upstreamAddress = upstreamAddress
         self.options = options
@@ -60,6 +62,7 @@ final class AdminServer {
             respond(Self.text(200, "ok\n"))
         case "/metrics":
             let body = metrics.render() + StoreMetricsExposition.render(store) + SignInRateMetrics.render(authShared)
+                + (spans?.renderMetrics() ?? "")
                 + ProcessMetrics.render(version: version)
             respond(ServiceResponse(
                 status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: body,

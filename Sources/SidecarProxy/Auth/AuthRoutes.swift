@@ -84,6 +84,8 @@ struct EndpointRequest {
     var requestId: String = ""
     /// The exchange's trace id (32 hex digits), on the same lines as the request id.
     var traceId: String = ""
+    /// The exchange's trace, whose sidecar span the endpoint's calls (Apple's) are children of.
+    var trace = TraceContext()
 
     /// The sign-in logger with this request's id on every line, so each line an endpoint
     /// writes joins its access line.

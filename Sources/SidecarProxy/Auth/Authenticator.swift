@@ -30,6 +30,8 @@ final class Authenticator {
     private var assertions: AssertionCache?
     /// The worker's counters (sessions, logins, Apple calls) and its Apple-key readiness.
     let metrics: MetricsRecorder
+    /// Where the sign-in flows record their calls to Apple; nil when spans are not exported.
+    var spans: SpanSink?
     /// A flood refused by `limits.sign_in_rate` is one log line per minute, not one per request.
     var signInLimitLog = RateLimitedLog(intervalMs: 60_000)
 

@@ -41,7 +41,9 @@ final class CallbackFlow {
         }
         // Spent before Apple is asked: a replayed form_post (at this replica or another) is
         // refused without a second code exchange.
+        let claimStartNs = auth.spans == nil ? 0 : SpanClock.nowNs()
         settings.shared.claimOnce(.loginState, SHA256.hash(Array(state.utf8)), until: login.expiresAt) { [self] claim in
+            if claimStartNs != 0 { auth.spans?.recordClaim(of: request.trace, startNs: claimStartNs, claim) }
             switch claim {
             case .claimed: afterStateSpent(form)
             case .alreadyUsed: fail(.stateReplayed)
@@ -63,11 +65,15 @@ final class CallbackFlow {
             return fail(.internalError)
         }
         let startedMs = auth.clockMs
+        let spanStartNs = auth.spans == nil ? 0 : SpanClock.nowNs()
         auth.api.exchangeCode(
             code: code, redirectURI: settings.redirectURI, codeVerifier: login.codeVerifier,
             clientID: settings.clientID, clientSecret: secret
         ) { [self] result in
             auth.metrics.recordAppleCall(.token, ms: auth.clockMs - startedMs)
+            if spanStartNs != 0 {
+                auth.spans?.recordAppleCall(.appleToken, of: request.trace, method: .post, startNs: spanStartNs, result)
+            }
             switch result {
             case .failure(let error):
                 fail(.exchange(error))
@@ -113,7 +119,12 @@ final class CallbackFlow {
             case .success(let identity):
                 finish(identity, callbackToken: callbackToken, keys: keys, tokens: tokens, user: user)
             case .failure(.unknownKey):
+                let spanStartNs = auth.spans == nil ? 0 : SpanClock.nowNs()
                 auth.keys.refetchForUnknownKey { [self] fresh in
+                    if spanStartNs != 0 {
+                        auth.spans?.recordCall(.appleKeys, of: request.trace, method: .get, startNs: spanStartNs,
+                                               status: 0, failed: fresh == nil)
+                    }
                     guard let fresh else { return fail(.token(.unknownKey)) }
                     switch check(idToken, fresh) {
                     case .success(let identity):

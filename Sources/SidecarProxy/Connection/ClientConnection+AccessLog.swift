@@ -14,6 +14,7 @@ extension ClientConnection {
         worker.metrics.recordRequest(route: route, status: exchange.status)
         worker.metrics.recordRequestDuration(route: route, ms: now - exchange.startedMs)
         if let incomplete = exchange.incomplete { worker.metrics.recordIncomplete(incomplete) }
+        if exchange.spanStartNs != 0 { recordSpans(reachedUpstream: reachedUpstream) }
         guard let log = worker.accessLog else { return }
         if !exchange.trace.isSet { startTrace() }
         // Moved out and back (no copy, so no retain): a read of the optional stored head copies it.

@@ -68,6 +68,7 @@ extension ClientConnection {
     func route(_ head: HTTPRequestHead, _ view: HeadView) {
         chooseRequestId(view)
         chooseTrace(view)
+        markSpanStart()
         let valid: Bool
         do {
             try PathNormalizer.normalize(view[head.path], into: &exchange.path)
@@ -138,6 +139,6 @@ extension ClientConnection {
 
     /// A new trace for the exchange (no usable `traceparent`, or none read: a refused head).
     func startTrace() {
-        exchange.trace = worker.traceIDs.pointee.startTrace()
+        exchange.trace = worker.traceIDs.pointee.startTrace(sampling: worker.sampleThreshold)
     }
 }

@@ -74,7 +74,8 @@ extension ClientConnection {
             traceId: String(unsafeUninitializedCapacity: 32) { [trace = exchange.trace] buffer in
                 trace.writeTraceId(to: UnsafeMutableRawPointer(buffer.baseAddress!))
                 return 32
-            })
+            },
+            trace: exchange.trace)
         localGeneration &+= 1
         let generation = localGeneration
         let answer = auth.handle(endpoint, call) { [weak self] answer in
@@ -98,6 +99,7 @@ extension ClientConnection {
             exchange.startedMs = worker.nowMs
             worker.requestIDs.next(into: &exchange.requestId)
             startTrace()
+            markSpanStart()
         }
         respond(.plain(code))
     }

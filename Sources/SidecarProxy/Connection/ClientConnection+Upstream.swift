@@ -7,6 +7,7 @@ extension ClientConnection {
     // MARK: upstream
 
     func connectUpstream(_ head: HTTPRequestHead, _ view: HeadView, fresh: Bool) {
+        if exchange.spanStartNs != 0, exchange.upstreamSpanStartNs == 0 { exchange.upstreamSpanStartNs = SpanClock.nowNs() }
         if !fresh, let pooled = worker.pool.take(verify: !isRetryable) {
             attach(pooled)
             sendRequest(head, view)

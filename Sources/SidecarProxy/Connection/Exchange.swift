@@ -15,6 +15,10 @@ struct Exchange {
     /// The request's trace: continued from the client or started here, decided with the
     /// request id.
     var trace = TraceContext()
+    /// When the request's span and its upstream span began (wall clock, ns): set only for a
+    /// sampled exchange whose spans are exported, 0 otherwise.
+    var spanStartNs: UInt64 = 0
+    var upstreamSpanStartNs: UInt64 = 0
     /// The session of the request and the credentials to strip.
     var identity = RequestIdentity()
     var startedMs: Int64 = 0
@@ -64,6 +68,8 @@ struct Exchange {
         if !path.isEmpty { path.removeAll(keepingCapacity: true) }
         if !requestId.isEmpty { requestId.removeAll(keepingCapacity: true) }
         trace = TraceContext()
+        spanStartNs = 0
+        upstreamSpanStartNs = 0
         identity.reset()
         startedMs = 0
         upstreamStartedMs = 0

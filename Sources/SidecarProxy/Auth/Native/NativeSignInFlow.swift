@@ -105,7 +105,9 @@ final class NativeSignInFlow {
         // Spent before Apple is asked, so two concurrent replays cannot both get through; a
         // failed exchange then costs the app a new nonce, which a retry needs anyway (new code).
         guard let claim else { return afterNonceSpent(identity, body: body, redirectURI: redirectURI) }
+        let claimStartNs = auth.spans == nil ? 0 : SpanClock.nowNs()
         settings.shared.claimOnce(.nativeNonce, claim.key, until: claim.until) { [self] result in
+            if claimStartNs != 0 { auth.spans?.recordClaim(of: request.trace, startNs: claimStartNs, result) }
             switch result {
             case .claimed: afterNonceSpent(identity, body: body, redirectURI: redirectURI)
             case .alreadyUsed: fail(.nonceReplayed, subject: identity.subject)
@@ -141,11 +143,15 @@ final class NativeSignInFlow {
             return fail(.internalError, subject: identity.subject)
         }
         let startedMs = auth.clockMs
+        let spanStartNs = auth.spans == nil ? 0 : SpanClock.nowNs()
         auth.api.exchangeCode(
             code: code, redirectURI: redirectURI, codeVerifier: nil, clientID: clientID, clientSecret: secret
         ) {
             [self] result in
             auth.metrics.recordAppleCall(.token, ms: auth.clockMs - startedMs)
+            if spanStartNs != 0 {
+                auth.spans?.recordAppleCall(.appleToken, of: request.trace, method: .post, startNs: spanStartNs, result)
+            }
             switch result {
             case .failure(let error):
                 fail(.nativeExchange(error), subject: identity.subject)
