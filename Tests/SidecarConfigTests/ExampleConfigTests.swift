@@ -86,7 +86,7 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 17)
+        XCTAssertEqual(uncommented, 18)
 
         let config = try load(text, preparing: directory,
                               environment: Fixture.environment.merging(
