@@ -9,7 +9,7 @@ struct ConfigSchema {
     let file: String
     let environment: [String: String]
     let baseDirectory: String
-    private var warnings: [ConfigWarning] = []
+    var warnings: [ConfigWarning] = []
 
     init(reader: ConfigReader, file: String, environment: [String: String], baseDirectory: String) {
         self.reader = reader
@@ -60,6 +60,9 @@ struct ConfigSchema {
         let tracing = Config.Tracing(
             trustIncoming: root.section("tracing").bool("trust_incoming", default: ConfigDefaults.traceTrustIncoming))
 
+        let upstreams = readUpstreams(root, timeout: upstreamTimeout, connectTimeout: upstreamConnectTimeout)
+        let rules = readRules(root, upstreams: upstreams, access: access)
+
         guard let publicURL, let upstream, let apple, let session else { return nil }
         return Config(
             file: file, listen: listen, trustedProxies: trustedProxies, proxyProtocol: proxyProtocol, tls: tls,
@@ -67,7 +70,7 @@ struct ConfigSchema {
             upstreamConnectTimeout: upstreamConnectTimeout, preserveHost: preserveHost, routes: routes,
             apple: apple, session: session, access: access, headers: headers, assertion: assertion,
             notifications: notifications, revocations: revocations, admin: admin, log: log, limits: limits,
-            pages: pages, tracing: tracing, warnings: warnings)
+            pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
     }
 
     // MARK: Sections

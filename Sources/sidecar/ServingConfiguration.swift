@@ -9,7 +9,8 @@ import SidecarStore
 struct ServingConfiguration {
     let config: Config
     let options: ProxyOptions
-    /// Loads but probably is not what was meant: `check` prints them, `run` logs them.
+    /// Loads but probably is not what was meant, each a whole line starting with the file (and
+    /// the line where one entry is meant): `check` prints them, `run` logs them.
     let warnings: [String]
     /// `limits.max_connections` cannot fit the descriptor limit: `check` prints it with the
     /// warnings; `run` leaves it to `ProxyServer`, which logs it once, after raising the soft limit.
@@ -80,7 +81,8 @@ struct ServingConfiguration {
         let descriptorWarning = config.limits.maxConnectionsIsDefault ? nil : DescriptorLimit.shortfall(
             maxConnections: config.limits.maxConnections, limits: DescriptorLimit.current())
         return ServingConfiguration(
-            config: config, options: options, warnings: config.warnings.map(\.description) + tlsWarnings,
+            config: config, options: options, warnings: config.warnings.map { $0.line(file: label(file)) }
+                + tlsWarnings.map { "\(label(file)): warning: \($0)" },
             descriptorWarning: descriptorWarning)
     }
 }

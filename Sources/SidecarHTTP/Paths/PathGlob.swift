@@ -72,6 +72,21 @@ public struct PathGlob: Sendable, Hashable {
         return s.withUTF8 { matches(UnsafeRawBufferPointer($0)) }
     }
 
+    /// Whether every path `other` matches, this pattern matches too — answered only where
+    /// that is certain (the same pattern; `/**`; `/x/**` over a pattern within `/x`), so a
+    /// `true` is never wrong and some covered patterns answer `false`.
+    public func covers(_ other: PathGlob) -> Bool {
+        if tokens == other.tokens { return true }
+        guard endsWithSlashGlobstar else { return false }
+        let prefix = tokens.dropLast(2)
+        guard !prefix.contains(where: { $0 < 0 }) else { return false }
+        if prefix.isEmpty { return true }  // `/**`
+        let theirs = other.tokens
+        // Within `prefix`: equal to it, or it followed by `/` and anything.
+        guard theirs.count >= prefix.count, theirs.starts(with: prefix) else { return false }
+        return theirs.count == prefix.count || theirs[prefix.count] == 0x2F
+    }
+
     @inline(__always) private static func has(_ state: Int, _ set: UnsafeMutableBufferPointer<UInt64>) -> Bool {
         set[state >> 6] & (1 << UInt64(state & 63)) != 0
     }
