@@ -84,6 +84,8 @@ struct EndpointRequest {
     var requestId: String = ""
     /// The exchange's trace id (32 hex digits), on the same lines as the request id.
     var traceId: String = ""
+    /// For `check`: what the rules say about the request asked about.
+    var forwardAuth = ForwardAuthRoute.noRules
 
     /// The sign-in logger with this request's id on every line, so each line an endpoint
     /// writes joins its access line.
