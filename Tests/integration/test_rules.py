@@ -83,7 +83,7 @@ def test_rules_decide_paths_methods_hosts_and_users(start_auth_sidecar, browser,
     assert r.status == 200
     echo = r.json()
     assert upstream_port(echo) == api_upstream.port and seen(echo, "X-Auth-Email") == ["maria.ruiz@example.com"]
-    assert api_upstream.stats()["targets"][-1] == "/api/items"
+    assert api_upstream.stats()["targets"][-1] == "GET /api/items"
     assert upstream_port(maria.get("/elsewhere").json()) == upstream.port
 
     # Emails, domains: allowed ones pass, other signed-in users get 403 (page or JSON).
@@ -92,7 +92,7 @@ def test_rules_decide_paths_methods_hosts_and_users(start_auth_sidecar, browser,
     assert r.status == 403 and b"<html" in r.body.lower()
     r = maria.get("/admin/users", headers=(JSON,))
     assert r.status == 403 and r.json() == {"error": "forbidden"}
-    assert sc.logged(lambda out: '"rule":"3"' in out.replace(" ", "") or "rule=3" in out)
+    assert sc.logged(lambda out: '"reason":"email"' in out and '"rule":3' in out)
     assert ana.get("/team/plan").status == 200
     assert maria.get("/team/plan").status == 403
     assert ana.get("/admin/").status == 403
@@ -110,7 +110,7 @@ def test_rules_decide_paths_methods_hosts_and_users(start_auth_sidecar, browser,
     out = sc.output()
     refused = [json.loads(line) for line in out.splitlines() if "request refused by a rule" in line]
     reasons = {(line.get("rule"), line.get("reason")) for line in refused}
-    assert ("3", "email") in reasons and ("4", "email") in reasons and ("1", "deny") in reasons, refused
+    assert (3, "email") in reasons and (4, "email") in reasons and (1, "deny") in reasons, refused
     assert all(line.get("request_id") and line.get("trace_id") for line in refused)
 
 
@@ -134,7 +134,7 @@ def test_private_relay_and_subjects_and_a_reload(start_auth_sidecar, browser, ap
     assert maria.get("/owner/x").status == 200
     assert hidden.get("/owner/x").status == 403
     assert hidden.get("/relay/x").status == 403, "the other rules moved down one place and still apply"
-    assert sc.logged(lambda out: '"rule":"6"' in out.replace(" ", ""))
+    assert sc.logged(lambda out: '"reason":"private_relay"' in out and '"rule":6' in out)
 
 
 def test_each_upstream_is_in_readyz_and_the_metrics(start_auth_sidecar, browser, api_upstream):
