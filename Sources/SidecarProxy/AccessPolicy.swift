@@ -54,8 +54,9 @@ final class AccessPolicy {
             }
         }
         if !route.isEmpty, let rule = route.match(path: path, method: head.method, host: head.host.map { view[$0] }) {
-            upstream = route.rules[rule].upstream
-            return decide(rule: rule, head, view, path: path, identity: &identity)
+            let action = route.action(rule)
+            upstream = action.upstream
+            return decide(rule: rule, action, head, view, path: path, identity: &identity)
         }
         if path.withUnsafeBytes({ publicPaths.matches($0) }) {
             auth?.noteCookie(view, into: &identity)
@@ -71,21 +72,22 @@ final class AccessPolicy {
     /// The matching rule decides: `deny` refuses everyone, `public` needs no session, and
     /// otherwise a session is required, which the rule's `allowed_*` may then refuse.
     private func decide(
-        rule: Int, _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], identity: inout RequestIdentity
+        rule: Int, _ action: Route.Action, _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8],
+        identity: inout RequestIdentity
     ) -> Decision {
-        let api = route.rules[rule].isAPI
-        if route.rules[rule].deny {
+        let api = action.isAPI
+        if action.deny {
             auth?.noteCookie(view, into: &identity)
             return .refuse(forbidden(head, path: path, api: api), rule: rule, reason: "deny")
         }
-        if route.rules[rule].isPublic {
+        if action.isPublic {
             auth?.noteCookie(view, into: &identity)
             return .forward
         }
         if let auth {
             auth.identify(view, into: &identity)
             if identity.isAuthenticated {
-                guard route.restrictsUsers(rule), let session = identity.session else { return .forward }
+                guard action.restrictsUsers, let session = identity.session else { return .forward }
                 guard let denial = route.refusal(
                     rule, subject: session.subject, email: session.email, privateEmail: session.privateEmail) else {
                     return .forward

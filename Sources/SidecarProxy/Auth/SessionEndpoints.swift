@@ -136,9 +136,9 @@ extension Authenticator {
         case .unknown(let reason):
             return ruleRefusal(request, rule: nil, reason: reason)
         case .rule(let index, let route):
-            if route.rules[index].deny { return ruleRefusal(request, rule: index, reason: "deny") }
+            if route.action(index).deny { return ruleRefusal(request, rule: index, reason: "deny") }
             // No identity headers: a public path is served as to someone not signed in.
-            if route.rules[index].isPublic { return LocalResponse(status: 200, reason: "OK", body: []) }
+            if route.action(index).isPublic { return LocalResponse(status: 200, reason: "OK", body: []) }
             rule = (index, route)
         }
         var identity = RequestIdentity()
