@@ -80,6 +80,13 @@ struct CheckCommand: ParsableCommand {
                         + (access.allowPrivateRelay ? "" : "; no private relay addresses")))
         rows.append(("public paths", access.publicPaths.isEmpty ? "none" : access.publicPaths.joined(separator: ", ")))
         rows.append(("api paths", access.apiPaths.isEmpty ? "none" : access.apiPaths.joined(separator: ", ")))
+        if !config.rules.isEmpty {
+            let count = config.rules.count
+            rows.append(("rules", "\(count) rule\(count == 1 ? "" : "s"), first match wins, before the lists above"))
+        }
+        for upstream in config.upstreams {
+            rows.append(("upstream \(upstream.name)", "\(upstream.target) (timeout \(upstream.timeout), connect \(upstream.connectTimeout))"))
+        }
         // Apple's portal asks for it under the Services ID's "Server-to-Server Notification Endpoint".
         rows.append(("notifications", config.publicURL.origin + config.routes.prefix + "/apple/notifications"
                         + " (register at Apple)"))

@@ -174,6 +174,7 @@ def test_check_names_shadowed_rules_and_public_api_paths(tmp_path, base_config, 
     run = subprocess.run([str(sidecar_binary()), "check", "--config", str(path)], capture_output=True, text=True,
                          timeout=30)
     assert run.returncode == 0, run.stderr
+    assert "3 rules, first match wins" in run.stdout and "upstream api" in run.stdout, run.stdout
     lines = text.splitlines()
     shadowed_line = next(i for i, line in enumerate(lines, 1) if "/admin/users/*" in line)
     public_line = next(i for i, line in enumerate(lines, 1) if "/api/v2/**" in line)
