@@ -43,7 +43,7 @@ struct CheckCommand: ParsableCommand {
                 : assertion))
         }
         print(Self.summary(of: prepared.config, extra: extra), terminator: "")
-        for warning in prepared.warnings { writeStandardError(warning + "\n") }
+        for warning in prepared.warningLines { writeStandardError(warning + "\n") }
         if let warning = prepared.descriptorWarning {
             writeStandardError("\(ServingConfiguration.label(config)): warning: \(warning)\n")
         }
