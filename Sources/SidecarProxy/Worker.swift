@@ -294,6 +294,7 @@ final class Worker {
         guard let suppressed = upstreamFailureLog.shouldLog(nowMs: nowMs) else { return }
         var metadata: Logger.Metadata = [
             "upstream": "\(String(decoding: upstream?.text ?? [], as: UTF8.self))",
+            "upstream_name": "\(upstream?.name ?? "default")",
             "errno": .stringConvertible(code),
             "error": "\(String(cString: strerror(code)))",
         ]

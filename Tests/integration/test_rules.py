@@ -157,7 +157,7 @@ def test_each_upstream_is_in_readyz_and_the_metrics(start_auth_sidecar, browser,
     assert r and b"upstream api unreachable" in r.body and b"upstream unreachable\n" not in r.body, r
     r = b.get("/api/x", headers=(JSON,))
     assert r.status == 502
-    assert sc.logged(lambda out: '"upstream":"127.0.0.1:%d"' % dead in out.replace(" ", ""))
+    assert sc.logged(lambda out: '"upstream":"127.0.0.1:%d","upstream_name":"api"' % dead in out.replace(" ", ""))
 
 
 def test_check_names_shadowed_rules_and_public_api_paths(tmp_path, base_config, api_upstream):
