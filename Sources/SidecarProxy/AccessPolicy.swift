@@ -53,7 +53,10 @@ final class AccessPolicy {
                 return .respond(answer)
             }
         }
-        if !route.isEmpty, let rule = route.match(path: path, method: head.method, host: head.host.map { view[$0] }) {
+        // The host the upstream is told (an absolute-form target's authority takes the place
+        // of Host, as `RequestRewriter` forwards it) is the host a rule is matched on.
+        if !route.isEmpty,
+           let rule = route.match(path: path, method: head.method, host: (head.authority ?? head.host).map { view[$0] }) {
             let action = route.action(rule)
             upstream = action.upstream
             return decide(rule: rule, action, head, view, path: path, identity: &identity)

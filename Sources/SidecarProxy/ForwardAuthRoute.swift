@@ -43,7 +43,7 @@ enum ForwardAuthRoute {
         if let given = view.firstValue("x-forwarded-method") ?? view.firstValue("x-original-method") {
             method = HTTPMethodSet.method(named: String(decoding: view[given], as: UTF8.self)) ?? .other
         }
-        let host = (view.firstValue("x-forwarded-host") ?? head.host).map { view[$0] }
+        let host = (view.firstValue("x-forwarded-host") ?? head.authority ?? head.host).map { view[$0] }
         if let index = route.match(path: path, method: method, host: host) {
             self = .rule(index, route)
         } else {

@@ -59,9 +59,11 @@ extension ProxyOptions {
         }
         let names = namedUpstreams.map(\.name)
         rules = config.rules.map { rule in
-            var mapped = Rule(condition: PathRuleCondition(
-                glob: rule.path, methods: HTTPMethodSet(rule.methods.compactMap(HTTPMethodSet.method(named:))),
-                host: rule.host))
+            var methods = HTTPMethodSet(rule.methods.compactMap(HTTPMethodSet.method(named:)))
+            // A method the sidecar does not know (`PROPFIND`, or `post`, which some frameworks
+            // take for POST) is held to a rule that refuses by method, never let past it.
+            if !methods.isEmpty && (rule.deny || rule.restrictsUsers) { methods.insert(.other) }
+            var mapped = Rule(condition: PathRuleCondition(glob: rule.path, methods: methods, host: rule.host))
             mapped.isPublic = rule.isPublic
             mapped.isAPI = rule.isAPI
             mapped.deny = rule.deny

@@ -102,11 +102,21 @@ def test_rules_decide_paths_methods_hosts_and_users(start_auth_sidecar, browser,
     assert maria.request("POST", "/write/x", body=b"a=1").status == 403
     assert maria.request("DELETE", "/write/x").status == 403
     assert maria.get("/write/x").status == 200
+    # A method the sidecar does not know is held to a rule refusing by method, never let past.
+    assert maria.request("post", "/write/x", body=b"a=1").status == 403
+    assert maria.request("PROPFIND", "/write/x").status == 403
+    assert maria.request("PROPFIND", "/elsewhere").status == 200
     assert maria.get("/hosted/x").status == 200
     assert maria.request("GET", "/hosted/x", headers=[("Host", "Admin.Example.com:8443"), HTML]).status == 403
+    # An absolute-form target's authority is the host (as it is forwarded), whatever Host says.
+    r = maria.request("GET", "http://admin.example.com/hosted/x", headers=[("Host", "test.local"), HTML])
+    assert r.status in (400, 403), r.status
     # Decided on the normalized path: a dot segment does not get around a rule.
     assert maria.get("/static/../admin/users").status == 403
 
+    # The access line names the upstream the request went to (written after the answer: polled).
+    assert sc.logged(lambda out: '"path":"/api/items","status":200' in out
+                     and '"upstream":"127.0.0.1:%d"' % api_upstream.port in out)
     out = sc.output()
     refused = [json.loads(line) for line in out.splitlines() if "request refused by a rule" in line]
     reasons = {(line.get("rule"), line.get("reason")) for line in refused}
