@@ -78,6 +78,10 @@ def test_rules_decide_paths_methods_hosts_and_users(start_auth_sidecar, browser,
     ana = browser(sc, apple)
     assert ana.login(email="ana@corp.example")[0].status == 303
 
+    # A public rule forwards without identity, signed in or not (as public_paths).
+    echo = maria.get("/static/app.css").json()
+    assert seen(echo, "X-Auth-User-Id") == [] and seen(echo, "X-Auth-Email") == []
+
     # Routed to the second upstream, identity injected as on the first.
     r = maria.get("/api/items", headers=(JSON,))
     assert r.status == 200
