@@ -35,6 +35,15 @@ extension ProxyOptions {
             self.condition = condition
         }
 
+        /// The methods of a rule's `methods` list. A method the sidecar does not know
+        /// (`PROPFIND`, or `post`, which some frameworks take for POST) is held to a rule that
+        /// refuses (`deny`, `allowed_*`) by method, never let past it.
+        static func methods(_ names: [String], refusing: Bool) -> HTTPMethodSet {
+            var methods = HTTPMethodSet(names.compactMap(HTTPMethodSet.method(named:)))
+            if !methods.isEmpty && refusing { methods.insert(.other) }
+            return methods
+        }
+
         var restrictsUsers: Bool {
             !allowedEmails.isEmpty || !allowedEmailDomains.isEmpty || !allowedSubjects.isEmpty || !allowPrivateRelay
         }
@@ -59,10 +68,7 @@ extension ProxyOptions {
         }
         let names = namedUpstreams.map(\.name)
         rules = config.rules.map { rule in
-            var methods = HTTPMethodSet(rule.methods.compactMap(HTTPMethodSet.method(named:)))
-            // A method the sidecar does not know (`PROPFIND`, or `post`, which some frameworks
-            // take for POST) is held to a rule that refuses by method, never let past it.
-            if !methods.isEmpty && (rule.deny || rule.restrictsUsers) { methods.insert(.other) }
+            let methods = Rule.methods(rule.methods, refusing: rule.deny || rule.restrictsUsers)
             var mapped = Rule(condition: PathRuleCondition(glob: rule.path, methods: methods, host: rule.host))
             mapped.isPublic = rule.isPublic
             mapped.isAPI = rule.isAPI
