@@ -151,6 +151,7 @@ public final class ProxyServer {
                 } else if let tls = new.tls {
                     logger.info("tls certificate loaded", metadata: ["certificate": "\(tls.summary)"])
                 }
+                if addresses != settings.current.1 { readiness.forgetUpstreams() }
                 settings.replace(new, upstreams: addresses)
                 admin?.upstreams = ReadinessTarget.all(new, addresses: addresses)
                 board.setUpstreamNames(new.allUpstreams.indices.map(new.upstreamName))

@@ -167,7 +167,7 @@ def test_each_upstream_is_in_readyz_and_the_metrics(start_auth_sidecar, browser,
     config["upstreams"] = {"api": {"url": "http://127.0.0.1:%d" % dead, "upstream_connect_timeout": "1s"}}
     sc.config_path.write_text(to_yaml(config) + "\n")
     assert sc.sighup()
-    r = poll(lambda: (lambda r: r if r.status == 503 else None)(sc.admin("/readyz")), timeout=15)
+    r = sc.admin("/readyz")  # the moved upstream is probed at once, not vouched for by the old one
     assert r and b"upstream api unreachable" in r.body and b"upstream unreachable\n" not in r.body, r
     r = b.get("/api/x", headers=(JSON,))
     assert r.status == 502

@@ -29,6 +29,12 @@ public final class Readiness: Sendable {
         lastUpstreamSuccessMs.withLock { $0[upstream] = now }
     }
 
+    /// After a reload that moved an upstream: an index may now name another address, whose
+    /// reachability is not yet known.
+    func forgetUpstreams() {
+        lastUpstreamSuccessMs.withLock { $0 = [Int64](repeating: Int64.min, count: $0.count) }
+    }
+
     func upstreamRecentlyReachable(_ upstream: Int = 0, nowMs: Int64, windowMs: Int64) -> Bool {
         guard upstream < WorkerMetrics.maxUpstreams else { return false }
         let last = lastUpstreamSuccessMs.withLock { $0[upstream] }
