@@ -68,7 +68,9 @@ extension Config {
         _ document: YAMLDocument, file: String, hasFile: Bool, environment: [String: String], baseDirectory: String
     ) throws(ConfigErrors) -> Config {
         let known = schemaKeys
-        let overlay = EnvironmentOverlay(environment: environment, keys: known.keys)
+        // An entry of a list or named map has no single variable (which rule would it set?).
+        let settable = known.keys.filter { !$0.hasPrefix("rules.") && !$0.hasPrefix("upstreams.") }
+        let overlay = EnvironmentOverlay(environment: environment, keys: settable)
         let reader = ConfigReader(file: file, document: document, hasFile: hasFile, overlay: overlay)
         var schema = ConfigSchema(reader: reader, file: file, environment: environment, baseDirectory: baseDirectory)
         let read = schema.read()
@@ -85,7 +87,7 @@ extension Config {
                 overridesLine: reader.overridden[setting.path]?.line)
         }
         config.warnings += EnvironmentOverlay.lookAlikes(
-            environment: environment, keys: known.keys, sections: known.sections,
+            environment: environment, keys: settable, sections: known.sections,
             referenced: overlay.references(in: document.root))
         return config
     }

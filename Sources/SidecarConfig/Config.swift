@@ -39,6 +39,10 @@ public struct Config: Sendable {
     public var limits: Limits
     public var pages: Pages = Pages()
     public var tracing: Tracing = Tracing()
+    /// More upstreams, by name (`upstreams`), for rules to route to.
+    public var upstreams: [NamedUpstream] = []
+    /// Per-path policy and routing, first match wins (`rules`).
+    public var rules: [Rule] = []
 
     /// Things that load but look wrong (e.g. a public_url Apple would never accept).
     public var warnings: [ConfigWarning]

@@ -66,6 +66,26 @@ public struct ConfigErrors: Error, Sendable, CustomStringConvertible {
 public struct ConfigWarning: Sendable, Equatable, CustomStringConvertible {
     public var path: String
     public var message: String
+    /// Where the key is in the file, for warnings about one entry of a list (`rules[2]`).
+    public var line: Int? = nil
+    public var column: Int? = nil
+
+    public init(path: String, message: String, line: Int? = nil, column: Int? = nil) {
+        self.path = path
+        self.message = message
+        self.line = line
+        self.column = column
+    }
 
     public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+
+    /// `sidecar.yaml:14:5: warning: rules[2]: …` (without a position: `sidecar.yaml: warning: …`).
+    public func line(file: String) -> String {
+        var place = file
+        if let line {
+            place += ":\(line)"
+            if let column { place += ":\(column)" }
+        }
+        return "\(place): warning: \(description)"
+    }
 }

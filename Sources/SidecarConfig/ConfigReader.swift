@@ -195,6 +195,59 @@ final class Section {
         return optional(key, parse)
     }
 
+    /// The mappings of a list of mappings (`rules`), each a section named `key[index]`.
+    func sections(inList key: String) -> [Section] {
+        guard let node = node(key) else { return [] }
+        guard let sequence = node.sequence else {
+            reader.report(.wrongType, Self.join(path, key), at: reader.document.location(node.mark) ?? location,
+                          "expected a list, found \(Self.describe(node))")
+            return []
+        }
+        return sequence.enumerated().map { index, item in
+            let section = Section(reader: reader, path: "\(Self.join(path, key))[\(index)]", node: item,
+                                  fallback: location(of: key), parentMalformed: isMalformed)
+            reader.register(section)
+            return section
+        }
+    }
+
+    /// The entries of a mapping whose keys are names the operator chooses (`upstreams`): each
+    /// name with its value read as a section `key.name`.
+    func sections(inNamedMap key: String) -> [(name: String, at: Location, section: Section)] {
+        guard let node = node(key) else { return [] }
+        guard let mapping = node.mapping else {
+            reader.report(.wrongType, Self.join(path, key), at: reader.document.location(node.mark) ?? location,
+                          "expected a mapping of names, found \(Self.describe(node))")
+            return []
+        }
+        var seen: Set<String> = []
+        var result: [(name: String, at: Location, section: Section)] = []
+        for (keyNode, value) in mapping {
+            let at = reader.document.location(keyNode.mark) ?? location
+            guard let raw = keyNode.scalar?.string else { continue }
+            let name = reader.document.duplicateName(ofMarked: raw) ?? raw
+            let itemPath = Self.join(Self.join(path, key), name)
+            guard seen.insert(name).inserted else {
+                reader.report(.duplicateKey, itemPath, at: at, "duplicate name \(quoted(name))")
+                continue
+            }
+            let section = Section(reader: reader, path: itemPath, node: value, fallback: at, parentMalformed: isMalformed)
+            reader.register(section)
+            result.append((name, at, section))
+        }
+        return result
+    }
+
+    /// A section with nothing in it, standing for each entry of a list or named map: reading
+    /// it declares the keys an entry may have (so they are listed among the known keys)
+    /// without reporting any as missing.
+    func entryTemplate(_ key: String) -> Section {
+        let section = Section(reader: reader, path: Self.join(path, key), node: nil, fallback: location,
+                              parentMalformed: true)
+        reader.register(section)
+        return section
+    }
+
     /// Reports a missing key that another key's value makes necessary.
     func requireMissing(_ key: String, because reason: String) {
         if isMalformed { return }

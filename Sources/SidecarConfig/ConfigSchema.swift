@@ -9,7 +9,7 @@ struct ConfigSchema {
     let file: String
     let environment: [String: String]
     let baseDirectory: String
-    private var warnings: [ConfigWarning] = []
+    var warnings: [ConfigWarning] = []
 
     init(reader: ConfigReader, file: String, environment: [String: String], baseDirectory: String) {
         self.reader = reader
@@ -63,6 +63,9 @@ struct ConfigSchema {
         limits.maxStreams = limitsSection.value(
             "max_streams", default: ConfigDefaults.maxStreams, Parse.integer(in: 1...1000))
 
+        let upstreams = readUpstreams(root, timeout: upstreamTimeout, connectTimeout: upstreamConnectTimeout)
+        let rules = readRules(root, upstreams: upstreams, access: access)
+
         guard let publicURL, let upstream, let apple, let session else { return nil }
         var config = Config(
             file: file, listen: listen, trustedProxies: trustedProxies, proxyProtocol: proxyProtocol, tls: tls,
@@ -70,7 +73,7 @@ struct ConfigSchema {
             upstreamConnectTimeout: upstreamConnectTimeout, preserveHost: preserveHost, routes: routes,
             apple: apple, session: session, access: access, headers: headers, assertion: assertion,
             notifications: notifications, revocations: revocations, admin: admin, log: log, limits: limits,
-            pages: pages, tracing: tracing, warnings: warnings)
+            pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
         config.http2 = http2
         return config
     }

@@ -10,12 +10,17 @@ final class AccessPolicy {
         case respond(LocalResponse)
         /// One of the sidecar's own endpoints: read the body, then let the authenticator answer.
         case endpoint(AuthEndpoint)
+        /// Refused by a rule (`deny`, or a signed-in user its `allowed_*` do not admit): answer,
+        /// and log which rule and why.
+        case refuse(LocalResponse, rule: Int, reason: String)
     }
 
     private let prefix: [UInt8]
     private let publicPaths: PathGlobSet
     private let apiPaths: PathGlobSet
     private let auth: Authenticator?
+    /// `rules`, compiled for this configuration.
+    let route: Route
     let pages: PageRenderer
     private let signInPage: Bool
 
@@ -28,11 +33,15 @@ final class AccessPolicy {
         self.prefix = prefix
         publicPaths = PathGlobSet(options.publicPaths)
         apiPaths = PathGlobSet(options.apiPaths)
+        route = Route(options.rules)
     }
 
     /// `identity` (reset by the caller) receives the session and what to strip; `view` is
-    /// `head`'s borrowed bytes.
-    func decide(_ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], identity: inout RequestIdentity) -> Decision {
+    /// `head`'s borrowed bytes; `upstream` the upstream of the rule that decided (left as it
+    /// is, the top-level one, when none did).
+    func decide(
+        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], identity: inout RequestIdentity, upstream: inout Int
+    ) -> Decision {
         if isUnderPrefix(path) {
             guard auth != nil else { return .respond(localError(404, head, path: path)) }
             switch AuthEndpoint.route(path[prefix.count...], method: head.method) {
@@ -44,6 +53,14 @@ final class AccessPolicy {
                 return .respond(answer)
             }
         }
+        // The host the upstream is told (an absolute-form target's authority takes the place
+        // of Host, as `RequestRewriter` forwards it) is the host a rule is matched on.
+        if !route.isEmpty,
+           let rule = route.match(path: path, method: head.method, host: (head.authority ?? head.host).map { view[$0] }) {
+            let action = route.action(rule)
+            upstream = action.upstream
+            return decide(rule: rule, action, head, view, path: path, identity: &identity)
+        }
         if path.withUnsafeBytes({ publicPaths.matches($0) }) {
             auth?.noteCookie(view, into: &identity)
             return .forward
@@ -53,6 +70,44 @@ final class AccessPolicy {
             if identity.isAuthenticated { return .forward }
         }
         return .respond(unauthenticated(head, path: path))
+    }
+
+    /// The matching rule decides: `deny` refuses everyone, `public` needs no session, and
+    /// otherwise a session is required, which the rule's `allowed_*` may then refuse.
+    private func decide(
+        rule: Int, _ action: Route.Action, _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8],
+        identity: inout RequestIdentity
+    ) -> Decision {
+        let api = action.isAPI
+        if action.deny {
+            auth?.noteCookie(view, into: &identity)
+            return .refuse(forbidden(head, path: path, api: api), rule: rule, reason: "deny")
+        }
+        if action.isPublic {
+            auth?.noteCookie(view, into: &identity)
+            return .forward
+        }
+        if let auth {
+            auth.identify(view, into: &identity)
+            if identity.isAuthenticated {
+                guard action.restrictsUsers, let session = identity.session else { return .forward }
+                guard let denial = route.refusal(
+                    rule, subject: session.subject, email: session.email, privateEmail: session.privateEmail) else {
+                    return .forward
+                }
+                return .refuse(forbidden(head, path: path, api: api), rule: rule, reason: denial.rawValue)
+            }
+        }
+        return .respond(unauthenticated(head, path: path, api: api))
+    }
+
+    /// 403 for a request a rule refuses: the forbidden page (its link signs in again, perhaps
+    /// as someone else), or JSON for API clients.
+    func forbidden(_ head: HTTPRequestHead, path: [UInt8], api: Bool) -> LocalResponse {
+        if api || isAPIClient(head, path: path) {
+            return AuthPages.json(403, .object(["error": .string("forbidden")]))
+        }
+        return pages.ruleRefused(loginURL: prefix + Array("/login".utf8))
     }
 
     private func isUnderPrefix(_ path: [UInt8]) -> Bool {
@@ -69,9 +124,9 @@ final class AccessPolicy {
     /// Browsers are redirected (GET/HEAD), or with `pages.sign_in` get the sign-in
     /// page, or (other methods) the sign-in-required page; API clients get 401 JSON with a
     /// Bearer challenge.
-    private func unauthenticated(_ head: HTTPRequestHead, path: [UInt8]) -> LocalResponse {
+    private func unauthenticated(_ head: HTTPRequestHead, path: [UInt8], api: Bool = false) -> LocalResponse {
         let login = prefix + Array("/login".utf8)
-        if isAPIClient(head, path: path) {
+        if api || isAPIClient(head, path: path) {
             var body = Array("{\"error\":\"unauthenticated\",\"login\":\"".utf8)
             body += login
             body += Array("\"}".utf8)

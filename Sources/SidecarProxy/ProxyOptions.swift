@@ -19,7 +19,11 @@ public struct ProxyOptions: Sendable {
     public var upstreamTimeoutMs = ConfigDefaults.upstreamTimeout.milliseconds
     public var upstreamConnectTimeoutMs = ConfigDefaults.upstreamConnectTimeout.milliseconds
     public var preserveHost = false
-    /// Idle keep-alive upstream connections kept per worker.
+    /// `upstreams`: more upstreams, which rules route to.
+    public var namedUpstreams: [NamedUpstream] = []
+    /// `rules`: per-path policy and routing, first match wins.
+    public var rules: [Rule] = []
+    /// Idle keep-alive upstream connections kept per worker (per upstream).
     public var upstreamPoolSize = 128
     /// Where the sidecar's own endpoints live (`routes.prefix`).
     public var routePrefix = ConfigDefaults.routePrefix
@@ -92,10 +96,8 @@ extension ProxyOptions {
         self.init()
         listen = config.listen.description
         workers = max(1, config.workers)
-        switch config.upstream {
-        case .http(let host, let port, let basePath): upstream = .tcp(host: host, port: port, basePath: basePath)
-        case .unix(let path): upstream = .unix(path: path)
-        }
+        upstream = Upstream(config.upstream)
+        applyRules(config)
         upstreamTimeoutMs = config.upstreamTimeout.milliseconds
         upstreamConnectTimeoutMs = config.upstreamConnectTimeout.milliseconds
         preserveHost = config.preserveHost

@@ -12,7 +12,8 @@ public struct ProxyStartError: Error, CustomStringConvertible {
 public final class ProxyServer {
     private var options: ProxyOptions
     private let logger: Logger
-    private let upstreamAddress: SocketAddress
+    /// The top-level upstream's address, then each of `upstreams`.
+    private let upstreamAddresses: [SocketAddress]
     private var listenFDs: [Int32] = []
     private var adminFD: Int32?
     /// The bound public address (its port is the real one when `listen` asked for port 0).
@@ -26,7 +27,7 @@ public final class ProxyServer {
         self.options = options
         self.logger = logger
         SignalWatcher.ignoreSIGPIPE()
-        upstreamAddress = try Self.resolve(options.upstream)
+        upstreamAddresses = try Self.resolve(options)
         let limits = DescriptorLimit.raiseSoftToHard()
         if limits.after.soft != limits.before.soft {
             logger.info("raised the file-descriptor soft limit", metadata: [
@@ -66,15 +67,20 @@ public final class ProxyServer {
         }
     }
 
-    private static func resolve(_ upstream: ProxyOptions.Upstream) throws(ProxyStartError) -> SocketAddress {
-        do {
-            switch upstream {
-            case .tcp(let host, let port, _): return try SocketAddress(host: host, port: port)
-            case .unix(let path): return try SocketAddress(unixPath: path)
+    private static func resolve(_ options: ProxyOptions) throws(ProxyStartError) -> [SocketAddress] {
+        var addresses: [SocketAddress] = []
+        for (index, target) in options.allUpstreams.enumerated() {
+            do {
+                switch target.upstream {
+                case .tcp(let host, let port, _): addresses.append(try SocketAddress(host: host, port: port))
+                case .unix(let path): addresses.append(try SocketAddress(unixPath: path))
+                }
+            } catch {
+                throw ProxyStartError(description: index == 0 ? "upstream: \(error)"
+                    : "upstreams.\(options.upstreamName(index)): \(error)")
             }
-        } catch {
-            throw ProxyStartError(description: "upstream: \(error)")
         }
+        return addresses
     }
 
     private static func explain(_ error: EventError) -> String {
@@ -93,9 +99,10 @@ public final class ProxyServer {
         let workersDone: WakeupChannel
         var shutdownChannels: [WakeupChannel] = []
         var reloadChannels: [WakeupChannel] = []
-        let settings = SharedSettings(options, upstream: upstreamAddress)
+        let settings = SharedSettings(options, upstreams: upstreamAddresses)
         let board = MetricsBoard(workers: listenFDs.count)
         let exporter = SpanExporter(workers: listenFDs.count, version: options.version)
+        board.setUpstreamNames(options.allUpstreams.indices.map(options.upstreamName))
         do {
             try exporter.configure(endpoint: options.traceEndpoint)
             workersDone = try WakeupChannel()
@@ -110,7 +117,8 @@ public final class ProxyServer {
         var admin: AdminServer?
         if let adminFD {
             admin = AdminServer(loop: control, fd: adminFD, options: options, readiness: readiness,
-                                metrics: board, upstreamAddress: upstreamAddress, spans: exporter)
+                                metrics: board, upstreams: ReadinessTarget.all(options, addresses: upstreamAddresses),
+                                spans: exporter)
         }
         var running = listenFDs.count
         let doneWatcher = Wakeup(loop: control, channel: workersDone, counting: { finished in
@@ -130,7 +138,7 @@ public final class ProxyServer {
             guard !stopping, let reload else { return }
             do {
                 var new = try reload()
-                let address = try Self.resolve(new.upstream)
+                let addresses = try Self.resolve(new)
                 if new.listen != startOptions.listen || new.workers != startOptions.workers
                     || new.adminListen != startOptions.adminListen || new.textLogs != startOptions.textLogs {
                     logger.warning("listen, workers, admin.listen and log.format changes take effect on restart")
@@ -147,8 +155,10 @@ public final class ProxyServer {
                     logger.info("tls certificate loaded", metadata: ["certificate": "\(tls.summary)"])
                 }
                 try exporter.configure(endpoint: new.traceEndpoint)
-                settings.replace(new, upstream: address)
-                admin?.upstreamAddress = address
+                if addresses != settings.current.1 { readiness.forgetUpstreams() }
+                settings.replace(new, upstreams: addresses)
+                admin?.upstreams = ReadinessTarget.all(new, addresses: addresses)
+                board.setUpstreamNames(new.allUpstreams.indices.map(new.upstreamName))
                 for channel in reloadChannels { channel.notify() }
                 logger.info("configuration reloaded")
             } catch {

@@ -40,8 +40,8 @@ final class RequestRewriter {
     private let trustedProxies: [AddressRange]
     // Copied once into memory this object owns: written into every request without the
     // retain and release an array property costs on each read.
-    private let upstreamHost: UnsafeRawBufferPointer
-    private let basePath: UnsafeRawBufferPointer
+    /// Per upstream (as `Worker.upstreams` numbers them): the `Host` it is sent and its base path.
+    private let targets: UnsafeMutableBufferPointer<(host: UnsafeRawBufferPointer, basePath: UnsafeRawBufferPointer)>
     private let preserveHost: Bool
     private let scheme: UnsafeRawBufferPointer
 
@@ -54,21 +54,28 @@ final class RequestRewriter {
         fromOtherPeer = DropSets(dropped + Self.forwardingFields)
         auth = options.auth
         trustedProxies = options.trustedProxies.compactMap(AddressRange.init)
-        switch options.upstream {
-        case .tcp(let host, let port, let base):
-            let bracketed = host.contains(":") ? "[\(host)]" : host
-            upstreamHost = Self.own(port == 80 ? bracketed : "\(bracketed):\(port)")
-            basePath = Self.own(base)
-        case .unix:
-            upstreamHost = Self.own("localhost")
-            basePath = Self.own("")
+        let upstreams = options.allUpstreams
+        targets = .allocate(capacity: upstreams.count)
+        for (index, target) in upstreams.enumerated() {
+            switch target.upstream {
+            case .tcp(let host, let port, let base):
+                let bracketed = host.contains(":") ? "[\(host)]" : host
+                targets[index] = (Self.own(port == 80 ? bracketed : "\(bracketed):\(port)"), Self.own(base))
+            case .unix:
+                targets[index] = (Self.own("localhost"), Self.own(""))
+            }
         }
         preserveHost = options.preserveHost
         scheme = Self.own(options.scheme)
     }
 
     deinit {
-        for bytes in [upstreamHost, basePath, scheme] { bytes.deallocate() }
+        for target in targets {
+            target.host.deallocate()
+            target.basePath.deallocate()
+        }
+        targets.deallocate()
+        scheme.deallocate()
     }
 
     private static func own(_ text: String) -> UnsafeRawBufferPointer {
@@ -93,9 +100,10 @@ final class RequestRewriter {
     /// `trace` the request's trace (its `traceparent` names the sidecar's span).
     /// False only if libevent could not allocate the space.
     func write(
-        _ head: HTTPRequestHead, _ view: HeadView, normalizedPath: [UInt8], peerText: [UInt8], peerTrusted: Bool,
-        requestId: [UInt8], trace: TraceContext, identity: RequestIdentity, to buffer: ByteQueue
+        _ head: HTTPRequestHead, _ view: HeadView, upstream: Int, normalizedPath: [UInt8], peerText: [UInt8],
+        peerTrusted: Bool, requestId: [UInt8], trace: TraceContext, identity: RequestIdentity, to buffer: ByteQueue
     ) -> Bool {
+        let (upstreamHost, basePath) = targets[min(upstream, targets.count - 1)]
         // Every byte of the client's head is written at most twice (its Host value goes to
         // Host and X-Forwarded-Host); the rest is what this sidecar adds.
         var bound = 2 * view.bytes.count + basePath.count + normalizedPath.count + upstreamHost.count
@@ -103,13 +111,15 @@ final class RequestRewriter {
         if trace.forwardsTracestate { bound += TraceContext.maxTracestateBytes + 16 }
         if auth != nil { bound += ForwardedIdentity.bound(identity) }
         guard var reserved = ReservedHead(in: buffer, bound: bound) else { return false }
-        write(head, view, normalizedPath: normalizedPath, peerText: peerText, peerTrusted: peerTrusted,
-              requestId: requestId, trace: trace, identity: identity, into: &reserved.out)
+        write(head, view, upstreamHost: upstreamHost, basePath: basePath, normalizedPath: normalizedPath,
+              peerText: peerText, peerTrusted: peerTrusted, requestId: requestId, trace: trace, identity: identity,
+              into: &reserved.out)
         return reserved.commit()
     }
 
     private func write(
-        _ head: HTTPRequestHead, _ view: HeadView, normalizedPath: [UInt8], peerText: [UInt8],
+        _ head: HTTPRequestHead, _ view: HeadView, upstreamHost: UnsafeRawBufferPointer, basePath: UnsafeRawBufferPointer,
+        normalizedPath: [UInt8], peerText: [UInt8],
         peerTrusted: Bool, requestId: [UInt8], trace: TraceContext, identity: RequestIdentity,
         into out: inout HeadBuffer
     ) {

@@ -1,18 +1,19 @@
 import SidecarEvent
 import Synchronization
 
-/// The current options and resolved upstream address, replaced as a whole on reload (on
-/// the control thread) and read by each worker when it is told to apply them.
+/// The current options and resolved upstream addresses (the top-level upstream first, then
+/// `upstreams` in order), replaced as a whole on reload (on the control thread) and read by
+/// each worker when it is told to apply them.
 final class SharedSettings: Sendable {
-    private let state: Mutex<(ProxyOptions, SocketAddress)>
+    private let state: Mutex<(ProxyOptions, [SocketAddress])>
 
-    init(_ options: ProxyOptions, upstream: SocketAddress) {
-        state = Mutex((options, upstream))
+    init(_ options: ProxyOptions, upstreams: [SocketAddress]) {
+        state = Mutex((options, upstreams))
     }
 
-    var current: (ProxyOptions, SocketAddress) { state.withLock { $0 } }
+    var current: (ProxyOptions, [SocketAddress]) { state.withLock { $0 } }
 
-    func replace(_ options: ProxyOptions, upstream: SocketAddress) {
-        state.withLock { $0 = (options, upstream) }
+    func replace(_ options: ProxyOptions, upstreams: [SocketAddress]) {
+        state.withLock { $0 = (options, upstreams) }
     }
 }

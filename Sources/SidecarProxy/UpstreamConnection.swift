@@ -42,15 +42,22 @@ final class UpstreamConnection: StreamDelegate {
     }
 }
 
-/// Per-worker pool of idle keep-alive upstream connections (LIFO: the warmest first).
+/// Per-worker pool of idle keep-alive upstream connections (LIFO: the warmest first), one
+/// per upstream, with what the worker needs to know of that upstream.
 final class UpstreamPool {
     private let loop: EventLoop
-    private let address: SocketAddress
+    let address: SocketAddress
     let capacity: Int
     private let reaper: Reaper
     private var idle: [UpstreamConnection] = []
     /// Replaced (reload) or shutting down: connections coming back are closed.
     private var isRetired = false
+    /// As access lines and error messages name it (`127.0.0.1:3000`).
+    var text: [UInt8] = []
+    /// `default` or its name in `upstreams`.
+    var name = "default"
+    var timeoutMs: Int64 = 60_000
+    var connectTimeoutMs: Int64 = 5_000
 
     init(loop: EventLoop, address: SocketAddress, capacity: Int, reaper: Reaper) {
         self.loop = loop

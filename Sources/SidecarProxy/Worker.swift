@@ -17,7 +17,8 @@ final class Worker {
     let readiness: Readiness
     private(set) var headLimits: HTTPHeadLimits
     let upstreamHeadLimits = HTTPHeadLimits(maxHeadBytes: 64 * 1024, maxFields: 200)
-    private(set) var pool: UpstreamPool!
+    /// One pool per upstream: the top-level one first, then `upstreams` in order.
+    private(set) var upstreams: [UpstreamPool] = []
     private(set) var reaper: Reaper
     private(set) var accessLog: AccessLog?
     var requestIDs = RequestIDGenerator()
@@ -51,9 +52,6 @@ final class Worker {
     private var reloadWakeup: Wakeup?
     private let settings: SharedSettings
     private let logSink: LogSink
-    private var upstreamAddress: SocketAddress
-    /// The upstream as access-log lines and error messages name it (`127.0.0.1:3000`).
-    private(set) var upstreamText: [UInt8] = []
     private var upstreamFailureLog = RateLimitedLog(intervalMs: 10_000)
     /// Connections refused before their PROXY protocol header was read (`proxy_protocol`).
     private var proxyHeaderRefusalLog = RateLimitedLog(intervalMs: 10_000)
@@ -73,10 +71,9 @@ final class Worker {
         index: Int, settings: SharedSettings, listenFD: Int32, readiness: Readiness,
         board: MetricsBoard, spans: SpanQueue, logSink: LogSink, shutdown: WakeupChannel, reload: WakeupChannel
     ) throws(EventError) {
-        let (options, upstreamAddress) = settings.current
+        let (options, upstreamAddresses) = settings.current
         self.settings = settings
         self.logSink = logSink
-        self.upstreamAddress = upstreamAddress
         loop = try EventLoop()
         self.options = options
         spanQueue = spans
@@ -103,9 +100,8 @@ final class Worker {
         headLimits = HTTPHeadLimits(maxHeadBytes: options.maxHeaderBytes)
         maxConnections = max(1, options.maxConnections / max(1, options.workers))
         reaper = Reaper(loop: loop)
-        pool = UpstreamPool(loop: loop, address: upstreamAddress, capacity: options.upstreamPoolSize, reaper: reaper)
+        applyUpstreams(options, addresses: upstreamAddresses)
         if options.accessLog { accessLog = AccessLog(loop: loop, sink: logSink, format: options.textLogs ? .text : .json) }
-        upstreamText = Self.describe(options.upstream)
         holdLimit = Self.holdLimit(options)
         listener = Listener(loop: loop, fd: listenFD) { [unowned self] fd, peer in
             self.accept(fd, peer: peer)
@@ -124,10 +120,10 @@ final class Worker {
     }
 
     /// SIGHUP: take the reloaded settings. Connections keep running; new requests see the
-    /// new policy, header rules, limits and timeouts. A new upstream gets a new pool (the
-    /// old one's idle connections close; busy ones finish and close).
+    /// new policy, rules, header rules, limits and timeouts. A new upstream address gets a
+    /// new pool (the old one's idle connections close; busy ones finish and close).
     private func applySettings() {
-        let (options, address) = settings.current
+        let (options, addresses) = settings.current
         // A new certificate: HTTP/2 clients would keep their connections (and the old
         // certificate) for as long as they like; GOAWAY sends them to a new one, after the
         // streams in progress finish.
@@ -141,12 +137,7 @@ final class Worker {
         policy = AccessPolicy(options: options, auth: auth)
         rewriter = RequestRewriter(options: options)
         headLimits = HTTPHeadLimits(maxHeadBytes: options.maxHeaderBytes)
-        if address != upstreamAddress || options.upstreamPoolSize != pool.capacity {
-            upstreamAddress = address
-            pool.retire()
-            pool = UpstreamPool(loop: loop, address: address, capacity: options.upstreamPoolSize, reaper: reaper)
-        }
-        upstreamText = Self.describe(options.upstream)
+        applyUpstreams(options, addresses: addresses)
         holdLimit = Self.holdLimit(options)
         accessLog?.flush()
         accessLog = options.accessLog ? AccessLog(loop: loop, sink: logSink, format: options.textLogs ? .text : .json) : nil
@@ -156,6 +147,35 @@ final class Worker {
         exportsSpans = options.traceEndpoint != nil
         sampleThreshold = TraceContext.samplingThreshold(ratio: options.traceSampleRatio)
         auth?.spans = exportsSpans ? SpanSink(queue: spanQueue, ids: traceIDs) : nil
+    }
+
+    /// A pool per upstream, kept across a reload where its address and size stay the same
+    /// (its idle connections go on serving); the others are retired.
+    private func applyUpstreams(_ options: ProxyOptions, addresses: [SocketAddress]) {
+        var pools: [UpstreamPool] = []
+        for (index, (target, address)) in zip(options.allUpstreams, addresses).enumerated() {
+            let pool: UpstreamPool
+            if index < upstreams.count, upstreams[index].address == address,
+               upstreams[index].capacity == options.upstreamPoolSize {
+                pool = upstreams[index]
+            } else {
+                if index < upstreams.count { upstreams[index].retire() }
+                pool = UpstreamPool(loop: loop, address: address, capacity: options.upstreamPoolSize, reaper: reaper)
+            }
+            pool.text = Self.describe(target.upstream)
+            pool.name = options.upstreamName(index)
+            pool.timeoutMs = target.timeoutMs
+            pool.connectTimeoutMs = target.connectTimeoutMs
+            pools.append(pool)
+        }
+        for stale in upstreams.dropFirst(pools.count) { stale.retire() }
+        upstreams = pools
+    }
+
+    /// The pool of upstream `index`; nil when a reload left fewer upstreams than the rule
+    /// that chose it knew (the exchange then fails with 502 rather than go elsewhere).
+    @inline(__always) func upstream(_ index: Int) -> UpstreamPool? {
+        index < upstreams.count ? upstreams[index] : nil
     }
 
     private func applyAuth(_ new: ProxyOptions) {
@@ -242,7 +262,7 @@ final class Worker {
         guard !isDraining else { return }
         isDraining = true
         listener?.close()
-        pool.retire()
+        for pool in upstreams { pool.retire() }
         for client in Array(clients.values) { client.drain() }
         if clients.isEmpty {
             finishDrain()
@@ -311,10 +331,11 @@ final class Worker {
         Logger(label: "sidecar").warning("HTTP/2 connection ended with GOAWAY (ENHANCE_YOUR_CALM)", metadata: metadata)
     }
 
-    func logUpstreamFailure(_ stage: StaticString, errno code: Int32) {
+    func logUpstreamFailure(_ stage: StaticString, errno code: Int32, upstream: UpstreamPool?) {
         guard let suppressed = upstreamFailureLog.shouldLog(nowMs: nowMs) else { return }
         var metadata: Logger.Metadata = [
-            "upstream": "\(String(decoding: upstreamText, as: UTF8.self))",
+            "upstream": "\(String(decoding: upstream?.text ?? [], as: UTF8.self))",
+            "upstream_name": "\(upstream?.name ?? "default")",
             "errno": .stringConvertible(code),
             "error": "\(String(cString: strerror(code)))",
         ]

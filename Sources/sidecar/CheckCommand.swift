@@ -43,7 +43,8 @@ struct CheckCommand: ParsableCommand {
                 : assertion))
         }
         print(Self.summary(of: prepared.config, extra: extra), terminator: "")
-        for warning in prepared.warnings + [prepared.descriptorWarning].compactMap({ $0 }) {
+        for warning in prepared.warningLines { writeStandardError(warning + "\n") }
+        if let warning = prepared.descriptorWarning {
             writeStandardError("\(ServingConfiguration.label(config)): warning: \(warning)\n")
         }
     }
@@ -79,6 +80,13 @@ struct CheckCommand: ParsableCommand {
                         + (access.allowPrivateRelay ? "" : "; no private relay addresses")))
         rows.append(("public paths", access.publicPaths.isEmpty ? "none" : access.publicPaths.joined(separator: ", ")))
         rows.append(("api paths", access.apiPaths.isEmpty ? "none" : access.apiPaths.joined(separator: ", ")))
+        if !config.rules.isEmpty {
+            let count = config.rules.count
+            rows.append(("rules", "\(count) rule\(count == 1 ? "" : "s"), first match wins, before the lists above"))
+        }
+        for upstream in config.upstreams {
+            rows.append(("upstream \(upstream.name)", "\(upstream.target) (timeout \(upstream.timeout), connect \(upstream.connectTimeout))"))
+        }
         // Apple's portal asks for it under the Services ID's "Server-to-Server Notification Endpoint".
         rows.append(("notifications", config.publicURL.origin + config.routes.prefix + "/apple/notifications"
                         + " (register at Apple)"))

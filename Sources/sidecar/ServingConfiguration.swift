@@ -9,8 +9,11 @@ import SidecarStore
 struct ServingConfiguration {
     let config: Config
     let options: ProxyOptions
-    /// Loads but probably is not what was meant: `check` prints them, `run` logs them.
+    /// Loads but probably is not what was meant: `run` logs them.
     let warnings: [String]
+    /// The same, each a whole line starting with the file (and the line, where the warning is
+    /// about one entry, e.g. of `rules`): what `check` prints.
+    let warningLines: [String]
     /// `limits.max_connections` cannot fit the descriptor limit: `check` prints it with the
     /// warnings; `run` leaves it to `ProxyServer`, which logs it once, after raising the soft limit.
     let descriptorWarning: String?
@@ -80,7 +83,9 @@ struct ServingConfiguration {
         let descriptorWarning = config.limits.maxConnectionsIsDefault ? nil : DescriptorLimit.shortfall(
             maxConnections: config.limits.maxConnections, limits: DescriptorLimit.current())
         return ServingConfiguration(
-            config: config, options: options, warnings: config.warnings.map(\.description) + tlsWarnings,
+            config: config, options: options, warnings: config.warnings.map { warning in warning.line.map { "\(warning) (line \($0))" } ?? warning.description }
+                + tlsWarnings,
+            warningLines: config.warnings.map { $0.line(file: label(file)) } + tlsWarnings.map { "\(label(file)): warning: \($0)" },
             descriptorWarning: descriptorWarning)
     }
 }

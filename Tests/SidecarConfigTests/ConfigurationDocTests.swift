@@ -43,6 +43,9 @@ final class ConfigurationDocTests: XCTestCase {
                       "Docs/configuration.md must carry sidecar.yaml exactly (copy the file into its yaml block)")
     }
 
+    /// Mappings whose keys are names the operator chooses.
+    static let namedMaps: Set<String> = ["upstreams"]
+
     /// Commented-out keys count (their nesting is the indentation after `# `); prose comments
     /// that do not start with `key:`, values and list items do not.
     func testKeyPathsOfABlock() {
@@ -62,11 +65,18 @@ final class ConfigurationDocTests: XCTestCase {
             access:
               public_paths:
                 - /static/**
+            # upstreams:
+            #   api:
+            #     url: http://127.0.0.1:9001
+            rules:
+              - path: /admin/**
+                deny: true
             """
         let found = Self.keyPaths(in: block)
         XCTAssertEqual(found.keys, ["listen", "tls.cert_file", "apple.team_id", "apple.scopes", "apple.ca_file",
-                                    "notifications.forward_to", "access.public_paths"])
-        XCTAssertEqual(found.sections, ["tls", "apple", "notifications", "access"])
+                                    "notifications.forward_to", "access.public_paths", "upstreams.<name>.url",
+                                    "rules.path", "rules.deny"])
+        XCTAssertEqual(found.sections, ["tls", "apple", "notifications", "access", "upstreams", "upstreams.<name>", "rules"])
     }
 
     // MARK: Reading Markdown and YAML
@@ -105,6 +115,11 @@ final class ConfigurationDocTests: XCTestCase {
                 rest = rest.dropFirst(inner)
                 indent += inner
             }
+            // An item of a list of mappings (`- path: /x`): its keys sit where the `- ` ends.
+            if rest.hasPrefix("- ") {
+                rest = rest.dropFirst(2)
+                indent += 2
+            }
             let key = rest.prefix { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }
             guard let first = key.first, ("a"..."z").contains(first) else { continue }
             let after = rest.dropFirst(key.count)
@@ -116,7 +131,11 @@ final class ConfigurationDocTests: XCTestCase {
         var stack: [(indent: Int, key: String)] = []
         for (index, entry) in entries.enumerated() {
             while let last = stack.last, last.indent >= entry.indent { stack.removeLast() }
-            let path = (stack.map(\.key) + [entry.key]).joined(separator: ".")
+            // The keys of a named map are the operator's names: the schema calls each `<name>`.
+            let segments = stack.map(\.key) + [entry.key]
+            let path = segments.enumerated().map { index, key in
+                index > 0 && Self.namedMaps.contains(segments[index - 1]) ? "<name>" : key
+            }.joined(separator: ".")
             let hasChildren = index + 1 < entries.count && entries[index + 1].indent > entry.indent
             if !entry.hasValue && hasChildren { sections.append(path) } else { keys.append(path) }
             stack.append((entry.indent, entry.key))

@@ -32,8 +32,9 @@ final class EnvironmentConfigTests: XCTestCase {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let text = try String(contentsOf: root.appendingPathComponent("sidecar.yaml"), encoding: .utf8)
-        let commented = try NSRegularExpression(pattern: #"^(\s*)# (\s*[a-z][a-z0-9_]*:( .*)?)$"#)
-        let setting = try NSRegularExpression(pattern: #"^( *)([a-z][a-z0-9_]*):(?: |$)"#)
+        let commented = try NSRegularExpression(pattern: #"^(\s*)# (\s*(?:- )?[a-z][a-z0-9_]*:( .*)?)$"#)
+        // An item of a list of mappings (`- path: /x`) has its keys where the `- ` ends.
+        let setting = try NSRegularExpression(pattern: #"^( *(?:- )?)([a-z][a-z0-9_]*):(?: |$)"#)
         var stack: [(indent: Int, key: String)] = []
         var paths: [String] = []
         for original in text.split(separator: "\n").map(String.init) {
@@ -48,7 +49,9 @@ final class EnvironmentConfigTests: XCTestCase {
                   let indent = Range(match.range(at: 1), in: line), let key = Range(match.range(at: 2), in: line) else { continue }
             let depth = line[indent].count
             while let last = stack.last, last.indent >= depth { stack.removeLast() }
-            stack.append((depth, String(line[key])))
+            // The keys of a named map are the operator's names: the schema calls each `<name>`.
+            let named = stack.last.map { ConfigurationDocTests.namedMaps.contains($0.key) } ?? false
+            stack.append((depth, named ? "<name>" : String(line[key])))
             paths.append(stack.map(\.key).joined(separator: "."))
         }
         let leaves = Set(paths.filter { path in !paths.contains { $0.hasPrefix(path + ".") } })

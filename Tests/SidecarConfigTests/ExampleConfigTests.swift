@@ -74,7 +74,7 @@ final class ExampleConfigTests: XCTestCase {
         for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem", "redis-ca.pem"] {
             try "PEM".write(toFile: directory + "/" + file, atomically: true, encoding: .utf8)
         }
-        let setting = try NSRegularExpression(pattern: #"^(\s*)# (\s*[a-z_]+:( .*)?)$"#)
+        let setting = try NSRegularExpression(pattern: #"^(\s*)# (\s*(?:- )?[a-z_]+:( .*)?)$"#)
         var uncommented = 0
         let text = try exampleText.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
             let line = String(line)
@@ -86,7 +86,7 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 18)
+        XCTAssertEqual(uncommented, 38)
 
         let config = try load(text, preparing: directory,
                               environment: Fixture.environment.merging(
@@ -105,5 +105,10 @@ final class ExampleConfigTests: XCTestCase {
         XCTAssertEqual(config.revocations.caFile, directory + "/redis-ca.pem")
         XCTAssertEqual(config.revocations.maxSingleUseKeys, 100_000)
         XCTAssertEqual(config.tracing.otlpEndpoint?.description, "http://127.0.0.1:4318/v1/traces")
+        XCTAssertEqual(config.upstreams.map(\.name), ["api"])
+        XCTAssertEqual(config.rules.map(\.path), ["/admin/**", "/api/**", "/static/**", "/internal/**"])
+        XCTAssertEqual(config.rules[0].methods, ["GET", "POST"])
+        XCTAssertEqual(config.rules[1].upstream, "api")
+        XCTAssertEqual(config.warnings.filter { $0.path.hasPrefix("rules") || $0.path.hasPrefix("upstreams") }, [])
     }
 }

@@ -87,7 +87,8 @@ def b64url(n):
 
 # -- YAML ----------------------------------------------------------------------------------
 def to_yaml(value, indent=0):
-    """Block-style YAML for dicts/lists of scalars; strings double-quoted (JSON escapes)."""
+    """Block-style YAML for dicts and lists; strings double-quoted (JSON escapes); a list's
+    mappings and lists in flow style."""
     pad = "  " * indent
     lines = []
     if isinstance(value, dict):
@@ -109,7 +110,7 @@ def scalar(v):
     if isinstance(v, (int, float)):
         return str(v)
     if isinstance(v, (list, dict)):
-        return "[]" if isinstance(v, list) else "{}"
+        return json.dumps(v)  # a flow collection (JSON is YAML): a mapping in a list, e.g. rules
     return json.dumps(str(v))
 
 

@@ -129,3 +129,29 @@ def test_caddy_passes_the_signed_assertion_from_check(caddy_site):
     claims = jwt.decode(token, jwt.PyJWK(key).key, algorithms=["ES256"], audience=sidecar.config["public_url"],
                         issuer=sidecar.config["public_url"])
     assert claims["sub"] == seen["x-auth-user-id"][0] and claims["email"] == USER
+
+
+RULES = {"rules": [
+    {"path": "/app/admin/**", "allowed_emails": ["someone.else@example.com"]},
+    {"path": "/app/open/**", "public": True},
+    {"path": "/app/**", "methods": ["DELETE"], "deny": True},
+]}
+
+
+@pytest.mark.parametrize("caddy_site", [RULES], indirect=True)
+def test_caddy_forward_auth_applies_the_rules(caddy_site, upstream):
+    """Caddy sends the request's URI and method (X-Forwarded-Uri, X-Forwarded-Method) from a
+    trusted peer: /.auth/check decides it by the rules, as if the sidecar proxied it."""
+    port, sidecar = caddy_site
+    anonymous = CookieClient(port)
+    r = anonymous.get("/app/open/x")
+    assert r.status == 200, "a public rule needs no session"
+    headers = {n.lower(): v for n, v in r.json()["headers"]}
+    assert not any(name.startswith("x-auth") for name in headers), headers
+    client = signed_in_through_caddy(port)
+    upstream.reset()
+    assert client.get("/app/page").status == 200
+    assert client.get("/app/admin/users").status == 403, "signed in, but not allowed by the rule"
+    assert client.request("DELETE", "/app/page").status == 403
+    assert upstream.stats()["targets"] == ["GET /app/page"], "only the allowed request reached the app"
+    assert sidecar.logged(lambda out: '"reason":"email"' in out and '"rule":0' in out)

@@ -150,6 +150,30 @@ def test_auth_request_passes_a_resealed_session_cookie_to_the_browser(start_auth
     assert echoed(client.get("/app/page"))["x-auth-email"] == [USER]
 
 
+def test_auth_request_applies_the_rules_to_the_request_nginx_asks_about(start_auth_request, upstream):
+    """nginx sends the request's URI and method (X-Original-URI, X-Original-Method) from a
+    trusted peer: /.auth/check decides it by the sidecar's rules, as if proxied itself."""
+    nginx, sidecar, _ = start_auth_request({"rules": [
+        {"path": "/app/admin/**", "allowed_emails": ["someone.else@example.com"]},
+        {"path": "/app/open/**", "public": True},
+        {"path": "/app/**", "methods": ["DELETE"], "deny": True},
+    ]})
+    anonymous = CookieClient(nginx.port)
+    r = anonymous.get("/app/open/x")
+    assert r.status == 200, "a public rule needs no session"
+    assert not any(name.startswith("x-auth") for name in echoed(r)), echoed(r)
+    assert anonymous.get("/app/page").status == 302
+    client = CookieClient(nginx.port)
+    sign_in(client, "/app/page")
+    upstream.reset()
+    assert client.get("/app/page").status == 200
+    assert client.get("/app/admin/users").status == 403, "signed in, but not allowed by the rule"
+    assert client.request("DELETE", "/app/page").status == 403
+    assert client.get("/app/%61dmin/users").status == 403, "decided on the normalized path"
+    assert upstream.stats()["targets"] == ["GET /app/page"], "only the allowed request reached the app"
+    assert sidecar.logged(lambda out: '"reason":"email"' in out and '"rule":0' in out)
+
+
 def test_auth_request_public_location_strips_identity_headers(auth_request, upstream):
     nginx, _, _ = auth_request
     seen = echoed(rawhttp.request(nginx.port, "GET", "/public/page?x=1", [

@@ -39,37 +39,59 @@ public struct PathGlob: Sendable, Hashable {
     /// Whether `path` matches. Runs a set-of-states automaton: O(path × pattern), no
     /// backtracking blow-up, no heap allocation.
     public func matches(_ path: UnsafeRawBufferPointer) -> Bool {
-        let m = tokens.count
+        tokens.withUnsafeBufferPointer { Self.matches(path, tokens: $0, endsWithSlashGlobstar: endsWithSlashGlobstar) }
+    }
+
+    /// The compiled form, for a table that keeps many patterns' tokens in one buffer.
+    var compiled: (tokens: [Int16], endsWithSlashGlobstar: Bool) { (tokens, endsWithSlashGlobstar) }
+
+    static func matches(
+        _ path: UnsafeRawBufferPointer, tokens tok: UnsafeBufferPointer<Int16>, endsWithSlashGlobstar: Bool
+    ) -> Bool {
+        let m = tok.count
         let words = (m + 1 + 63) / 64
-        return tokens.withUnsafeBufferPointer { tok in
-            withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2 * words) { scratch in
-                let cur = UnsafeMutableBufferPointer(rebasing: scratch[0..<words])
-                let next = UnsafeMutableBufferPointer(rebasing: scratch[words..<(2 * words)])
-                cur.update(repeating: 0)
-                Self.insert(0, into: cur, tokens: tok)
-                for c in path {
-                    next.update(repeating: 0)
-                    var any = false
-                    for state in 0..<m where Self.has(state, cur) {
-                        let t = tok[state]
-                        if t >= 0 {
-                            if UInt8(t) == c { Self.insert(state + 1, into: next, tokens: tok); any = true }
-                        } else if t == Self.globstar || c != 0x2F {
-                            Self.insert(state, into: next, tokens: tok)
-                            any = true
-                        }
+        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: 2 * words) { scratch in
+            let cur = UnsafeMutableBufferPointer(rebasing: scratch[0..<words])
+            let next = UnsafeMutableBufferPointer(rebasing: scratch[words..<(2 * words)])
+            cur.update(repeating: 0)
+            Self.insert(0, into: cur, tokens: tok)
+            for c in path {
+                next.update(repeating: 0)
+                var any = false
+                for state in 0..<m where Self.has(state, cur) {
+                    let t = tok[state]
+                    if t >= 0 {
+                        if UInt8(t) == c { Self.insert(state + 1, into: next, tokens: tok); any = true }
+                    } else if t == Self.globstar || c != 0x2F {
+                        Self.insert(state, into: next, tokens: tok)
+                        any = true
                     }
-                    if !any { return false }
-                    for w in 0..<words { cur[w] = next[w] }
                 }
-                return Self.has(m, cur) || (endsWithSlashGlobstar && Self.has(m - 2, cur))
+                if !any { return false }
+                for w in 0..<words { cur[w] = next[w] }
             }
+            return Self.has(m, cur) || (endsWithSlashGlobstar && Self.has(m - 2, cur))
         }
     }
 
     public func matches(_ path: String) -> Bool {
         var s = path
         return s.withUTF8 { matches(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Whether every path `other` matches, this pattern matches too — answered only where
+    /// that is certain (the same pattern; `/**`; `/x/**` over a pattern within `/x`), so a
+    /// `true` is never wrong and some covered patterns answer `false`.
+    public func covers(_ other: PathGlob) -> Bool {
+        if tokens == other.tokens { return true }
+        guard endsWithSlashGlobstar else { return false }
+        let prefix = tokens.dropLast(2)
+        guard !prefix.contains(where: { $0 < 0 }) else { return false }
+        if prefix.isEmpty { return true }  // `/**`
+        let theirs = other.tokens
+        // Within `prefix`: equal to it, or it followed by `/` and anything.
+        guard theirs.count >= prefix.count, theirs.starts(with: prefix) else { return false }
+        return theirs.count == prefix.count || theirs[prefix.count] == 0x2F
     }
 
     @inline(__always) private static func has(_ state: Int, _ set: UnsafeMutableBufferPointer<UInt64>) -> Bool {

@@ -12,7 +12,8 @@ final class AdminServer {
     private let readiness: Readiness
     let metrics: MetricsBoard
     let spans: SpanExporter?
-    var upstreamAddress: SocketAddress
+    /// What `/readyz` checks: each upstream (the top-level one first), replaced on reload.
+    var upstreams: [ReadinessTarget]
     private let options: ProxyOptions
     var version: String { options.version }
     var store: (any StoreBackend)? { options.auth?.shared.store }
@@ -35,13 +36,13 @@ final class AdminServer {
 
     init(
         loop: EventLoop, fd: Int32, options: ProxyOptions, readiness: Readiness, metrics: MetricsBoard,
-        upstreamAddress: SocketAddress, spans: SpanExporter? = nil
+        upstreams: [ReadinessTarget], spans: SpanExporter? = nil
     ) {
         self.loop = loop
         self.metrics = metrics
         self.spans = spans
         self.readiness = readiness
-        self.upstreamAddress = upstreamAddress
+        self.upstreams = upstreams
         self.options = options
         reaper = Reaper(loop: loop)
         server = ServiceServer(loop: loop, listeningFD: fd, options: Self.serverOptions) { [unowned self] request, respond in
@@ -80,7 +81,7 @@ final class AdminServer {
         ServiceResponse(status: status, contentType: "text/plain; charset=utf-8", body: body, headers: [("Cache-Control", "no-store")])
     }
 
-    /// Ready when every worker holds Apple's keys (or needs none) and the upstream accepted a
+    /// Ready when every worker holds Apple's keys (or needs none) and each upstream accepted a
     /// connection recently (otherwise it is probed now). `done` gets the failing conditions,
     /// none when ready. (The configuration is loaded: the process would not run otherwise.)
     func checkReadiness(_ done: @escaping ([String]) -> Void) {
@@ -88,16 +89,43 @@ final class AdminServer {
         if let store = options.auth?.shared.store, !store.health.isReady, case .unavailable(let why) = store.health.state {
             keys.append("store \(store.health.location) unavailable: \(why)")
         }
-        if readiness.upstreamRecentlyReachable(nowMs: loop.nowMilliseconds, windowMs: options.readinessWindowMs) {
+        let now = loop.nowMilliseconds
+        let probed = upstreams.enumerated().filter { index, _ in
+            !readiness.upstreamRecentlyReachable(index, nowMs: now, windowMs: options.readinessWindowMs)
+        }
+        guard !probed.isEmpty else {
             done(keys)
             return
         }
-        let probe = UpstreamProbe(loop: loop, address: upstreamAddress, timeoutMs: options.upstreamConnectTimeoutMs) {
-            [unowned self] reachable in
-            if reachable { self.readiness.upstreamSucceeded(atMs: self.loop.nowMilliseconds) }
-            done(reachable ? keys : keys + ["upstream unreachable"])
+        var unreachable = [String?](repeating: nil, count: probed.count)
+        var pending = probed.count
+        for (slot, (index, target)) in probed.enumerated() {
+            let probe = UpstreamProbe(loop: loop, address: target.address, timeoutMs: target.connectTimeoutMs) {
+                [unowned self] reachable in
+                if reachable {
+                    self.readiness.upstreamSucceeded(index, atMs: self.loop.nowMilliseconds)
+                } else {
+                    unreachable[slot] = index == 0 ? "upstream unreachable" : "upstream \(target.name) unreachable"
+                }
+                pending -= 1
+                if pending == 0 { done(keys + unreachable.compactMap { $0 }) }
+            }
+            probe.start(reaper: reaper)
         }
-        probe.start(reaper: reaper)
+    }
+}
+
+/// An upstream `/readyz` checks.
+struct ReadinessTarget {
+    var name: String
+    var address: SocketAddress
+    var connectTimeoutMs: Int64
+
+    /// Every upstream of `options`, the top-level one first, at `addresses`.
+    static func all(_ options: ProxyOptions, addresses: [SocketAddress]) -> [ReadinessTarget] {
+        zip(options.allUpstreams, addresses).enumerated().map { index, pair in
+            ReadinessTarget(name: options.upstreamName(index), address: pair.1, connectTimeoutMs: pair.0.connectTimeoutMs)
+        }
     }
 }
 

@@ -8,11 +8,15 @@ struct WorkerMetrics: Sendable {
 
     /// [route][status class 1xx…5xx, other]
     var requests = [UInt64](repeating: 0, count: Route.allCases.count * 6)
-    var upstreamLatency = LatencyHistogram()
+    /// At most this many upstreams (the top-level one and `upstreams`), each a label value.
+    static let maxUpstreams = 33
+    /// [upstream index]
+    var upstreamLatency = [LatencyHistogram](repeating: LatencyHistogram(), count: maxUpstreams)
     /// [Route]: from a request's first byte to the end of its answer, as the client saw it.
     var requestDuration = [LatencyHistogram](repeating: LatencyHistogram(), count: Route.allCases.count)
     var openConnections = 0
-    var upstreamConnectFailures: UInt64 = 0
+    /// [upstream index]
+    var upstreamConnectFailures = [UInt64](repeating: 0, count: maxUpstreams)
     /// Accepts refused by the kernel for lack of file descriptors (EMFILE/ENFILE).
     var acceptDescriptorFailures: UInt64 = 0
     /// [LoginOutcome index]
@@ -62,10 +66,10 @@ struct WorkerMetrics: Sendable {
     static func + (a: WorkerMetrics, b: WorkerMetrics) -> WorkerMetrics {
         var sum = a
         add(b.requests, to: &sum.requests)
-        sum.upstreamLatency = a.upstreamLatency + b.upstreamLatency
+        for i in sum.upstreamLatency.indices { sum.upstreamLatency[i] = a.upstreamLatency[i] + b.upstreamLatency[i] }
         for i in sum.requestDuration.indices { sum.requestDuration[i] = a.requestDuration[i] + b.requestDuration[i] }
         sum.openConnections += b.openConnections
-        sum.upstreamConnectFailures &+= b.upstreamConnectFailures
+        add(b.upstreamConnectFailures, to: &sum.upstreamConnectFailures)
         sum.acceptDescriptorFailures &+= b.acceptDescriptorFailures
         add(b.logins, to: &sum.logins)
         add(b.nativeSignIns, to: &sum.nativeSignIns)

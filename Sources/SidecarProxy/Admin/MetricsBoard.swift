@@ -4,8 +4,14 @@ import Synchronization
 /// The latest published counters of every worker; the admin loop renders their sum.
 final class MetricsBoard: Sendable {
     private let slots: Mutex<[WorkerMetrics]>
+    /// The upstreams' names, by index (the `upstream` label); replaced on reload.
+    private let upstreamNames = Mutex<[String]>(["default"])
 
     init(workers: Int) { slots = Mutex([WorkerMetrics](repeating: WorkerMetrics(), count: workers)) }
+
+    func setUpstreamNames(_ names: [String]) {
+        upstreamNames.withLock { $0 = Array(names.prefix(WorkerMetrics.maxUpstreams)) }
+    }
 
     func publish(_ metrics: WorkerMetrics, worker: Int) {
         slots.withLock { $0[worker] = metrics }
@@ -14,9 +20,9 @@ final class MetricsBoard: Sendable {
     var total: WorkerMetrics { slots.withLock { $0.reduce(WorkerMetrics(), +) } }
 
     /// Prometheus text exposition format 0.0.4.
-    func render() -> String { Self.render(total) }
+    func render() -> String { Self.render(total, upstreams: upstreamNames.withLock { $0 }) }
 
-    static func render(_ total: WorkerMetrics) -> String {
+    static func render(_ total: WorkerMetrics, upstreams: [String] = ["default"]) -> String {
         var out = Exposition()
         out.family("sidecar_requests_total", "counter", "Requests answered, by who answered and status class.")
         for route in WorkerMetrics.Route.allCases {
@@ -35,9 +41,13 @@ final class MetricsBoard: Sendable {
         }
         out.family("sidecar_upstream_response_seconds", "histogram",
                    "Time from sending a request upstream to its response head.")
-        out.histogram("sidecar_upstream_response_seconds", labels: "", total.upstreamLatency)
+        for (index, name) in upstreams.enumerated() {
+            out.histogram("sidecar_upstream_response_seconds", labels: "upstream=\"\(name)\"", total.upstreamLatency[index])
+        }
         out.family("sidecar_upstream_connect_failures_total", "counter", "Upstream connections refused, reset or timed out.")
-        out.sample("sidecar_upstream_connect_failures_total", "", total.upstreamConnectFailures)
+        for (index, name) in upstreams.enumerated() {
+            out.sample("sidecar_upstream_connect_failures_total", "upstream=\"\(name)\"", total.upstreamConnectFailures[index])
+        }
         out.family("sidecar_responses_incomplete_total", "counter",
                    "Exchanges that ended before the response was complete, by reason.")
         for reason in IncompleteReason.allCases {

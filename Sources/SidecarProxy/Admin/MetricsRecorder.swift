@@ -30,7 +30,9 @@ final class MetricsRecorder {
     }
 
     /// Part of a request's record: published with the request that follows it.
-    func recordUpstreamLatency(ms: Int64) { metrics.upstreamLatency.record(ms: ms) }
+    func recordUpstreamLatency(_ upstream: Int, ms: Int64) {
+        if upstream < WorkerMetrics.maxUpstreams { metrics.upstreamLatency[upstream].record(ms: ms) }
+    }
 
     func recordRequestDuration(route: WorkerMetrics.Route, ms: Int64) {
         metrics.requestDuration[route.rawValue].record(ms: ms)
@@ -86,8 +88,8 @@ final class MetricsRecorder {
         changed()
     }
 
-    func recordUpstreamConnectFailure() {
-        metrics.upstreamConnectFailures &+= 1
+    func recordUpstreamConnectFailure(_ upstream: Int) {
+        if upstream < WorkerMetrics.maxUpstreams { metrics.upstreamConnectFailures[upstream] &+= 1 }
         changed()
     }
 

@@ -16,17 +16,28 @@ public final class Readiness: Sendable {
         case held
     }
 
-    private let lastUpstreamSuccessMs = Atomic<Int64>(Int64.min)
+    /// [upstream index]: when it last accepted a connection.
+    private let lastUpstreamSuccessMs = Mutex([Int64](repeating: Int64.min, count: WorkerMetrics.maxUpstreams))
     private let appleKeys: Mutex<[AppleKeyState]>
 
     public init(workers: Int) {
         appleKeys = Mutex([AppleKeyState](repeating: .unknown, count: max(1, workers)))
     }
 
-    func upstreamSucceeded(atMs now: Int64) { lastUpstreamSuccessMs.store(now, ordering: .relaxed) }
+    func upstreamSucceeded(_ upstream: Int = 0, atMs now: Int64) {
+        guard upstream < WorkerMetrics.maxUpstreams else { return }
+        lastUpstreamSuccessMs.withLock { $0[upstream] = now }
+    }
 
-    func upstreamRecentlyReachable(nowMs: Int64, windowMs: Int64) -> Bool {
-        let last = lastUpstreamSuccessMs.load(ordering: .relaxed)
+    /// After a reload that moved an upstream: an index may now name another address, whose
+    /// reachability is not yet known.
+    func forgetUpstreams() {
+        lastUpstreamSuccessMs.withLock { $0 = [Int64](repeating: Int64.min, count: $0.count) }
+    }
+
+    func upstreamRecentlyReachable(_ upstream: Int = 0, nowMs: Int64, windowMs: Int64) -> Bool {
+        guard upstream < WorkerMetrics.maxUpstreams else { return false }
+        let last = lastUpstreamSuccessMs.withLock { $0[upstream] }
         return last != Int64.min && nowMs - last <= windowMs
     }
 

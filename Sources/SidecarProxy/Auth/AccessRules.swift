@@ -1,7 +1,8 @@
 import SidecarConfig
 import SidecarCrypto
 
-/// `access.*` applied to a verified identity at sign-in.
+/// `access.*` applied to a verified identity at sign-in, and a rule's `allowed_*` applied to
+/// the session of each request the rule decides.
 struct AccessRules: Sendable {
     enum Denial: String {
         case privateRelay = "private_relay"
@@ -15,10 +16,21 @@ struct AccessRules: Sendable {
     private let allowPrivateRelay: Bool
 
     init(_ access: Config.Access) {
-        allowedEmails = Set(access.allowedEmails)
-        allowedDomains = Set(access.allowedEmailDomains)
-        allowedSubjects = Set(access.allowedSubjects)
-        allowPrivateRelay = access.allowPrivateRelay
+        self.init(emails: access.allowedEmails, domains: access.allowedEmailDomains, subjects: access.allowedSubjects,
+                  allowPrivateRelay: access.allowPrivateRelay)
+    }
+
+    /// A rule's lists (`rules[n].allowed_*`), applied to each request it decides.
+    init(_ rule: ProxyOptions.Rule) {
+        self.init(emails: rule.allowedEmails, domains: rule.allowedEmailDomains, subjects: rule.allowedSubjects,
+                  allowPrivateRelay: rule.allowPrivateRelay)
+    }
+
+    private init(emails: [String], domains: [String], subjects: [String], allowPrivateRelay: Bool) {
+        allowedEmails = Set(emails)
+        allowedDomains = Set(domains)
+        allowedSubjects = Set(subjects)
+        self.allowPrivateRelay = allowPrivateRelay
     }
 
     /// nil when allowed. With both email and subject lists, matching either one admits.

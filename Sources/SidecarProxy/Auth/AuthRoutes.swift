@@ -86,6 +86,8 @@ struct EndpointRequest {
     var traceId: String = ""
     /// The exchange's trace, whose sidecar span the endpoint's calls (Apple's) are children of.
     var trace = TraceContext()
+    /// For `check`: what the rules say about the request asked about.
+    var forwardAuth = ForwardAuthRoute.noRules
 
     /// The sign-in logger with this request's id on every line, so each line an endpoint
     /// writes joins its access line.

@@ -1,3 +1,4 @@
+import Logging
 import SidecarApple
 import SidecarCrypto
 import SidecarStore
@@ -125,11 +126,30 @@ extension Authenticator {
         return answer
     }
 
-    /// Forward-auth: 200 with the identity headers on the response, or 401 (never a redirect).
+    /// Forward-auth: 200 with the identity headers on the response, or 401 (never a
+    /// redirect), or 403 when the rule for the request asked about refuses it.
     func check(_ request: EndpointRequest) -> LocalResponse {
+        var rule: (index: Int, route: Route)?
+        switch request.forwardAuth {
+        case .noRules, .unmatched:
+            break
+        case .unknown(let reason):
+            return ruleRefusal(request, rule: nil, reason: reason)
+        case .rule(let index, let route):
+            if route.action(index).deny { return ruleRefusal(request, rule: index, reason: "deny") }
+            // No identity headers: a public path is served as to someone not signed in.
+            if route.action(index).isPublic { return LocalResponse(status: 200, reason: "OK", body: []) }
+            rule = (index, route)
+        }
         var identity = RequestIdentity()
         identify(request.head, into: &identity)
         guard let session = identity.session else { return unauthenticatedJSON() }
+        if let rule, let denial = rule.route.refusal(
+            rule.index, subject: session.subject, email: session.email, privateEmail: session.privateEmail) {
+            var answer = ruleRefusal(request, rule: rule.index, reason: denial.rawValue)
+            answer.userID = session.subject
+            return answer
+        }
         var answer = LocalResponse(status: 200, reason: "OK", body: [])
         answer.dynamicFields = IdentityHeaders.fields(session, names: settings.headers)
         if let opened = identity.opened, let field = splitField(opened.assertionField) {
@@ -146,6 +166,15 @@ extension Authenticator {
         var answer = LocalResponse(status: 200, reason: "OK", contentType: "application/jwk-set+json", body: assertion.jwks)
         answer.cacheControl = AssertionSettings.jwksCacheControl
         return answer
+    }
+
+    /// 403 JSON for a forward-auth request a rule refuses (or one the rules could not be
+    /// applied to), logged with the rule and why.
+    private func ruleRefusal(_ request: EndpointRequest, rule: Int?, reason: String) -> LocalResponse {
+        var metadata: Logger.Metadata = ["reason": .string(reason), "endpoint": "check"]
+        if let rule { metadata["rule"] = .stringConvertible(rule) }
+        request.logger.info("request refused by a rule", metadata: metadata)
+        return AuthPages.json(403, .object(["error": .string("forbidden")]))
     }
 
     private func unauthenticatedJSON() -> LocalResponse {

@@ -52,15 +52,15 @@ extension ClientConnection {
             exchange.clearLocal()
             refuse(408)
         case .connectTimedOut:
-            worker.metrics.recordUpstreamConnectFailure()
-            worker.logUpstreamFailure("connect()", errno: ETIMEDOUT)
+            worker.metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
+            worker.logUpstreamFailure("connect()", errno: ETIMEDOUT, upstream: exchange.upstream?.pool)
             failUpstream(504, upstreamFault: true)
         case .checkUpstream:
             checkUpstream()
         case .abortExchange:
             abort(.upstreamTimeout)
         case .upstreamTimedOut:
-            worker.logUpstreamFailure("response", errno: ETIMEDOUT)
+            worker.logUpstreamFailure("response", errno: ETIMEDOUT, upstream: exchange.upstream?.pool)
             failUpstream(504, upstreamFault: true)
         case .requestTimedOut:
             failUpstream(408)

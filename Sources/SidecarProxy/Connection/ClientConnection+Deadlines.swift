@@ -61,7 +61,7 @@ extension ClientConnection {
             return
         }
         let idleFor = worker.nowMs - exchange.lastProgressMs
-        let timeout = worker.options.upstreamTimeoutMs
+        let timeout = upstreamTimeoutMs
         if idleFor < timeout {
             perform(machine.receive(.upstreamWaiting(ms: min(timeout - idleFor, bodyRateRecheckMs))))
         } else {
@@ -79,7 +79,7 @@ extension ClientConnection {
         // The deadline now also guards the client: it fires within the send bound (when it
         // finds the upstream resumed meanwhile, it re-arms for the upstream's remaining time).
         if machine.deadline == .upstream {
-            perform(machine.receive(.upstreamWaiting(ms: min(worker.options.idleTimeoutMs, worker.options.upstreamTimeoutMs))))
+            perform(machine.receive(.upstreamWaiting(ms: min(worker.options.idleTimeoutMs, upstreamTimeoutMs))))
         }
     }
 
@@ -104,7 +104,7 @@ extension ClientConnection {
     /// Arms the deadline of an exchange waiting on the upstream: `upstream_timeout`, or
     /// sooner while a request body is arriving and its rate is to be checked.
     func armUpstreamDeadline() {
-        perform(machine.receive(.upstreamWaiting(ms: min(worker.options.upstreamTimeoutMs, bodyRateRecheckMs))))
+        perform(machine.receive(.upstreamWaiting(ms: min(upstreamTimeoutMs, bodyRateRecheckMs))))
     }
 
     /// When to look at the request body's rate again: at the end of the grace period, then

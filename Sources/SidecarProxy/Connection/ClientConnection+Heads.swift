@@ -1,4 +1,5 @@
 import Glibc
+import Logging
 import SidecarEvent
 import SidecarHTTP
 import SidecarHTTP2
@@ -81,8 +82,14 @@ extension ClientConnection {
             return
         }
 
-        switch worker.policy.decide(head, view, path: exchange.path, identity: &exchange.identity) {
+        switch worker.policy.decide(
+            head, view, path: exchange.path, identity: &exchange.identity, upstream: &exchange.upstreamIndex) {
         case .respond(let answer):
+            _ = machine.receive(.answerWithoutReadingBody)
+            respond(answer)
+            return
+        case .refuse(let answer, let rule, let reason):
+            logRuleRefusal(rule: rule, reason: reason)
             _ = machine.receive(.answerWithoutReadingBody)
             respond(answer)
             return
@@ -108,6 +115,22 @@ extension ClientConnection {
                 limit: worker.options.maxUploadBytes)
         }
         connectUpstream(head, view, fresh: false)
+    }
+
+    /// A request a rule refused, with the rule (its index in `rules`), why, and the ids that
+    /// join the line to the access line.
+    func logRuleRefusal(rule: Int, reason: String) {
+        var metadata: Logger.Metadata = [
+            "rule": .stringConvertible(rule), "reason": .string(reason),
+            "path": .string(String(decoding: exchange.path, as: UTF8.self)),
+            "request_id": .string(String(decoding: exchange.requestId, as: UTF8.self)),
+            "trace_id": .string(String(unsafeUninitializedCapacity: 32) { [trace = exchange.trace] buffer in
+                trace.writeTraceId(to: UnsafeMutableRawPointer(buffer.baseAddress!))
+                return 32
+            }),
+        ]
+        if let subject = exchange.identity.session?.subject { metadata["user_id"] = .string(subject) }
+        Logger(label: "sidecar").info("request refused by a rule", metadata: metadata)
     }
 
     /// The client's X-Request-Id if acceptable, else a new one (into the new exchange's

@@ -68,7 +68,7 @@ extension ClientConnection {
     /// the connection; a late answer is then dropped.
     func runLocal(_ endpoint: AuthEndpoint, body: [UInt8]) {
         guard let auth = worker.auth, let request = exchange.request else { return }
-        let call = EndpointRequest(
+        var call = EndpointRequest(
             head: request, body: body, isAPIClient: worker.policy.isAPIClient(request, path: exchange.path),
             requestId: String(decoding: exchange.requestId, as: UTF8.self),
             traceId: String(unsafeUninitializedCapacity: 32) { [trace = exchange.trace] buffer in
@@ -76,6 +76,11 @@ extension ClientConnection {
                 return 32
             },
             trace: exchange.trace)
+        if endpoint == .check {
+            call.forwardAuth = request.withView { view in
+                ForwardAuthRoute(worker.policy.route, request, view, peerTrusted: peerTrusted)
+            }
+        }
         localGeneration &+= 1
         let generation = localGeneration
         let answer = auth.handle(endpoint, call) { [weak self] answer in

@@ -8,26 +8,34 @@ extension ClientConnection {
 
     func connectUpstream(_ head: HTTPRequestHead, _ view: HeadView, fresh: Bool) {
         if exchange.spanStartNs != 0, exchange.upstreamSpanStartNs == 0 { exchange.upstreamSpanStartNs = SpanClock.nowNs() }
-        if !fresh, let pooled = worker.pool.take(verify: !isRetryable) {
+        guard let pool = worker.upstream(exchange.upstreamIndex) else {
+            failUpstream(502, upstreamFault: true)
+            return
+        }
+        if !fresh, let pooled = pool.take(verify: !isRetryable) {
             attach(pooled)
             sendRequest(head, view)
             return
         }
-        switch worker.pool.connect() {
+        switch pool.connect() {
         case .ready(let connection):
-            worker.readiness.upstreamSucceeded(atMs: worker.nowMs)
+            worker.readiness.upstreamSucceeded(exchange.upstreamIndex, atMs: worker.nowMs)
             attach(connection)
             sendRequest(head, view)
         case .connecting(let connection):
             attach(connection)
+            machine.timeouts.connectMs = pool.connectTimeoutMs
             perform(machine.receive(.upstreamConnecting))
             writeRequest(head, view)
         case .failed(let code):
-            worker.metrics.recordUpstreamConnectFailure()
-            worker.logUpstreamFailure("connect()", errno: code)
+            worker.metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
+            worker.logUpstreamFailure("connect()", errno: code, upstream: pool)
             failUpstream(502, upstreamFault: true)
         }
     }
+
+    /// `upstream_timeout` of the exchange's upstream.
+    var upstreamTimeoutMs: Int64 { worker.upstream(exchange.upstreamIndex)?.timeoutMs ?? worker.options.upstreamTimeoutMs }
 
     func attach(_ connection: UpstreamConnection) {
         connection.owner = self
@@ -43,7 +51,7 @@ extension ClientConnection {
     func writeRequest(_ head: HTTPRequestHead, _ view: HeadView) {
         guard let upstream = exchange.upstream else { return }
         guard worker.rewriter.write(
-            head, view, normalizedPath: exchange.path, peerText: peerText, peerTrusted: peerTrusted,
+            head, view, upstream: exchange.upstreamIndex, normalizedPath: exchange.path, peerText: peerText, peerTrusted: peerTrusted,
             requestId: exchange.requestId, trace: exchange.trace, identity: exchange.identity, to: upstream.stream.output)
         else {
             failUpstream(503)
@@ -95,12 +103,12 @@ extension ClientConnection {
 
     func upstream(_ upstream: UpstreamConnection, didConnect error: Int32) {
         guard error == 0 else {
-            worker.metrics.recordUpstreamConnectFailure()
-            worker.logUpstreamFailure("connect()", errno: error)
+            worker.metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
+            worker.logUpstreamFailure("connect()", errno: error, upstream: upstream.pool)
             upstreamFailed(error)
             return
         }
-        worker.readiness.upstreamSucceeded(atMs: worker.nowMs)
+        worker.readiness.upstreamSucceeded(exchange.upstreamIndex, atMs: worker.nowMs)
         armUpstreamDeadline()
         relayRequestBody()  // flushes what queued up while connecting, resumes the client
     }
@@ -186,7 +194,7 @@ extension ClientConnection {
 
     func startResponse(_ head: HTTPResponseHead, clientVersion: HTTPVersion) {
         exchange.response = UpstreamResponse(keepAlive: head.connection.keepAlive)
-        worker.metrics.recordUpstreamLatency(ms: worker.nowMs - exchange.upstreamStartedMs)
+        worker.metrics.recordUpstreamLatency(exchange.upstreamIndex, ms: worker.nowMs - exchange.upstreamStartedMs)
         exchange.status = head.status
         let chunked: Bool
         switch head.framing {
@@ -289,7 +297,7 @@ extension ClientConnection {
             return
         }
         if exchange.upstream?.stream.isClosed == false || error != 0 {
-            worker.logUpstreamFailure("exchange", errno: error == 0 ? ECONNRESET : error)
+            worker.logUpstreamFailure("exchange", errno: error == 0 ? ECONNRESET : error, upstream: exchange.upstream?.pool)
         }
         failUpstream(error == ETIMEDOUT ? 504 : 502, upstreamFault: true)
     }

@@ -138,7 +138,8 @@ struct ConnectionStateMachine {
         case requestTimedOut
     }
 
-    let timeouts: Timeouts
+    /// `connectMs` is set per exchange, to its upstream's connect timeout.
+    var timeouts: Timeouts
     /// A TLS handshake follows the PROXY header.
     private let handshakeFollows: Bool
     private(set) var phase = Phase.waitingForHead

@@ -26,6 +26,9 @@ struct Exchange {
     var lastProgressMs: Int64 = 0
 
     var requestRelay: BodyRelay?
+    /// Which upstream the request goes to (`Worker.upstreams`): 0, the top-level one, unless
+    /// a rule chose another.
+    var upstreamIndex = 0
     var upstream: UpstreamConnection?
     /// A copy of a small request body that arrived whole, so the request can be replayed
     /// when a reused upstream connection resets before reading it.
@@ -75,6 +78,7 @@ struct Exchange {
         upstreamStartedMs = 0
         lastProgressMs = 0
         if requestRelay != nil { requestRelay = nil }
+        upstreamIndex = 0
         if upstream != nil { upstream = nil }
         if replayBody != nil { replayBody = nil }
         response = nil

@@ -46,6 +46,14 @@ extension PageRenderer {
             reason: "store_unavailable", loginURL: loginURL))
     }
 
+    /// 403: signed in, but the rule for this path does not admit this account.
+    func ruleRefused(loginURL: [UInt8]) -> LocalResponse {
+        render(.forbidden, PageContent(
+            status: 403, title: "Not open to your account",
+            message: "You are signed in, but this page is not open to your Apple ID. Ask the site's owner for access, or sign in with another Apple ID.",
+            reason: "not_allowed", loginURL: loginURL))
+    }
+
     /// A cross-site GET of the logout: the user confirms with a same-site POST.
     func confirmSignOut(logoutURL: [UInt8]) -> LocalResponse {
         render(.confirmSignOut, PageContent(

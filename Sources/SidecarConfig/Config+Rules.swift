@@ -1,0 +1,57 @@
+/// `upstreams` and `rules` (per-path policy and routing).
+extension Config {
+    /// An upstream besides the top-level one, by the name rules use (`upstreams.<name>`).
+    public struct NamedUpstream: Sendable, Equatable {
+        public var name: String
+        public var target: Upstream
+        public var timeout: TimeSpan
+        public var connectTimeout: TimeSpan
+
+        public init(name: String, target: Upstream, timeout: TimeSpan, connectTimeout: TimeSpan) {
+            self.name = name
+            self.target = target
+            self.timeout = timeout
+            self.connectTimeout = connectTimeout
+        }
+    }
+
+    /// One entry of `rules`: what it matches and what it decides. The first rule that
+    /// matches a request decides it; with none, the `access.*` lists do.
+    public struct Rule: Sendable, Equatable {
+        /// Position in the list (0-based), as logs and `check` name it (`rules[3]`).
+        public var index: Int
+        /// Glob on the normalized path, as `access.public_paths`.
+        public var path: String
+        /// Upper-case method names; empty: any method.
+        public var methods: [String] = []
+        /// Lower-case host (no port); nil: any host.
+        public var host: String? = nil
+        public var isPublic = false
+        public var isAPI = false
+        public var deny = false
+        /// Lower-cased addresses; with the others below, who may pass (on top of `access.*`).
+        public var allowedEmails: [String] = []
+        public var allowedEmailDomains: [String] = []
+        public var allowedSubjects: [String] = []
+        /// nil: as `access.allow_private_relay` (which already decided who could sign in).
+        public var allowPrivateRelay: Bool? = nil
+        /// An `upstreams` name; nil: the top-level upstream.
+        public var upstream: String? = nil
+        /// Where the rule starts in the file (nil for a rule set by other means).
+        public var line: Int? = nil
+        public var column: Int? = nil
+
+        public init(index: Int, path: String) {
+            self.index = index
+            self.path = path
+        }
+
+        /// Restricts who may pass beyond signing in.
+        public var restrictsUsers: Bool {
+            !allowedEmails.isEmpty || !allowedEmailDomains.isEmpty || !allowedSubjects.isEmpty || allowPrivateRelay == false
+        }
+    }
+
+    /// The name of the top-level upstream where rules, logs and metrics name upstreams.
+    public static let defaultUpstreamName = "default"
+}
