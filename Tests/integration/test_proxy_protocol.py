@@ -1,11 +1,13 @@
 """`proxy_protocol: true`: every connection on the public listener begins with a PROXY protocol
 v1 or v2 header, accepted only from a peer in `trusted_proxies`, whose source is then the
 client (X-Forwarded-For, the access line). Raw sockets write the headers byte by byte, over
-plain TCP and in front of a TLS handshake; haproxy's `send-proxy` and `send-proxy-v2` write
-them as a real load balancer does. Anything else — no header, a malformed, oversized or slow
-one, a peer outside the list — is closed without a byte reaching the upstream."""
+plain TCP and in front of a TLS handshake; haproxy's `send-proxy` and `send-proxy-v2`, and
+nginx's stream module with `proxy_protocol on`, write them as a real load balancer does.
+Anything else — no header, a malformed, oversized or slow one, a peer outside the list — is
+closed without a byte reaching the upstream."""
 import ipaddress
 import json
+import os
 import re
 import shutil
 import socket
@@ -19,6 +21,7 @@ import pytest
 
 import rawhttp
 from conftest import free_port, poll, seen
+from nginx_support import Nginx, TLSConn
 from tls_support import TestCA
 
 TRUSTED = {"proxy_protocol": True, "trusted_proxies": ["127.0.0.1/32"]}
@@ -302,10 +305,10 @@ def test_check_shows_proxy_protocol_on_the_listen_line(start_sidecar):
 EXAMPLE = Path(__file__).resolve().parents[2] / "Examples" / "haproxy-proxy-protocol.cfg"
 
 
-def render_haproxy(replacements):
+def render_example(example, replacements):
     """The committed example with its placeholders replaced (each must occur: an example that
     drifts from what is tested fails here)."""
-    text = EXAMPLE.read_text()
+    text = example.read_text()
     for placeholder, value in replacements.items():
         assert placeholder in text, "the example no longer contains %r" % placeholder
         text = text.replace(placeholder, value)
@@ -322,7 +325,7 @@ def test_haproxy_in_front(start_sidecar, tmp_path, send):
     sc = start_sidecar(TRUSTED)
     front = free_port()
     cfg = tmp_path / "haproxy.cfg"
-    cfg.write_text(render_haproxy({
+    cfg.write_text(render_example(EXAMPLE, {
         "bind :443": "bind 127.0.0.1:%d" % front,
         "10.0.0.5:8443 send-proxy-v2": "127.0.0.1:%d %s" % (sc.port, send),
         "log stdout format raw local0": "nbthread 1",
@@ -342,3 +345,89 @@ def test_haproxy_in_front(start_sidecar, tmp_path, send):
     finally:
         proc.terminate()
         proc.wait(5)
+
+
+# -- nginx stream in front ----------------------------------------------------------------------
+NGINX_STREAM = EXAMPLE.parent / "nginx-stream-proxy-protocol.conf"
+STREAM_MODULE = "/usr/lib/nginx/modules/ngx_stream_module.so"
+
+
+@pytest.fixture
+def start_stream_nginx(request, tmp_path):
+    """start_stream_nginx(sidecar_port) -> the front port of a real nginx running
+    Examples/nginx-stream-proxy-protocol.conf on loopback; stopped after the test, its log
+    attached to a failing test's report."""
+    started = []
+
+    def start(sidecar_port):
+        if not Path(STREAM_MODULE).exists():
+            if os.environ.get("CI"):
+                pytest.fail("CI must run the nginx stream tests, but libnginx-mod-stream is not installed")
+            pytest.skip("nginx's stream module is not installed (Debian package `libnginx-mod-stream`)")
+        front = free_port()
+        workdir = tmp_path / "nginx-stream"
+        workdir.mkdir()
+        (workdir / "logs").mkdir()
+        text = render_example(NGINX_STREAM, {
+            "listen 443;": "listen 127.0.0.1:%d;" % front,
+            "10.0.0.5:8443": "127.0.0.1:%d" % sidecar_port,
+            # unchanged, but it must occur: the example loads the module from Debian's path
+            "load_module %s;" % STREAM_MODULE: "load_module %s;" % STREAM_MODULE,
+        })
+        nginx = Nginx(workdir, text, front)
+        started.append(nginx)
+        nginx.wait_ready()
+        return front
+
+    yield start
+    for nginx in started:
+        nginx.stop()
+    if getattr(request.node, "_call_failed", False):
+        for nginx in started:
+            print("--- nginx %s ---\n%s" % (nginx.conf, nginx.log()))
+
+
+def test_nginx_stream_in_front(start_sidecar, upstream, start_stream_nginx):
+    """Examples/nginx-stream-proxy-protocol.conf: nginx accepts the client's connection (from
+    127.0.0.5) and opens its own to the sidecar (from 127.0.0.1, the trusted proxy) with a v1
+    header: the upstream is told 127.0.0.5, also for the later requests of a kept-alive
+    connection. The same client connecting to the sidecar directly, around nginx, is refused,
+    and so is a connection from nginx's own address that skips nginx (no header)."""
+    sc = start_sidecar(TRUSTED)
+    assert_refused(sc, upstream, get("pp-nginx-bypass"), source="127.0.0.5")
+    assert_refused(sc, upstream, get("pp-nginx-no-header"))
+    assert poll(lambda: refusals(sc, "untrusted_peer") == 1 and refusals(sc, "invalid") == 1, timeout=3)
+
+    front = start_stream_nginx(sc.port)
+    resp, _ = exchange(front, get("pp-nginx"), source="127.0.0.5")
+    assert resp is not None and resp.status == 200
+    assert seen(resp.json(), "X-Forwarded-For") == ["127.0.0.5"]
+    entry = access_entry(sc, "pp-nginx")
+    assert entry and entry["client"] == "127.0.0.5", entry
+    with rawhttp.Conn(front, timeout=5, source="127.0.0.6") as c:
+        for _ in range(3):
+            assert seen(c.request("GET", "/echo", [("Host", "t")]).json(), "X-Forwarded-For") == ["127.0.0.6"]
+    assert refusals(sc, "invalid") == 1 and refusals(sc, "untrusted_peer") == 1
+
+
+def test_nginx_stream_passes_tls_through(start_sidecar, upstream, start_stream_nginx, tmp_path):
+    """nginx forwards the TLS bytes untouched behind its header; the sidecar terminates TLS
+    with its own certificate, which the client verifies end to end, and the upstream is told
+    the client's address. A TLS client going around nginx is refused before the handshake."""
+    ca = TestCA(tmp_path)
+    leaf = ca.issue("site")
+    port = free_port()
+    sc = start_sidecar({**TRUSTED, "public_url": "https://127.0.0.1:%d" % port,
+                        "tls": {"cert_file": str(leaf.cert_file), "key_file": str(leaf.key_file)}}, port=port)
+    front = start_stream_nginx(sc.port)
+    with TLSConn(front, ca.client_context(), source="127.0.0.5") as c:
+        resp = c.request("GET", "/echo", [("Host", "t"), ("X-Request-Id", "pp-nginx-tls")])
+    assert resp.status == 200
+    assert seen(resp.json(), "X-Forwarded-For") == ["127.0.0.5"]
+    entry = access_entry(sc, "pp-nginx-tls")
+    assert entry and entry["client"] == "127.0.0.5", entry
+    requests = upstream.stats()["requests"]
+    with pytest.raises((ssl.SSLError, OSError)):
+        TLSConn(sc.port, ca.client_context(), source="127.0.0.5", timeout=5).close()
+    assert upstream.stats()["requests"] == requests
+    assert poll(lambda: refusals(sc, "untrusted_peer") == 1, timeout=3)

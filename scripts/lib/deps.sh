@@ -11,7 +11,7 @@ apt_ensure() {
 }
 ensure_build_deps() { apt_ensure libevent-dev libssl-dev liburing-dev libnghttp2-dev pkg-config; }
 ensure_test_deps() {
-  apt_ensure nginx openssl curl chromium chromium-driver caddy redis-server redis-sentinel redis-tools haproxy nghttp2-client
+  apt_ensure nginx libnginx-mod-stream openssl curl chromium chromium-driver caddy redis-server redis-sentinel redis-tools haproxy nghttp2-client
   python3 -c 'import pytest, cryptography' 2>/dev/null || python3 -m pip install -q pytest cryptography
   python3 -c 'import selenium' 2>/dev/null || python3 -m pip install -q selenium
   python3 -c 'import jwt' 2>/dev/null || python3 -m pip install -q pyjwt
