@@ -97,7 +97,11 @@ public final class ProxyServer {
         let board = MetricsBoard(workers: listenFDs.count)
         let exporter = SpanExporter(workers: listenFDs.count, version: options.version)
         do {
-            try exporter.configure(endpoint: options.traceEndpoint)
+            try exporter.configure(endpoint: options.traceEndpoint, caFile: options.traceCAFile)
+        } catch {
+            throw ProxyStartError(description: error.description)
+        }
+        do {
             workersDone = try WakeupChannel()
             for _ in listenFDs {
                 shutdownChannels.append(try WakeupChannel())
@@ -146,7 +150,7 @@ public final class ProxyServer {
                 } else if let tls = new.tls {
                     logger.info("tls certificate loaded", metadata: ["certificate": "\(tls.summary)"])
                 }
-                try exporter.configure(endpoint: new.traceEndpoint)
+                try exporter.configure(endpoint: new.traceEndpoint, caFile: new.traceCAFile)
                 settings.replace(new, upstream: address)
                 admin?.upstreamAddress = address
                 for channel in reloadChannels { channel.notify() }

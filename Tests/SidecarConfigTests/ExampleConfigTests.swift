@@ -71,7 +71,7 @@ final class ExampleConfigTests: XCTestCase {
         let directory = try Fixture.directory(self)
         try FileManager.default.createDirectory(atPath: directory + "/tls", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory + "/pages", withIntermediateDirectories: true)
-        for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem", "redis-ca.pem"] {
+        for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem", "redis-ca.pem", "collector-ca.pem"] {
             try "PEM".write(toFile: directory + "/" + file, atomically: true, encoding: .utf8)
         }
         let setting = try NSRegularExpression(pattern: #"^(\s*)# (\s*[a-z_]+:( .*)?)$"#)
@@ -86,7 +86,7 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 18)
+        XCTAssertEqual(uncommented, 19)
 
         let config = try load(text, preparing: directory,
                               environment: Fixture.environment.merging(
@@ -105,5 +105,6 @@ final class ExampleConfigTests: XCTestCase {
         XCTAssertEqual(config.revocations.caFile, directory + "/redis-ca.pem")
         XCTAssertEqual(config.revocations.maxSingleUseKeys, 100_000)
         XCTAssertEqual(config.tracing.otlpEndpoint?.description, "http://127.0.0.1:4318/v1/traces")
+        XCTAssertEqual(config.tracing.otlpCAFile, directory + "/collector-ca.pem")
     }
 }
