@@ -75,7 +75,7 @@ let package = Package(
             name: "SidecarProxy",
             dependencies: [
                 "SidecarCrypto", "SidecarHTTP", "SidecarHTTP2", "SidecarEvent", "SidecarConfig", "SidecarApple",
-                "SidecarStore", .product(name: "Logging", package: "swift-log"),
+                "SidecarStore", "COpenSSL", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: hotPathSettings),
         // CLI.
@@ -104,7 +104,8 @@ let package = Package(
         .testTarget(name: "SidecarEventTests", dependencies: ["SidecarEvent"]),
         .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig"]),
         .testTarget(name: "SidecarStoreTests", dependencies: ["SidecarStore"]),
-        .testTarget(name: "SidecarProxyTests", dependencies: ["SidecarProxy", "SidecarHTTP", "CEvent", "SidecarStore"]),
+        .testTarget(
+            name: "SidecarProxyTests", dependencies: ["SidecarProxy", "SidecarHTTP", "CEvent", "SidecarStore", "SidecarEvent", "COpenSSL"]),
         .testTarget(name: "SidecarAppleTests", dependencies: ["SidecarApple"], exclude: ["Fixtures"]),
         .testTarget(name: "SidecarEmulatorTests", dependencies: ["SidecarApple"]),
     ]

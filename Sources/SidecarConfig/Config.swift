@@ -200,13 +200,16 @@ public struct Config: Sendable {
         /// The OTLP/HTTP collector spans are posted to (its path `/v1/traces` when the URL
         /// names none); nil: no spans are recorded.
         public var otlpEndpoint: HTTPURL?
+        /// Extra trust anchors for an `https` collector (a private CA), beside the system's.
+        public var otlpCAFile: String?
         /// The share of new traces sampled (0…1); a continued trace keeps its parent's choice.
         public var sampleRatio = ConfigDefaults.traceSampleRatio
 
         public init(trustIncoming: Bool = ConfigDefaults.traceTrustIncoming, otlpEndpoint: HTTPURL? = nil,
-                    sampleRatio: Double = ConfigDefaults.traceSampleRatio) {
+                    otlpCAFile: String? = nil, sampleRatio: Double = ConfigDefaults.traceSampleRatio) {
             self.trustIncoming = trustIncoming
             self.otlpEndpoint = otlpEndpoint
+            self.otlpCAFile = otlpCAFile
             self.sampleRatio = sampleRatio
         }
     }

@@ -80,10 +80,18 @@ struct ConfigSchema {
 
     // MARK: Sections
 
-    private func readTracing(_ tracing: Section) -> Config.Tracing {
-        Config.Tracing(
+    private mutating func readTracing(_ tracing: Section) -> Config.Tracing {
+        let endpoint = tracing.optional("otlp_endpoint", Parse.otlpEndpoint)
+        let caFile = tracing.optional("otlp_ca_file", Parse.readableFile(baseDirectory: baseDirectory))
+        if caFile != nil, let endpoint, !endpoint.isHTTPS {
+            warnings.append(ConfigWarning(path: "tracing.otlp_ca_file",
+                                          message: "applies to an https:// otlp_endpoint only; ignored for \(endpoint.origin)"))
+        } else if caFile != nil, !tracing.contains("otlp_endpoint") {
+            warnings.append(ConfigWarning(path: "tracing.otlp_ca_file", message: "applies to an otlp_endpoint only; none is set"))
+        }
+        return Config.Tracing(
             trustIncoming: tracing.bool("trust_incoming", default: ConfigDefaults.traceTrustIncoming),
-            otlpEndpoint: tracing.optional("otlp_endpoint", Parse.otlpEndpoint),
+            otlpEndpoint: endpoint, otlpCAFile: caFile,
             sampleRatio: tracing.value("sample_ratio", default: ConfigDefaults.traceSampleRatio, Parse.ratio))
     }
 

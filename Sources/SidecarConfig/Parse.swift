@@ -65,17 +65,13 @@ enum Parse {
         return .success(value)
     }
 
-    /// An OTLP/HTTP collector: plain http (the exporter speaks no TLS; a collector or agent
-    /// beside the sidecar forwards over TLS), no query; its path defaults to `/v1/traces`.
+    /// An OTLP/HTTP collector, `http` or `https` (verified against the system store and
+    /// `tracing.otlp_ca_file`), no query; its path defaults to `/v1/traces`.
     static func otlpEndpoint(_ text: String) -> Result<HTTPURL, ValueError> {
-        HTTPURL.parse(text, allowPath: true, allowQuery: false, allowUnderscoreHost: true).flatMap { url in
-            guard !url.isHTTPS else {
-                return .failure(ValueError("\(quoted(text)) must use http: spans are sent without TLS "
-                    + "(run a collector or agent next to the sidecar, e.g. http://127.0.0.1:4318)"))
-            }
+        HTTPURL.parse(text, allowPath: true, allowQuery: false, allowUnderscoreHost: true).map { url in
             var endpoint = url
             if endpoint.path.isEmpty { endpoint.path = ConfigDefaults.otlpTracesPath }
-            return .success(endpoint)
+            return endpoint
         }
     }
 

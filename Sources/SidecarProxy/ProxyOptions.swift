@@ -43,6 +43,8 @@ public struct ProxyOptions: Sendable {
     public var traceTrustIncoming = ConfigDefaults.traceTrustIncoming
     /// `tracing.otlp_endpoint`: where spans are posted; nil: none are recorded.
     public var traceEndpoint: HTTPURL?
+    /// `tracing.otlp_ca_file`: extra trust anchors for an `https` collector.
+    public var traceCAFile: String?
     /// `tracing.sample_ratio`: the share of new traces sampled.
     public var traceSampleRatio = ConfigDefaults.traceSampleRatio
     /// Sign in with Apple and sessions; nil: no sessions (non-public paths are refused and
@@ -124,6 +126,7 @@ extension ProxyOptions {
         signInPage = config.pages.signIn
         traceTrustIncoming = config.tracing.trustIncoming
         traceEndpoint = config.tracing.otlpEndpoint
+        traceCAFile = config.tracing.otlpCAFile
         traceSampleRatio = config.tracing.sampleRatio
     }
 }

@@ -104,7 +104,11 @@ public final class ProxyServer {
         let exporter = SpanExporter(workers: listenFDs.count, version: options.version)
         board.setUpstreamNames(options.allUpstreams.indices.map(options.upstreamName))
         do {
-            try exporter.configure(endpoint: options.traceEndpoint)
+            try exporter.configure(endpoint: options.traceEndpoint, caFile: options.traceCAFile)
+        } catch {
+            throw ProxyStartError(description: error.description)
+        }
+        do {
             workersDone = try WakeupChannel()
             for _ in listenFDs {
                 shutdownChannels.append(try WakeupChannel())
@@ -154,7 +158,7 @@ public final class ProxyServer {
                 } else if let tls = new.tls {
                     logger.info("tls certificate loaded", metadata: ["certificate": "\(tls.summary)"])
                 }
-                try exporter.configure(endpoint: new.traceEndpoint)
+                try exporter.configure(endpoint: new.traceEndpoint, caFile: new.traceCAFile)
                 if addresses != settings.current.1 { readiness.forgetUpstreams() }
                 settings.replace(new, upstreams: addresses)
                 admin?.upstreams = ReadinessTarget.all(new, addresses: addresses)

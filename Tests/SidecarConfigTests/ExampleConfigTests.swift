@@ -71,7 +71,7 @@ final class ExampleConfigTests: XCTestCase {
         let directory = try Fixture.directory(self)
         try FileManager.default.createDirectory(atPath: directory + "/tls", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory + "/pages", withIntermediateDirectories: true)
-        for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem", "redis-ca.pem"] {
+        for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem", "redis-ca.pem", "collector-ca.pem"] {
             try "PEM".write(toFile: directory + "/" + file, atomically: true, encoding: .utf8)
         }
         let setting = try NSRegularExpression(pattern: #"^(\s*)# (\s*(?:- )?[a-z_]+:( .*)?)$"#)
@@ -86,7 +86,7 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 38)
+        XCTAssertEqual(uncommented, 39)
 
         let config = try load(text, preparing: directory,
                               environment: Fixture.environment.merging(
@@ -110,5 +110,6 @@ final class ExampleConfigTests: XCTestCase {
         XCTAssertEqual(config.rules[0].methods, ["GET", "POST"])
         XCTAssertEqual(config.rules[1].upstream, "api")
         XCTAssertEqual(config.warnings.filter { $0.path.hasPrefix("rules") || $0.path.hasPrefix("upstreams") }, [])
+        XCTAssertEqual(config.tracing.otlpCAFile, directory + "/collector-ca.pem")
     }
 }

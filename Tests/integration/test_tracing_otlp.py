@@ -1,10 +1,12 @@
 """Spans exported to an OTLP/HTTP collector (`tracing.otlp_endpoint`): a proxied request's
 server and upstream spans, a sign-in's call to Apple, sampling (`tracing.sample_ratio` and a
-trusted parent's flag), and a collector that is down or hangs losing spans, never requests."""
+trusted parent's flag), an https collector verified against `tracing.otlp_ca_file`, and a
+collector that is down, hangs or is not trusted losing spans, never requests."""
 import json
 import re
 import signal
 import socket
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,6 +15,7 @@ import pytest
 
 from conftest import free_port, merge, poll, seen, to_yaml
 from native_support import JSON_HEADERS, body_of, device, post_native, start_native  # noqa: F401 (fixture)
+from tls_support import TestCA
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = "00f067aa0ba902b7"
@@ -21,10 +24,11 @@ FORMAT = re.compile(r"^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$")
 
 
 class Collector:
-    """An OTLP/HTTP receiver: every POST /v1/traces body decoded and kept; answers 200."""
+    """An OTLP/HTTP receiver: every POST /v1/traces body decoded and kept; answers 200. With
+    `leaf` (a tls_support certificate) it serves HTTPS and notes the names clients sent (SNI)."""
 
-    def __init__(self):
-        self.batches, self.paths = [], []
+    def __init__(self, leaf=None):
+        self.batches, self.paths, self.server_names = [], [], []
         collector = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -44,6 +48,14 @@ class Collector:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
         self.url = "http://127.0.0.1:%d" % self.port
+        if leaf:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(str(leaf.cert_file), str(leaf.key_file))
+            context.sni_callback = lambda _sock, name, _context: collector.server_names.append(name)
+            # A handshake that fails (the sidecar refused the certificate) is an OSError the
+            # server's accept swallows: nothing is handled, nothing recorded.
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+            self.url = "https://localhost:%d" % self.port
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def spans(self):
@@ -313,3 +325,43 @@ def test_a_login_with_a_new_apple_key_exports_the_keys_refetch(start_auth_sideca
     assert keys["kind"] == 3 and keys["parentSpanId"] == server["spanId"] and keys["status"] == {"code": 0}
     assert attrs(keys) == {"http.request.method": "GET"}
     assert int(token["endTimeUnixNano"]) <= int(keys["startTimeUnixNano"]) <= int(server["endTimeUnixNano"])
+
+
+def test_spans_arrive_over_https_from_a_collector_the_ca_file_vouches_for(start_sidecar, tmp_path):
+    ca = TestCA(tmp_path)
+    collector = Collector(ca.issue("collector", dns=("localhost",)))
+    try:
+        sc = start_sidecar(tracing(collector.url, otlp_ca_file=str(ca.cert_file)))
+        r = sc.request("GET", "/echo", [("traceparent", "00-%s-%s-01" % (TRACE, PARENT))])
+        assert r.status == 200
+        spans = collector.of_trace(TRACE, 2)
+        assert {s["kind"] for s in spans} == {2, 3}
+        assert collector.paths[0] == ("/v1/traces", "application/json")
+        assert collector.server_names and set(collector.server_names) == {"localhost"}, collector.server_names
+        assert poll(lambda: metric(sc, "sidecar_trace_spans_exported_total") >= 2)
+        assert metric(sc, "sidecar_trace_export_failures_total") == 0
+    finally:
+        collector.close()
+
+
+@pytest.mark.parametrize("trust", ["system store", "another CA"])
+def test_a_collector_whose_certificate_is_not_trusted_gets_no_spans(start_sidecar, tmp_path, trust):
+    collector = Collector(TestCA(tmp_path).issue("collector"))
+    try:
+        more = {}
+        if trust == "another CA":
+            other = tmp_path / "other"
+            other.mkdir()
+            more["otlp_ca_file"] = str(TestCA(other, name="another test CA").cert_file)
+        sc = start_sidecar(tracing(collector.url, **more))
+        assert requests_stay_fast(sc) < 0.5
+        assert poll(lambda: metric(sc, "sidecar_trace_export_failures_total") >= 1, 8), sc.admin("/metrics").body
+        assert poll(lambda: metric(sc, "sidecar_trace_spans_dropped_total") >= 80, 8), sc.admin("/metrics").body
+        assert sc.logged(lambda out: "spans could not be exported" in out and "not verified" in out), sc.log_tail()
+        assert requests_stay_fast(sc) < 0.5
+        time.sleep(1.5)  # another export cycle: still refused, still one warning
+        assert collector.batches == []
+        assert metric(sc, "sidecar_trace_spans_exported_total") == 0
+        assert sc.output().count("spans could not be exported") == 1, sc.log_tail()
+    finally:
+        collector.close()

@@ -28,6 +28,8 @@ final class SpanExporter: Sendable {
 
     private struct State {
         var endpoint: HTTPURL?
+        /// The verifying context for an `https` endpoint.
+        var tls: TLSClientContext?
         var thread: WorkerThread?
         var stopping = false
     }
@@ -37,16 +39,39 @@ final class SpanExporter: Sendable {
         encoder = OTLPEncoder(version: version)
     }
 
+    enum SetupError: Error, CustomStringConvertible {
+        case thread(EventError)
+        case tls(TLSClientContext.SetupError)
+
+        var description: String {
+            switch self {
+            case .thread(let error): "tracing: \(error)"
+            case .tls(.caFileUnreadable(let file)): "tracing.otlp_ca_file: no CA certificate could be read from \(file)"
+            case .tls(.tlsContextCreation): "tracing: creating the TLS client context failed"
+            }
+        }
+    }
+
     /// The collector from now on (at start and on SIGHUP); the thread starts with the first
-    /// endpoint and stays for the life of the process.
-    func configure(endpoint: HTTPURL?) throws(EventError) {
+    /// endpoint and stays for the life of the process. An `https` endpoint gets a fresh
+    /// verifying context, so a reload also reads a replaced CA file.
+    func configure(endpoint: HTTPURL?, caFile: String? = nil) throws(SetupError) {
+        var tls: TLSClientContext?
+        if let endpoint, endpoint.isHTTPS {
+            do { tls = try TLSClientContext(caFile: caFile) } catch { throw .tls(error) }
+        }
         let start = state.withLock { state -> Bool in
             state.endpoint = endpoint
+            state.tls = tls
             return endpoint != nil && state.thread == nil && !state.stopping
         }
         guard start else { return }
-        let thread = try WorkerThread { [self] in run() }
-        state.withLock { $0.thread = thread }
+        do {
+            let thread = try WorkerThread { [self] in run() }
+            state.withLock { $0.thread = thread }
+        } catch {
+            throw .thread(error)
+        }
     }
 
     /// Sends what the queues still hold (one try, `finalTimeoutMs` at most) and ends the
@@ -102,7 +127,7 @@ final class SpanExporter: Sendable {
     /// and what does not is dropped.
     private func export(_ cycle: inout Cycle) {
         while true {
-            let (endpoint, stopping) = state.withLock { ($0.endpoint, $0.stopping) }
+            let (endpoint, tls, stopping) = state.withLock { ($0.endpoint, $0.tls, $0.stopping) }
             var timeoutMs = OTLPSender.defaultTimeoutMs
             if stopping {
                 let nowMs = OTLPSender.monotonicMs()
@@ -119,7 +144,7 @@ final class SpanExporter: Sendable {
             }
             cycle.body.removeAll()
             encoder.encode(cycle.batch[...], into: cycle.body)
-            let outcome = OTLPSender(endpoint: endpoint, timeoutMs: timeoutMs).post(cycle.body.bytes)
+            let outcome = OTLPSender(endpoint: endpoint, tls: tls, timeoutMs: timeoutMs).post(cycle.body.bytes)
             if outcome == .accepted {
                 exported.add(UInt64(cycle.batch.count), ordering: .relaxed)
                 if cycle.failing {
@@ -181,7 +206,7 @@ extension SpanExporter {
         # HELP sidecar_trace_spans_dropped_total Spans lost: a full queue, or a batch the collector did not accept in time.
         # TYPE sidecar_trace_spans_dropped_total counter
         sidecar_trace_spans_dropped_total \(droppedTotal)
-        # HELP sidecar_trace_export_failures_total Span batches the collector refused or did not answer in time.
+        # HELP sidecar_trace_export_failures_total Span batches the collector refused, did not answer in time, or could not be verified (TLS).
         # TYPE sidecar_trace_export_failures_total counter
         sidecar_trace_export_failures_total \(failedBatchesTotal)
 
