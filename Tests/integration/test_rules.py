@@ -296,3 +296,24 @@ def test_sighup_changes_a_rule_under_keep_alive_load(start_auth_sidecar, browser
     assert statuses <= {200, 403}, statuses
     assert all(status == 403 for at, status in results if at > reloaded_at + 0.5)
     assert any(status == 200 for _, status in results)
+
+
+def test_rules_decide_each_http2_stream(start_auth_sidecar, browser, upstream, api_upstream):
+    """Over HTTP/2 every stream is decided by the same rules: a deny rule, a method rule and a
+    host rule refuse; an API rule goes to its own upstream; a user a rule does not admit gets 403."""
+    from h2_support import H2Client
+    H2_JSON = ("accept", "application/json")  # HTTP/2 field names are lowercase
+    sc, apple = start_auth_sidecar(rules_config(api_upstream, RULES))
+    b = browser(sc, apple)
+    assert b.login(email="maria.ruiz@example.com")[0].status == 303
+    name, value = b.session_cookie
+    cookie = ("cookie", "%s=%s" % (name, value))
+    c = H2Client(sc.port)
+    assert c.request("GET", "/internal/x", [H2_JSON]).status == 403
+    assert c.request("POST", "/write/x", [H2_JSON, cookie], body=b"a").status == 403
+    assert c.request("GET", "/hosted/x", [H2_JSON, cookie], authority="admin.example.com").status == 403
+    r = c.request("GET", "/api/v1", [H2_JSON, cookie])
+    assert r.status == 200 and upstream_port(json.loads(r.body)) == api_upstream.port
+    assert c.request("GET", "/admin/", [H2_JSON, cookie]).status == 403  # not boss@example.com
+    r = c.request("GET", "/static/app.css")
+    assert r.status == 200 and seen(json.loads(r.body), "X-Auth-Email") == []
