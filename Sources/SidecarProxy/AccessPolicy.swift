@@ -39,8 +39,10 @@ final class AccessPolicy {
     /// `identity` (reset by the caller) receives the session and what to strip; `view` is
     /// `head`'s borrowed bytes; `upstream` the upstream of the rule that decided (left as it
     /// is, the top-level one, when none did).
+    /// `trace`: the request's, whose span a session revalidation started here records its calls under.
     func decide(
-        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], identity: inout RequestIdentity, upstream: inout Int
+        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], trace: TraceContext = TraceContext(),
+        identity: inout RequestIdentity, upstream: inout Int
     ) -> Decision {
         if isUnderPrefix(path) {
             guard auth != nil else { return .respond(localError(404, head, path: path)) }
@@ -59,14 +61,14 @@ final class AccessPolicy {
            let rule = route.match(path: path, method: head.method, host: (head.authority ?? head.host).map { view[$0] }) {
             let action = route.action(rule)
             upstream = action.upstream
-            return decide(rule: rule, action, head, view, path: path, identity: &identity)
+            return decide(rule: rule, action, head, view, path: path, trace: trace, identity: &identity)
         }
         if path.withUnsafeBytes({ publicPaths.matches($0) }) {
             auth?.noteCookie(view, into: &identity)
             return .forward
         }
         if let auth {
-            auth.identify(view, into: &identity)
+            auth.identify(view, trace: trace, into: &identity)
             if identity.isAuthenticated { return .forward }
         }
         return .respond(unauthenticated(head, path: path))
@@ -76,7 +78,7 @@ final class AccessPolicy {
     /// otherwise a session is required, which the rule's `allowed_*` may then refuse.
     private func decide(
         rule: Int, _ action: Route.Action, _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8],
-        identity: inout RequestIdentity
+        trace: TraceContext, identity: inout RequestIdentity
     ) -> Decision {
         let api = action.isAPI
         if action.deny {
@@ -88,7 +90,7 @@ final class AccessPolicy {
             return .forward
         }
         if let auth {
-            auth.identify(view, into: &identity)
+            auth.identify(view, trace: trace, into: &identity)
             if identity.isAuthenticated {
                 guard action.restrictsUsers, let session = identity.session else { return .forward }
                 guard let denial = route.refusal(

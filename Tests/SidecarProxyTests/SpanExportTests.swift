@@ -84,6 +84,43 @@ final class SpanExportTests: XCTestCase {
         XCTAssertEqual(claim["status"] as? [String: Int], ["code": 2])
     }
 
+    func testEveryCallOfARequestIsAClientSpanWithItsNameAndAttributes() throws {
+        let trace = TraceContext.starting(traceIdHigh: 1, traceIdLow: 2, spanId: 3)
+        let expected: [(SpanName, String, [String: String])] = [
+            (.appleRevoke, "apple token revoke", ["http.request.method": "POST", "http.response.status_code": "200"]),
+            (.appleRefresh, "apple token refresh", ["http.request.method": "POST", "http.response.status_code": "200"]),
+            (.storeRevoke, "store revoke", ["db.operation.name": "revoke"]),
+            (.storeEnqueue, "store enqueue", ["db.operation.name": "enqueue"]),
+            (.storeAck, "store ack", ["db.operation.name": "ack"]),
+        ]
+        let records = expected.enumerated().map { index, entry in
+            var span = SpanRecord(entry.0, trace: trace, spanId: UInt64(10 + index), parentId: 3, startNs: 1, endNs: 2)
+            if entry.0 == .appleRevoke || entry.0 == .appleRefresh {
+                span.method = .post
+                span.status = 200
+            }
+            return span
+        }
+        let json = try decode(records)
+        let spans = try XCTUnwrap(((json["resourceSpans"] as? [[String: Any]])?[0]["scopeSpans"] as? [[String: Any]])?[0]["spans"]
+            as? [[String: Any]])
+        XCTAssertEqual(spans.count, expected.count)
+        for (span, entry) in zip(spans, expected) {
+            XCTAssertEqual(span["name"] as? String, entry.1)
+            XCTAssertEqual(span["kind"] as? Int, 3)
+            XCTAssertEqual(span["parentSpanId"] as? String, "0000000000000003")
+            XCTAssertEqual(attributes(span), entry.2, entry.1)
+            XCTAssertEqual(span["status"] as? [String: Int], ["code": 0])
+        }
+        var failed = SpanRecord(.storeRevoke, trace: trace, spanId: 9, parentId: 3, startNs: 1, endNs: 2)
+        failed.failed = true
+        let one = try decode([failed])
+        let span = try XCTUnwrap(((one["resourceSpans"] as? [[String: Any]])?[0]["scopeSpans"] as? [[String: Any]])?[0]["spans"]
+            as? [[String: Any]])[0]
+        XCTAssertEqual(attributes(span), ["db.operation.name": "revoke", "error.type": "store_unavailable"])
+        XCTAssertEqual(span["status"] as? [String: Int], ["code": 2])
+    }
+
     func testAnEmptyBatchAndAnUnknownMethodStillDecode() throws {
         let empty = try decode([])
         let scope = try XCTUnwrap(((empty["resourceSpans"] as? [[String: Any]])?[0]["scopeSpans"] as? [[String: Any]])?[0])

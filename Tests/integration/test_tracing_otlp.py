@@ -1,7 +1,9 @@
 """Spans exported to an OTLP/HTTP collector (`tracing.otlp_endpoint`): a proxied request's
-server and upstream spans, a sign-in's call to Apple, sampling (`tracing.sample_ratio` and a
-trusted parent's flag), an https collector verified against `tracing.otlp_ca_file`, and a
-collector that is down, hangs or is not trusted losing spans, never requests."""
+server and upstream spans, the calls to Apple and to the store a request makes (sign-in,
+account deletion, logout, a session's revalidation, Apple's notifications and their forward
+queue), sampling (`tracing.sample_ratio` and a trusted parent's flag), an https collector
+verified against `tracing.otlp_ca_file`, and a collector that is down, hangs or is not trusted
+losing spans, never requests."""
 import json
 import re
 import signal
@@ -14,7 +16,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from conftest import free_port, merge, poll, seen, to_yaml
-from native_support import JSON_HEADERS, body_of, device, post_native, start_native  # noqa: F401 (fixture)
+from native_support import (  # noqa: F401 (fixture)
+    JSON_HEADERS, bearer, body_of, device, post_native, signed_in, start_native, web_user)
+from test_notifications import Receiver, emulator_key, event_claims, sign
 from tls_support import TestCA
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -365,3 +369,138 @@ def test_a_collector_whose_certificate_is_not_trusted_gets_no_spans(start_sideca
         assert sc.output().count("spans could not be exported") == 1, sc.log_tail()
     finally:
         collector.close()
+
+
+def traced(*headers, trace=TRACE):
+    return list(headers) + [("traceparent", "00-%s-%s-01" % (trace, PARENT))]
+
+
+def children(spans, name):
+    """The server span and the spans named `name`, each a client span of it."""
+    server = next(s for s in spans if s["kind"] == 2)
+    named = [s for s in spans if s["name"] == name]
+    assert named, [s["name"] for s in spans]
+    for span in named:
+        assert span["kind"] == 3 and span["parentSpanId"] == server["spanId"], span
+        assert span["traceId"] == server["traceId"] and span["spanId"] != server["spanId"]
+        assert int(server["startTimeUnixNano"]) <= int(span["startTimeUnixNano"]) <= int(span["endTimeUnixNano"])
+    return server, named
+
+
+def test_an_account_deletion_exports_the_revoke_at_apple_and_the_revocation_stored(start_native, browser, collector):
+    sc, apple = start_native(tracing(collector.url))
+    b = web_user(sc, apple, browser)
+    origin = ("Origin", "http://127.0.0.1:%d" % sc.port)
+    r = b.request("POST", "/.auth/revoke", traced(("Accept", "application/json"), origin))
+    assert r.status == 200, r.body
+    spans = collector.of_trace(TRACE, 3)
+    server, (revoke,) = children(spans, "apple token revoke")
+    _, (stored,) = children(spans, "store revoke")
+    assert server["name"] == "POST" and server["parentSpanId"] == PARENT
+    assert attrs(revoke) == {"http.request.method": "POST", "http.response.status_code": "200"}
+    assert attrs(stored) == {"db.operation.name": "revoke"} and stored["status"] == {"code": 0}
+    # Apple first, then the store; both before the answer.
+    assert int(revoke["endTimeUnixNano"]) <= int(stored["startTimeUnixNano"])
+    assert int(stored["endTimeUnixNano"]) <= int(server["endTimeUnixNano"])
+    assert len(spans) == 3
+
+
+def test_a_logout_exports_the_revocation_stored_and_the_revoke_at_apple(start_native, browser, collector):
+    sc, apple = start_native(tracing(collector.url))
+    b = web_user(sc, apple, browser)
+    r = b.request("POST", "/.auth/logout", traced(("Accept", "application/json")))
+    assert r.status == 204, r.body
+    # Apple's revocation runs after the answer: its span may come in a later batch.
+    spans = collector.of_trace(TRACE, 3)
+    server, (stored,) = children(spans, "store revoke")
+    _, (revoke,) = children(spans, "apple token revoke")
+    assert attrs(server)["http.response.status_code"] == "204"
+    assert attrs(stored) == {"db.operation.name": "revoke"}
+    assert int(stored["endTimeUnixNano"]) <= int(server["endTimeUnixNano"])
+    assert attrs(revoke) == {"http.request.method": "POST", "http.response.status_code": "200"}
+    assert int(stored["endTimeUnixNano"]) <= int(revoke["startTimeUnixNano"])
+    assert len(spans) == 3
+
+
+def test_a_native_refresh_that_revalidates_exports_the_apple_refresh(start_native, collector):
+    sc, apple = start_native(merge(tracing(collector.url), {"session": {"revalidate": "2s"}}))
+    answer = signed_in(sc, apple)
+    time.sleep(2.2)  # due: whole seconds, at most the period
+    r = sc.request("POST", "/.auth/native/refresh", traced(*bearer(answer["token"])))
+    assert r.status == 200, r.body
+    # The check runs behind the answer, still a span of the request that started it.
+    spans = collector.of_trace(TRACE, 2)
+    server, (refresh,) = children(spans, "apple token refresh")
+    assert server["name"] == "POST" and attrs(server)["http.response.status_code"] == "200"
+    assert attrs(refresh) == {"http.request.method": "POST", "http.response.status_code": "200"}
+    assert refresh["status"] == {"code": 0}
+    assert len(spans) == 2
+
+
+def test_an_apple_notification_exports_the_revocation_stored_and_its_jti_claim(
+        start_auth_sidecar, browser, emulator_keys, collector):
+    sc, apple = start_auth_sidecar(tracing(collector.url))
+    key, kid = emulator_key(emulator_keys)
+    b = browser(sc, apple)
+    assert b.login()[0].status == 303
+    sub = b.request("GET", "/.auth/me", [("Accept", "application/json")]).json()["id"]
+    payload = json.dumps({"payload": sign(event_claims(apple.issuer, sub), key, kid)}).encode()
+    r = sc.request("POST", "/.auth/apple/notifications", traced(("Content-Type", "application/json")), payload)
+    assert r.status == 200, r.body
+    spans = collector.of_trace(TRACE, 3)
+    server, (stored,) = children(spans, "store revoke")
+    _, (claim,) = children(spans, "store claim")
+    assert attrs(stored) == {"db.operation.name": "revoke"} and attrs(claim) == {"db.operation.name": "claim"}
+    # The sessions end first; the jti is spent last, so a failure before it lets Apple retry.
+    assert int(stored["endTimeUnixNano"]) <= int(claim["startTimeUnixNano"])
+    assert int(claim["endTimeUnixNano"]) <= int(server["endTimeUnixNano"])
+    assert len(spans) == 3
+
+
+def test_a_proxied_request_that_revalidates_its_session_exports_the_apple_refresh(start_native, browser, collector):
+    sc, apple = start_native(merge(tracing(collector.url), {"session": {"revalidate": "2s"}}))
+    b = web_user(sc, apple, browser)
+    time.sleep(2.2)  # due: whole seconds, at most the period
+    r = b.request("GET", "/private", traced(HTML))
+    assert r.status == 200, r.body
+    spans = collector.of_trace(TRACE, 3)
+    server, (refresh,) = children(spans, "apple token refresh")
+    _, (upstream,) = children(spans, "upstream")
+    assert server["name"] == "GET" and server["parentSpanId"] == PARENT
+    assert attrs(refresh) == {"http.request.method": "POST", "http.response.status_code": "200"}
+    assert len(spans) == 3
+
+
+def test_a_forwarded_notification_exports_its_queued_event_and_a_duplicate_the_event_dropped(
+        start_auth_sidecar, browser, emulator_keys, collector):
+    receiver = Receiver()
+    try:
+        sc, apple = start_auth_sidecar(merge(
+            tracing(collector.url), {"notifications": {"forward_to": "http://127.0.0.1:%d/hooks" % receiver.port}}))
+        key, kid = emulator_key(emulator_keys)
+        b = browser(sc, apple)
+        assert b.login()[0].status == 303
+        sub = b.request("GET", "/.auth/me", [("Accept", "application/json")]).json()["id"]
+        payload = json.dumps({"payload": sign(event_claims(apple.issuer, sub, jti="traced-1"), key, kid)}).encode()
+        json_type = ("Content-Type", "application/json")
+        assert sc.request("POST", "/.auth/apple/notifications", traced(json_type), payload).status == 200
+        spans = collector.of_trace(TRACE, 4)
+        _, (stored,) = children(spans, "store revoke")
+        _, (queued,) = children(spans, "store enqueue")
+        _, (claim,) = children(spans, "store claim")
+        assert attrs(queued) == {"db.operation.name": "enqueue"} and queued["status"] == {"code": 0}
+        assert int(stored["endTimeUnixNano"]) <= int(queued["startTimeUnixNano"])
+        assert int(queued["endTimeUnixNano"]) <= int(claim["startTimeUnixNano"])
+        assert len(spans) == 4
+
+        # Apple's duplicate: queued again, its jti found spent, the second event dropped.
+        again = "5" * 32
+        assert sc.request("POST", "/.auth/apple/notifications", traced(json_type, trace=again), payload).status == 200
+        spans = collector.of_trace(again, 5)
+        _, (ack,) = children(spans, "store ack")
+        _, (claim,) = children(spans, "store claim")
+        assert attrs(ack) == {"db.operation.name": "ack"} and ack["status"] == {"code": 0}
+        assert int(claim["endTimeUnixNano"]) <= int(ack["startTimeUnixNano"])
+        assert len(spans) == 5
+    finally:
+        receiver.close()

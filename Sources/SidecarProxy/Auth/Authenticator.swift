@@ -95,12 +95,19 @@ final class Authenticator {
 
     /// Finds the session of a request: a bearer session token, else the session cookie.
     /// Tampered, expired, unknown-key and revoked values are simply no session.
-    func identify(_ head: HTTPRequestHead, now: Int64 = UnixTime.now(), into identity: inout RequestIdentity) {
-        head.withView { identify($0, now: now, into: &identity) }
+    /// A revalidation it starts records its calls as spans of `trace` (the request's).
+    func identify(
+        _ head: HTTPRequestHead, now: Int64 = UnixTime.now(), trace: TraceContext = TraceContext(),
+        into identity: inout RequestIdentity
+    ) {
+        head.withView { identify($0, now: now, trace: trace, into: &identity) }
     }
 
     /// `identify` on the borrowed view the request path holds.
-    func identify(_ view: HeadView, now: Int64 = UnixTime.now(), into identity: inout RequestIdentity) {
+    func identify(
+        _ view: HeadView, now: Int64 = UnixTime.now(), trace: TraceContext = TraceContext(),
+        into identity: inout RequestIdentity
+    ) {
         let settings = self.settings
         forgetRevokedSessions()
         let typed = view.bytes.assumingMemoryBound(to: UInt8.self)
@@ -114,7 +121,7 @@ final class Authenticator {
             if let opened {
                 identity.opened = opened
                 identity.bearer = field.value
-                if now >= opened.nextRevalidation, let confirmedAt = revalidate(opened, now: now) {
+                if now >= opened.nextRevalidation, let confirmedAt = revalidate(opened, now: now, trace: trace) {
                     // A bearer token cannot be re-sealed on a response: the app gets the new
                     // time with its next `/native/refresh`; until then nothing is due.
                     opened.nextRevalidation = confirmedAt &+ settings.revalidateSeconds
@@ -129,7 +136,7 @@ final class Authenticator {
               let opened = session(UnsafeBufferPointer(rebasing: typed[value]), via: .cookie, now: now, refusal: &refusal)
         else { return }
         identity.opened = opened
-        let revalidatedAt = now >= opened.nextRevalidation ? revalidate(opened, now: now) : nil
+        let revalidatedAt = now >= opened.nextRevalidation ? revalidate(opened, now: now, trace: trace) : nil
         if let resealed = reseal(opened, now: now, revalidatedAt: revalidatedAt) {
             identity.opened = resealed.opened
             identity.setCookie = resealed.cookie

@@ -18,14 +18,18 @@ extension Authenticator {
             return .now(settings.pages.confirmSignOut(logoutURL: Array((settings.prefix + "/logout").utf8)))
         }
         var identity = RequestIdentity()
-        identify(head, into: &identity)
+        identify(head, trace: request.trace, into: &identity)
         guard let session = identity.session else {
             request.logger.info("logout", metadata: ["reason": "no_session"])
             return .now(signedOut(request))
         }
         // The answer waits for the store (an fsync, a Redis round trip): "signed out" must
         // be true everywhere a copy of the cookie could be presented.
+        let spanStartNs = spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
         settings.shared.store.revokeSession(id: session.id, expiresAt: session.expiresAt) { [self] recorded in
+            if spanStartNs != 0 {
+                spans?.recordStoreCall(.storeRevoke, of: request.trace, startNs: spanStartNs, failed: recorded.isFailure)
+            }
             if case .failure(let error) = recorded {
                 request.logger.error("logout not recorded", metadata: [
                     "reason": "store_failed", "error": "\(error)",
@@ -34,7 +38,7 @@ extension Authenticator {
                     json: request.isAPIClient, loginPath: loginPath, pages: settings.pages))
             }
             if let refreshToken = session.appleRefreshToken {
-                revokeAtApple(refreshToken, clientID: session.appleClientID ?? settings.clientID)
+                revokeAtApple(refreshToken, clientID: session.appleClientID ?? settings.clientID, trace: request.trace)
             }
             request.logger.info("logout", metadata: ["reason": "ok", "sub": "\(session.subject)"])
             var answer = signedOut(request, userName: session.name)
@@ -80,8 +84,8 @@ extension Authenticator {
 
     /// `clientID`: the client the token was issued to (a native session's bundle id). Logout
     /// does not wait for the answer: the local revocation already ended the session.
-    private func revokeAtApple(_ refreshToken: String, clientID: String) {
-        revokeAtApple(refreshToken, clientID: clientID) { [logger] result in
+    private func revokeAtApple(_ refreshToken: String, clientID: String, trace: TraceContext) {
+        revokeAtApple(refreshToken, clientID: clientID, trace: trace) { [logger] result in
             switch result {
             case .success: logger.info("apple refresh token revoked", metadata: ["reason": "ok"])
             case .failure(let failure):
@@ -92,17 +96,25 @@ extension Authenticator {
 
     /// Revokes an Apple refresh token with the client secret of `clientID`; `completion`
     /// runs once on this loop with nil on success or why it failed (a stable reason code).
+    /// The call is a span of `trace` (the request that asked for it) when that is sampled.
     func revokeAtApple(
-        _ refreshToken: String, clientID: String, completion: @escaping (Result<Void, AppleRevokeFailure>) -> Void
+        _ refreshToken: String, clientID: String, trace: TraceContext,
+        completion: @escaping (Result<Void, AppleRevokeFailure>) -> Void
     ) {
         let secret: String
         do { secret = try settings.secrets.secret(forClientID: clientID) } catch {
             return completion(.failure(AppleRevokeFailure(reason: "client_secret_failed")))
         }
         let startedMs = clockMs
+        let spanStartNs = spans == nil || !trace.isSampled ? 0 : SpanClock.nowNs()
         api.revoke(token: refreshToken, hint: .refreshToken, clientID: clientID, clientSecret: secret) {
             [weak self] result in
-            if let self { metrics.recordAppleCall(.revoke, ms: clockMs - startedMs) }
+            if let self {
+                metrics.recordAppleCall(.revoke, ms: clockMs - startedMs)
+                if spanStartNs != 0 {
+                    spans?.recordAppleCall(.appleRevoke, of: trace, method: .post, startNs: spanStartNs, result)
+                }
+            }
             completion(result.mapError { AppleRevokeFailure(reason: $0.lifecycleReason) })
         }
     }
@@ -110,7 +122,7 @@ extension Authenticator {
     /// The current identity as JSON, or 401.
     func me(_ request: EndpointRequest) -> LocalResponse {
         var identity = RequestIdentity()
-        identify(request.head, into: &identity)
+        identify(request.head, trace: request.trace, into: &identity)
         guard let session = identity.session else { return unauthenticatedJSON() }
         var answer = AuthPages.json(200, .object([
             "id": .string(session.subject),
@@ -142,7 +154,7 @@ extension Authenticator {
             rule = (index, route)
         }
         var identity = RequestIdentity()
-        identify(request.head, into: &identity)
+        identify(request.head, trace: request.trace, into: &identity)
         guard let session = identity.session else { return unauthenticatedJSON() }
         if let rule, let denial = rule.route.refusal(
             rule.index, subject: session.subject, email: session.email, privateEmail: session.privateEmail) {

@@ -83,7 +83,8 @@ extension ClientConnection {
         }
 
         switch worker.policy.decide(
-            head, view, path: exchange.path, identity: &exchange.identity, upstream: &exchange.upstreamIndex) {
+            head, view, path: exchange.path, trace: exchange.trace, identity: &exchange.identity,
+            upstream: &exchange.upstreamIndex) {
         case .respond(let answer):
             _ = machine.receive(.answerWithoutReadingBody)
             respond(answer)

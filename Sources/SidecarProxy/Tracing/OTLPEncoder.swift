@@ -45,8 +45,10 @@ struct OTLPEncoder {
         Self.decimal(span.startNs, into: out)
         out.append("\",\"endTimeUnixNano\":\"")
         Self.decimal(span.endNs, into: out)
-        if span.name == .storeClaim {
-            out.append("\",\"attributes\":[{\"key\":\"db.operation.name\",\"value\":{\"stringValue\":\"claim\"}}")
+        if let operation = Self.storeOperation(of: span) {
+            out.append("\",\"attributes\":[{\"key\":\"db.operation.name\",\"value\":{\"stringValue\":\"")
+            out.append(operation)
+            out.append("\"}}")
         } else {
             out.append("\",\"attributes\":[{\"key\":\"http.request.method\",\"value\":{\"stringValue\":\"")
             out.append(Self.methodName(span.method) ?? "_OTHER")
@@ -75,14 +77,30 @@ struct OTLPEncoder {
         case .appleToken: "apple token exchange"
         case .appleKeys: "apple keys fetch"
         case .storeClaim: "store claim"
+        case .appleRevoke: "apple token revoke"
+        case .appleRefresh: "apple token refresh"
+        case .storeRevoke: "store revoke"
+        case .storeEnqueue: "store enqueue"
+        case .storeAck: "store ack"
+        }
+    }
+
+    /// The store operation of a store span (`db.operation.name`); nil for an HTTP call.
+    static func storeOperation(of span: SpanRecord) -> StaticString? {
+        switch span.name {
+        case .storeClaim: "claim"
+        case .storeRevoke: "revoke"
+        case .storeEnqueue: "enqueue"
+        case .storeAck: "ack"
+        case .request, .upstream, .appleToken, .appleKeys, .appleRevoke, .appleRefresh: nil
         }
     }
 
     static func errorType(of span: SpanRecord) -> StaticString {
         switch span.name {
         case .request: "incomplete_response"
-        case .storeClaim: "store_unavailable"
-        case .upstream, .appleToken, .appleKeys: span.status == 0 ? "no_response" : "invalid_response"
+        case .storeClaim, .storeRevoke, .storeEnqueue, .storeAck: "store_unavailable"
+        case .upstream, .appleToken, .appleKeys, .appleRevoke, .appleRefresh: span.status == 0 ? "no_response" : "invalid_response"
         }
     }
 

@@ -50,8 +50,21 @@ enum SpanName: UInt8, CaseIterable {
     case appleToken
     /// Apple's public keys, fetched for a sign-in that met a key it did not know.
     case appleKeys
-    /// A single-use key spent in the store (`revocations.store`): a login state, a native nonce.
+    /// A single-use key spent in the store (`revocations.store`): a login state, a native
+    /// nonce, a notification's `jti`.
     case storeClaim
+    /// Apple's revoke endpoint: a refresh token revoked (logout, account deletion).
+    case appleRevoke
+    /// Apple's token endpoint with a refresh token: a session's revalidation.
+    case appleRefresh
+    /// A revocation written to the store: a session (logout, revalidation) or every session
+    /// of a user (account deletion, Apple's notification).
+    case storeRevoke
+    /// An event queued in the store for `notifications.forward_to` (account deletion, Apple's
+    /// notification).
+    case storeEnqueue
+    /// A queued event dropped from the store again (Apple's duplicate notification).
+    case storeAck
 
     var kind: SpanKind { self == .request ? .server : .client }
 }

@@ -37,13 +37,26 @@ struct SpanSink {
         recordCall(name, of: trace, method: method, startNs: startNs, status: status, failed: failed)
     }
 
-    /// A single-use key spent in the store (a login state, a native nonce): failed when the
-    /// store could not answer; a key already spent is the store's answer, not its failure.
+    /// A write to the store (a revocation, a forward queued or dropped): failed when the store could not record it.
+    func recordStoreCall(_ name: SpanName, of trace: TraceContext, startNs: UInt64, failed: Bool) {
+        recordCall(name, of: trace, method: .other, startNs: startNs, status: 0, failed: failed)
+    }
+
+    /// A single-use key spent in the store (a login state, a native nonce, a notification's
+    /// `jti`): failed when the store could not answer; a key already spent is the store's answer, not its failure.
     func recordClaim(of trace: TraceContext, startNs: UInt64, _ result: ClaimResult) {
         if case .unavailable = result {
             recordCall(.storeClaim, of: trace, method: .other, startNs: startNs, status: 0, failed: true)
         } else {
             recordCall(.storeClaim, of: trace, method: .other, startNs: startNs, status: 0, failed: false)
         }
+    }
+}
+
+extension Result {
+    /// A store's or Apple's answer was a failure (what a span's `failed` records).
+    var isFailure: Bool {
+        if case .failure = self { return true }
+        return false
     }
 }

@@ -36,7 +36,12 @@ final class NotificationFlow {
             switch verify(payload, keys) {
             case .success(let event): apply(event)
             case .failure(.unknownKey):
+                let spanStartNs = auth.spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
                 auth.keys.refetchForUnknownKey { [self] fresh in
+                    if spanStartNs != 0 {
+                        auth.spans?.recordCall(.appleKeys, of: request.trace, method: .get, startNs: spanStartNs,
+                                               status: 0, failed: fresh == nil)
+                    }
                     guard let fresh else { return refuse("token_unknown_key") }
                     switch verify(payload, fresh) {
                     case .success(let event): apply(event)
@@ -71,8 +76,12 @@ final class NotificationFlow {
         guard event.type.revokesSessions else { return queueForward(event) }
         // Every session of the user issued up to the event ends; kept until they all expired.
         let keepUntil = event.eventTimeMilliseconds / 1000 + settings.lifecycle.sessionLifetime + settings.lifecycle.leeway
+        let spanStartNs = auth.spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
         store.revokeSubject(event.subject, issuedAtOrBeforeMs: event.eventTimeMilliseconds, keepUntil: keepUntil) {
             [self] result in
+            if spanStartNs != 0 {
+                auth.spans?.recordStoreCall(.storeRevoke, of: request.trace, startNs: spanStartNs, failed: result.isFailure)
+            }
             if case .failure(let error) = result { return unavailable("store_failed", error: error) }
             queueForward(event)
         }
@@ -81,7 +90,11 @@ final class NotificationFlow {
     private func queueForward(_ event: AppleNotification) {
         guard settings.lifecycle.forwardTo != nil else { return spendJTI(event, queued: nil) }
         let body = NotificationForwarder.eventJSON(event, source: "apple")
+        let spanStartNs = auth.spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
         settings.shared.store.enqueueForward(payload: body) { [self] result in
+            if spanStartNs != 0 {
+                auth.spans?.recordStoreCall(.storeEnqueue, of: request.trace, startNs: spanStartNs, failed: result.isFailure)
+            }
             switch result {
             case .success(let id):
                 spendJTI(event, queued: id)
@@ -95,13 +108,24 @@ final class NotificationFlow {
     private func spendJTI(_ event: AppleNotification, queued: ForwardID?) {
         let store = settings.shared.store
         let expiry = max(UnixTime.now(), event.issuedAt) + Self.jtiRetentionSeconds
+        let claimStartNs = auth.spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
         settings.shared.claimOnce(.notification, Array(event.jwtID.utf8), until: expiry) { [self] claim in
+            if claimStartNs != 0 { auth.spans?.recordClaim(of: request.trace, startNs: claimStartNs, claim) }
             switch claim {
             case .claimed:
                 if queued != nil { settings.shared.forwardDoorbell?.notify() }
                 answer(200, outcome: event.type.revokesSessions ? .revoked : .acknowledged, event: event)
             case .alreadyUsed:
-                if let queued { store.ackForward(queued) { _ in } }  // Apple's duplicate: forwarded once
+                if let queued {  // Apple's duplicate: forwarded once
+                    if claimStartNs == 0 {
+                        store.ackForward(queued) { _ in }
+                    } else {
+                        let ackStartNs = SpanClock.nowNs()
+                        store.ackForward(queued) { [self] acked in
+                            auth.spans?.recordStoreCall(.storeAck, of: request.trace, startNs: ackStartNs, failed: acked.isFailure)
+                        }
+                    }
+                }
                 answer(200, outcome: .duplicate, event: event)
             case .unavailable(let why):
                 settings.shared.forwardDoorbell?.notify()  // what was queued is delivered; a retry may repeat it

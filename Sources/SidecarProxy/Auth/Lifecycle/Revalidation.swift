@@ -1,6 +1,7 @@
 import Logging
 import SidecarApple
 import SidecarCrypto
+import SidecarHTTP
 import SidecarStore
 import Synchronization
 
@@ -18,8 +19,10 @@ import Synchronization
 extension Authenticator {
     /// Called only when `now >= opened.nextRevalidation` (one integer compare per request).
     /// Returns the time of a confirmation this session's token does not carry yet (the caller
-    /// re-seals it), else nil; starts the check when it is due and nobody runs it.
-    func revalidate(_ opened: OpenedSession, now: Int64) -> Int64? {
+    /// re-seals it), else nil; starts the check when it is due and nobody runs it. The check's
+    /// calls (Apple's refresh, the store's revocation) are spans of `trace`, the request that
+    /// started it, when that is sampled.
+    func revalidate(_ opened: OpenedSession, now: Int64, trace: TraceContext = TraceContext()) -> Int64? {
         let period = settings.revalidateSeconds
         let session = opened.session
         guard period > 0, let refreshToken = session.appleRefreshToken else {
@@ -42,7 +45,7 @@ extension Authenticator {
         case .start:
             // Other requests of this token skip the table until the answer is in (see below).
             opened.nextRevalidation = now + RevalidationTable.inFlightSeconds
-            startRevalidation(opened, refreshToken: refreshToken)
+            startRevalidation(opened, refreshToken: refreshToken, trace: trace)
             return nil
         }
     }
@@ -54,7 +57,7 @@ extension Authenticator {
         return period > 0 && session.appleRefreshToken != nil && now - session.lastRevalidation >= period
     }
 
-    private func startRevalidation(_ opened: OpenedSession, refreshToken: String) {
+    private func startRevalidation(_ opened: OpenedSession, refreshToken: String, trace: TraceContext) {
         let settings = self.settings, session = opened.session
         let key = Key128(session.id)
         let clientID = session.appleClientID ?? settings.clientID
@@ -63,6 +66,7 @@ extension Authenticator {
             return revalidationKept(session, key: key, .keptClientSecret, settings: settings)
         }
         let startedMs = clockMs
+        let spanStartNs = spans == nil || !trace.isSampled ? 0 : SpanClock.nowNs()
         api.refresh(refreshToken: refreshToken, clientID: clientID, clientSecret: secret) { [weak self, weak opened] result in
             // The token's next request on this worker looks at the outcome (a confirmation is
             // re-sealed into the cookie at once); other workers' copies wait at most a second.
@@ -72,15 +76,18 @@ extension Authenticator {
                 return
             }
             metrics.recordAppleCall(.token, ms: clockMs - startedMs)
+            if spanStartNs != 0 {
+                spans?.recordAppleCall(.appleRefresh, of: trace, method: .post, startNs: spanStartNs, result)
+            }
             switch result {
             case .success:
                 settings.shared.revalidations.finish(key, .confirmed(at: UnixTime.now()))
                 metrics.recordRevalidation(.confirmed)
                 logger.info("session revalidated", metadata: ["reason": "ok", "sub": "\(session.subject)"])
             case .failure(.rejected(.invalidGrant, _, _)):
-                endSession(session, key: key, .endedInvalidGrant, settings: settings)
+                endSession(session, key: key, .endedInvalidGrant, settings: settings, trace: trace)
             case .failure(.rejected(.invalidRequest, _, _)):
-                endSession(session, key: key, .endedInvalidRequest, settings: settings)
+                endSession(session, key: key, .endedInvalidRequest, settings: settings, trace: trace)
             case .failure(let error):
                 revalidationKept(session, key: key, RevalidationOutcome.kept(error), settings: settings)
             }
@@ -88,8 +95,14 @@ extension Authenticator {
     }
 
     /// Apple definitely refused the token: the user revoked the app or deleted the account.
-    private func endSession(_ session: Session, key: Key128, _ outcome: RevalidationOutcome, settings: AuthSettings) {
+    private func endSession(
+        _ session: Session, key: Key128, _ outcome: RevalidationOutcome, settings: AuthSettings, trace: TraceContext
+    ) {
+        let spanStartNs = spans == nil || !trace.isSampled ? 0 : SpanClock.nowNs()
         settings.shared.store.revokeSession(id: session.id, expiresAt: session.expiresAt) { [self] result in
+            if spanStartNs != 0 {
+                spans?.recordStoreCall(.storeRevoke, of: trace, startNs: spanStartNs, failed: result.isFailure)
+            }
             if case .failure(let error) = result {
                 // Not recorded: the session goes on until the next attempt, 5 minutes on.
                 logger.error("session revalidation failed to end the session", metadata: [

@@ -28,7 +28,7 @@ final class AccountRevocationFlow {
     /// Answers through `completion` (on the next turn of the loop when Apple need not be asked).
     func start() {
         var identity = RequestIdentity()
-        auth.identify(request.head, into: &identity)
+        auth.identify(request.head, trace: request.trace, into: &identity)
         guard let session = identity.session else {
             finish(.unauthenticated, answer: unauthenticated())
             return
@@ -43,7 +43,8 @@ final class AccountRevocationFlow {
             revokeLocally(session, apple: .noRefreshToken)
             return
         }
-        auth.revokeAtApple(refreshToken, clientID: session.appleClientID ?? settings.clientID) { [self] result in
+        auth.revokeAtApple(refreshToken, clientID: session.appleClientID ?? settings.clientID, trace: request.trace) {
+            [self] result in
             switch result {
             case .success: revokeLocally(session, apple: .revoked)
             case .failure(let failure): finish(.appleFailed, session: session, reason: failure.reason, answer: appleFailed(failure.reason))
@@ -56,8 +57,12 @@ final class AccountRevocationFlow {
     private func revokeLocally(_ session: Session, apple: AccountDeletionOutcome) {
         let nowMs = UnixTime.nowMs()
         let keepUntil = nowMs / 1000 + settings.lifecycle.sessionLifetime + settings.lifecycle.leeway
+        let spanStartNs = auth.spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
         settings.shared.store.revokeSubject(session.subject, issuedAtOrBeforeMs: nowMs, keepUntil: keepUntil) {
             [self] result in
+            if spanStartNs != 0 {
+                auth.spans?.recordStoreCall(.storeRevoke, of: request.trace, startNs: spanStartNs, failed: result.isFailure)
+            }
             if case .failure(let error) = result {
                 request.logger.error("account deletion not recorded", metadata: [
                     "reason": "store_failed", "error": "\(error)",
@@ -78,7 +83,11 @@ final class AccountRevocationFlow {
         guard settings.lifecycle.forwardTo != nil else { return next() }
         let payload = Self.eventJSON(
             subject: session.subject, eventTimeMs: atMs, audience: session.appleClientID ?? settings.clientID)
+        let spanStartNs = auth.spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
         settings.shared.store.enqueueForward(payload: payload) { [self] result in
+            if spanStartNs != 0 {
+                auth.spans?.recordStoreCall(.storeEnqueue, of: request.trace, startNs: spanStartNs, failed: result.isFailure)
+            }
             switch result {
             case .success: settings.shared.forwardDoorbell?.notify()
             case .failure(let error):

@@ -60,7 +60,7 @@ extension Authenticator {
         var renewed = opened.session
         // A revalidation confirmed since this token was sealed travels in the new one, so the
         // app's session is not checked with Apple again for a period.
-        if isRevalidationDue(renewed, now: now), let confirmedAt = revalidate(opened, now: now) {
+        if isRevalidationDue(renewed, now: now), let confirmedAt = revalidate(opened, now: now, trace: request.trace) {
             renewed.lastRevalidation = confirmedAt
         }
         renewed.idleDeadline = max(renewed.idleDeadline, min(now + settings.idleTimeout, renewed.expiresAt))

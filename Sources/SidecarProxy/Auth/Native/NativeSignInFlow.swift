@@ -67,7 +67,12 @@ final class NativeSignInFlow {
             case .success(let identity):
                 next(identity, keys)
             case .failure(.unknownKey):
+                let spanStartNs = auth.spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
                 auth.keys.refetchForUnknownKey { [self] fresh in
+                    if spanStartNs != 0 {
+                        auth.spans?.recordCall(.appleKeys, of: request.trace, method: .get, startNs: spanStartNs,
+                                               status: 0, failed: fresh == nil)
+                    }
                     guard let fresh else { return fail(failure(.unknownKey)) }
                     switch check(fresh) {
                     case .success(let identity): next(identity, fresh)
