@@ -78,8 +78,8 @@ public final class Stream {
     /// The owner reads what precedes the stream's data from the socket itself (see
     /// `Stream+Preamble.swift`); until it ends, reading neither fills `input` nor feeds TLS.
     public internal(set) var awaitsPreamble: Bool
-    /// Set for a carried stream (`init(loop:carrier:)`), nil for a socket: one nil check per
-    /// flush is what sockets pay for it.
+    /// Set for a carried stream (`init(loop:carrier:)`, whose `fd` is -1), nil for a socket.
+    /// Sockets pay one compare of `fd` per flush, resume and close for it.
     public private(set) unowned(unsafe) var carrier: (any StreamCarrier)?
     /// The carrier's name for this stream (an HTTP/2 stream id), so that its callbacks find
     /// their stream without a table keyed by object.
@@ -134,11 +134,23 @@ public final class Stream {
         self.carrier = carrier
     }
 
+    // The carried stream's side of flush, resume and close: out of line, so that a socket's
+    // paths stay as small as they were (a compare of `fd`) and keep being inlined.
+    @inline(never) func carriedFlush() -> Int32 {
+        carrier?.carriedStreamHasOutput(self)
+        return 0
+    }
+
+    @inline(never) func carriedResume() { carrier?.carriedStreamWantsInput(self) }
+
+    @inline(never) func carriedClose() { carrier?.carriedStreamClosed(self) }
+
     /// The carrier took `count` bytes of `output` into its frames.
     public func recordCarriedWrite(_ count: Int) { bytesWritten &+= UInt64(count) }
 
     deinit {
-        close()
+        // A carried stream's carrier may be gone by now: it is not told of a close it cannot see.
+        if fd < 0 { isClosed = true } else { close() }
         tls?.free()
         if let readEvent { event_free(readEvent) }
         if let writeEvent { event_free(writeEvent) }
@@ -158,10 +170,7 @@ public final class Stream {
     @discardableResult
     public func flush() -> Int32 {
         guard !isClosed else { return EPIPE }
-        if let carrier {
-            carrier.carriedStreamHasOutput(self)
-            return 0
-        }
+        if fd < 0 { return carriedFlush() }
         guard !connecting else { return 0 }
         if tls != nil {
             let error = encryptOutput()
@@ -241,8 +250,8 @@ public final class Stream {
     /// or a failed write as a failed read (`stream(_:didRead: 0, error:)`).
     public func flushAtEndOfIteration() {
         guard !isFlushDeferred, !isClosed else { return }
-        if let carrier {
-            carrier.carriedStreamHasOutput(self)
+        if fd < 0 {
+            _ = carriedFlush()
             return
         }
         isFlushDeferred = true
@@ -271,8 +280,8 @@ public final class Stream {
     public func resumeReading() {
         guard isReadPaused, !isClosed else { return }
         isReadPaused = false
-        if let carrier {
-            carrier.carriedStreamWantsInput(self)
+        if fd < 0 {
+            carriedResume()
         } else if !connecting {
             _ = event_add(readEvent, nil)
         }
@@ -282,8 +291,8 @@ public final class Stream {
     public func close() {
         guard !isClosed else { return }
         isClosed = true
-        if let carrier {
-            carrier.carriedStreamClosed(self)
+        if fd < 0 {
+            carriedClose()
             return
         }
         if let readEvent { _ = event_del(readEvent) }

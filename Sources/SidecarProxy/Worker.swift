@@ -170,6 +170,15 @@ final class Worker {
         }
         for stale in upstreams.dropFirst(pools.count) { stale.retire() }
         upstreams = pools
+        upstreamTimeoutsMs = pools.map(\.timeoutMs)
+    }
+
+    /// Each upstream's `upstream_timeout`, read per exchange without touching its pool (a
+    /// class reference taken from an array is retained and released at every read).
+    private(set) var upstreamTimeoutsMs: [Int64] = []
+
+    @inline(__always) func upstreamTimeoutMs(_ index: Int) -> Int64 {
+        index < upstreamTimeoutsMs.count ? upstreamTimeoutsMs[index] : options.upstreamTimeoutMs
     }
 
     /// The pool of upstream `index`; nil when a reload left fewer upstreams than the rule

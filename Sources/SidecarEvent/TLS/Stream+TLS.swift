@@ -49,7 +49,7 @@ extension Stream {
     /// `shutdown(SHUT_WR)`.
     public func shutdownWrite() {
         guard !isClosed else { return }
-        if carrier != nil { return close() }
+        if fd < 0 { return close() }
         if let ssl = tls?.ssl, tls?.handshaking == false {
             _ = SSL_shutdown(ssl)
             ERR_clear_error()

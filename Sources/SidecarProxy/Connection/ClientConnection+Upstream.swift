@@ -35,7 +35,7 @@ extension ClientConnection {
     }
 
     /// `upstream_timeout` of the exchange's upstream.
-    var upstreamTimeoutMs: Int64 { worker.upstream(exchange.upstreamIndex)?.timeoutMs ?? worker.options.upstreamTimeoutMs }
+    var upstreamTimeoutMs: Int64 { worker.upstreamTimeoutMs(exchange.upstreamIndex) }
 
     func attach(_ connection: UpstreamConnection) {
         connection.owner = self
