@@ -560,6 +560,20 @@ class Browser:
         return None
 
 
+def log_entries(sc):
+    """The sidecar's JSON log lines so far, parsed."""
+    return [json.loads(line) for line in sc.output().splitlines() if line.startswith("{")]
+
+
+def access_line(sc, request_id):
+    """The access line of the request with this X-Request-Id, once it is written."""
+    def find():
+        return next((e for e in log_entries(sc) if e.get("request_id") == request_id and e["msg"] == "request"), None)
+    line = poll(find)
+    assert line, sc.output()
+    return line
+
+
 def seen(echo, name):
     """Values of header `name` as the echo upstream received them: case-insensitive, with `_`
     read as `-` (the underscore spellings a forged identity header may use)."""

@@ -7,20 +7,9 @@ import subprocess
 
 import pytest
 
-from conftest import poll, seen
+from conftest import access_line, seen
 from h2_support import H2Client
 
-
-def entries(sc):
-    return [json.loads(line) for line in sc.output().splitlines() if line.startswith("{")]
-
-
-def access_line(sc, request_id):
-    def find():
-        return next((e for e in entries(sc) if e.get("request_id") == request_id and e["msg"] == "request"), None)
-    line = poll(find)
-    assert line, sc.output()
-    return line
 
 
 def test_h2c_prior_knowledge_proxies_a_request_to_the_http11_upstream(sidecar):

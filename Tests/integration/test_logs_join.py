@@ -1,15 +1,11 @@
 """Logs that join up (the operations section of the README): every line a request writes
 carries its request_id, and the access line of one of the sidecar's own endpoints names the
 user it acted for."""
-import json
 
-from conftest import poll
+from conftest import log_entries as entries, poll
 
 HTML = ("Accept", "text/html,application/xhtml+xml")
 
-
-def entries(sc):
-    return [json.loads(line) for line in sc.output().splitlines() if line.startswith("{")]
 
 
 def test_a_sign_in_and_a_logout_join_their_access_lines(start_auth_sidecar, browser):

@@ -1,12 +1,11 @@
 """W3C trace context: a client's traceparent is continued (when trusted), otherwise a trace is
 started; the upstream gets the sidecar's own span; the access line and every other line of a
 request carry its trace_id."""
-import json
 import re
 
 import pytest
 
-from conftest import poll, seen
+from conftest import access_line, log_entries as entries, poll, seen
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT = "00f067aa0ba902b7"
@@ -23,17 +22,6 @@ def forwarded(echo):
     assert match, values
     return match.groups()
 
-
-def entries(sc):
-    return [json.loads(line) for line in sc.output().splitlines() if line.startswith("{")]
-
-
-def access_line(sc, request_id):
-    def find():
-        return next((e for e in entries(sc) if e.get("request_id") == request_id and e["msg"] == "request"), None)
-    line = poll(find)
-    assert line, sc.output()
-    return line
 
 
 def test_a_valid_traceparent_is_continued_with_the_sidecars_span(sidecar):
