@@ -240,9 +240,15 @@ if [ "$INSTRUCTIONS" = 1 ]; then
       extra=()
       if declare -F "wrk_args_$c" >/dev/null; then mapfile -t extra < <("wrk_args_$c"); fi
       pid=${CASE_PIDS%% *}
-      "${CLIENT_CPU[@]}" wrk -t1 -c10 -d2s "${extra[@]}" "$CASE_SCHEME://127.0.0.1:$CASE_PORT/" >/dev/null  # warm
-      callgrind_control -z "$pid" >/dev/null 2>&1
-      out=$("${CLIENT_CPU[@]}" wrk -t1 -c10 -d"$DURATION" "${extra[@]}" "$CASE_SCHEME://127.0.0.1:$CASE_PORT/")
+      if declare -F "load_$c" >/dev/null; then  # its own load tool (h2load), $CONNS connections
+        "load_$c" >/dev/null  # warm
+        callgrind_control -z "$pid" >/dev/null 2>&1
+        out=$("load_$c")
+      else
+        "${CLIENT_CPU[@]}" wrk -t1 -c10 -d2s "${extra[@]}" "$CASE_SCHEME://127.0.0.1:$CASE_PORT/" >/dev/null  # warm
+        callgrind_control -z "$pid" >/dev/null 2>&1
+        out=$("${CLIENT_CPU[@]}" wrk -t1 -c10 -d"$DURATION" "${extra[@]}" "$CASE_SCHEME://127.0.0.1:$CASE_PORT/")
+      fi
       callgrind_control -d "$pid" >/dev/null 2>&1
       after_run
       dump=$(ls -t "$WORK/callgrind.$pid".* | head -1)
@@ -264,7 +270,9 @@ if [ "$INSTRUCTIONS" = 1 ]; then
           awk -v s="${IR[$c]}" -v n="${IR[$peer]}" -v p="$peer" 'BEGIN {printf "   (%s / this: %.2f)", p, n / s}'
         fi
       done
-    elif [ "$c" != nginx ] && [[ "$c" != nginxs_* && "$c" != haproxy_* ]] && [ -n "${IR[nginx]:-}" ]; then
+    elif [[ "$c" == h2* ]] && [ -n "${IR[nginx$c]:-}" ]; then  # HTTP/2 against nginx over h2
+      awk -v s="${IR[$c]}" -v n="${IR[nginx$c]}" -v p="nginx$c" 'BEGIN {printf "   (%s / this: %.2f)", p, n / s}'
+    elif [ "$c" != nginx ] && [[ "$c" != nginxs_* && "$c" != nginxh2* && "$c" != haproxy_* ]] && [ -n "${IR[nginx]:-}" ]; then
       awk -v s="${IR[$c]}" -v n="${IR[nginx]}" 'BEGIN {printf "   (nginx proxy_pass / this: %.2f)", n / s}'
     fi
     if [[ "$c" == trace* ]] && [ -n "${IR[sidecar]:-}" ]; then

@@ -9,7 +9,7 @@ import SidecarHTTP2
 final class H2FuzzChecks: H2SessionDelegate {
     static let limits = HTTPHeadLimits(maxHeadBytes: 16 * 1024 + 512, maxFields: 200)
     let session: H2Session
-    var fields = H2FieldList()
+    let fields = H2FieldList()
 
     init() {
         session = H2Session(limits: .init(maxStreams: 8, maxHeaderBytes: 4096, streamWindow: 1024), nowMs: 0)

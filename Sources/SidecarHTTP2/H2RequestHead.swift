@@ -11,7 +11,9 @@
 /// - `cookie` crumbs are joined with "; " into one field (RFC 9113 §8.2.3);
 /// - a request body without `content-length` is framed as chunked, so the HTTP/1.1 side
 ///   knows where it ends;
-/// - the head asks for `Connection: close`: the HTTP/1.1 side serves exactly one exchange.
+/// - the head asks for nothing about the connection (HTTP/1.1 keeps it alive): the HTTP/1.1
+///   side, once it has answered a stream in full, may serve a later stream of the same
+///   connection (`HTTP2Connection` hands it the next head only then, with its input empty).
 public struct H2RequestHead {
     public enum Failure: Error, Equatable {
         /// Not a request the sidecar takes (a missing or odd pseudo-header, CONNECT, a `host`
@@ -74,7 +76,7 @@ public struct H2RequestHead {
             return true
         }
         if Self.equals(name, "cookie") {
-            if !cookie.isEmpty { cookie.append(contentsOf: "; ".utf8) }
+            if !cookie.isEmpty { cookie.appendText("; ") }
             cookie.append(contentsOf: value)
             return true
         }
@@ -82,9 +84,9 @@ public struct H2RequestHead {
         // `te: trailers` means nothing to an HTTP/1.1 hop: the sidecar drops trailers.
         if Self.equals(name, "te") { return true }
         fields.append(contentsOf: name)
-        fields.append(contentsOf: ": ".utf8)
+        fields.appendText(": ")
         fields.append(contentsOf: value)
-        fields.append(contentsOf: "\r\n".utf8)
+        fields.appendText("\r\n")
         return true
     }
 
@@ -117,7 +119,7 @@ public struct H2RequestHead {
         if let failure { throw failure }
         guard sawScheme, !method.isEmpty, !path.isEmpty else { throw .malformed }
         // CONNECT (and so the extended CONNECT of RFC 8441) is not offered.
-        guard !method.elementsEqual("CONNECT".utf8) else { throw .malformed }
+        guard !(method.count == 7 && method.elementsEqual("CONNECT".utf8)) else { throw .malformed }
         // Origin form only: `*` (OPTIONS) has no path for the rules to judge.
         guard path.first == UInt8(ascii: "/") else { throw .malformed }
         if let host, !authority.isEmpty, !Self.sameHost(host, authority) { throw .malformed }
@@ -128,17 +130,17 @@ public struct H2RequestHead {
         head.append(contentsOf: method)
         head.append(UInt8(ascii: " "))
         head.append(contentsOf: path)
-        head.append(contentsOf: " HTTP/1.1\r\nhost: ".utf8)
+        head.appendText(" HTTP/1.1\r\nhost: ")
         head.append(contentsOf: hostValue)
-        head.append(contentsOf: "\r\n".utf8)
+        head.appendText("\r\n")
         head.append(contentsOf: fields)
         if !cookie.isEmpty {
-            head.append(contentsOf: "cookie: ".utf8)
+            head.appendText("cookie: ")
             head.append(contentsOf: cookie)
-            head.append(contentsOf: "\r\n".utf8)
+            head.appendText("\r\n")
         }
-        if bodyIsChunked(hasBody: hasBody) { head.append(contentsOf: "transfer-encoding: chunked\r\n".utf8) }
-        head.append(contentsOf: "connection: close\r\n\r\n".utf8)
+        if bodyIsChunked(hasBody: hasBody) { head.appendText("transfer-encoding: chunked\r\n") }
+        head.appendText("\r\n")
     }
 
     static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
@@ -156,3 +158,11 @@ public struct H2RequestHead {
 #if canImport(Glibc)
     import Glibc
 #endif
+
+extension Array where Element == UInt8 {
+    /// A literal's bytes in one copy (appending a `String`'s UTF-8 view goes through the
+    /// string's storage, several times the cost for these short pieces).
+    @inline(__always) fileprivate mutating func appendText(_ text: StaticString) {
+        text.withUTF8Buffer { append(contentsOf: $0) }
+    }
+}

@@ -17,7 +17,7 @@ final class H2RequestHeadTests: XCTestCase {
     func testTranslatesPseudoHeadersToARequestLineAndHost() throws {
         XCTAssertEqual(
             try head(basics + [("accept", "text/html")]),
-            "GET /a?b=1 HTTP/1.1\r\nhost: app.example.com\r\naccept: text/html\r\nconnection: close\r\n\r\n")
+            "GET /a?b=1 HTTP/1.1\r\nhost: app.example.com\r\naccept: text/html\r\n\r\n")
     }
 
     func testJoinsCookieCrumbsIntoOneField() throws {

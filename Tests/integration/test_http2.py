@@ -36,6 +36,36 @@ def test_many_streams_on_one_connection_each_get_their_own_answer(sidecar):
     c.close()
 
 
+def test_streams_after_broken_ones_on_one_connection_are_exchanges_of_their_own(sidecar, upstream):
+    """A stream's exchange may serve a later stream of the connection once it answered in
+    full: nothing of a stream that ended early (a body its content-length contradicts, a
+    reset in the middle of an upload, a body the answer did not wait for) may reach the next
+    one as the start of a request, and every stream gets its own request id and access line."""
+    upstream.reset()
+    c = H2Client(sidecar.port)
+    short = c.request("POST", "/echo", [("content-length", "10")], body=b"12345")
+    assert short.reset is not None and short.status is None, (short.status, short.reset)
+    cut = c.start("POST", "/echo", [("content-length", "100")], body=b"GET /smuggled HTTP/1.1\r\n", end=False)
+    c.conn.reset_stream(cut)
+    c.flush()
+    early = c.request("POST", "/a/..;/echo", body=b"x" * 10, end=False)
+    assert early.status == 400, (early.status, early.reset)
+    for n in range(30):
+        body = b"body-%d" % n if n % 2 else None
+        r = c.request("POST" if body else "GET", "/echo?n=%d" % n, [("x-request-id", "h2-reuse-%d" % n)], body=body)
+        assert r.status == 200 and r.ended, (n, r.status, r.reset)
+        echo = json.loads(r.body)
+        assert (echo["method"], echo["target"]) == ("POST" if body else "GET", "/echo?n=%d" % n)
+        assert seen(echo, "x-request-id") == ["h2-reuse-%d" % n]
+        assert echo.get("body", "") == (body or b"").decode(), echo
+    for n in range(30):
+        assert access_line(sidecar, "h2-reuse-%d" % n)["protocol"] == "HTTP/2.0"
+    targets = upstream.stats()["targets"]
+    assert not any("smuggled" in t for t in targets), targets
+    assert all(sum(t.endswith(" /echo?n=%d" % n) for t in targets) == 1 for n in range(30)), targets
+    c.close()
+
+
 @pytest.mark.parametrize("size", [0, 1, 70_000, 1_000_000])
 def test_request_bodies_reach_the_upstream_whole(sidecar, size):
     body = bytes((i * 7) % 251 for i in range(size))

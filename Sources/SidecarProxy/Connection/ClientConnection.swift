@@ -60,9 +60,10 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         perform(machine.initialDeadline)
     }
 
-    /// One HTTP/2 stream's exchange: its request arrives as an HTTP/1.1 head and body on a
+    /// HTTP/2 streams' exchanges: each request arrives as an HTTP/1.1 head and body on a
     /// stream `connection` carries, and its HTTP/1.1 answer goes back the same way
-    /// (`HTTP2Connection`). It serves that one exchange and closes.
+    /// (`HTTP2Connection`). Kept alive between them, it serves the connection's streams one
+    /// after another, as a keep-alive connection serves requests.
     init(worker: Worker, carriedBy connection: HTTP2Connection, peerText: [UInt8], peerTrusted: Bool) {
         self.worker = worker
         openedMs = worker.nowMs

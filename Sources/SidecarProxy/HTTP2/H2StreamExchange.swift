@@ -47,35 +47,30 @@ final class H2StreamExchange {
     var output: ByteQueue { client.stream.output }
 
     /// The response head, once the exchange has written it, as HTTP/2 fields in `fields`
-    /// (`:status` first, lowercase names, the connection-specific fields of RFC 9113 §8.2.2
-    /// left out); returns whether a body follows, nil while the head is incomplete. Interim
-    /// 1xx heads are skipped. Throws for a head that cannot be translated.
-    func takeResponseHead(into fields: inout H2FieldList) throws(HTTPHeadError) -> Bool? {
+    /// (`H2ResponseHead`); returns whether a body follows, nil while the head is incomplete.
+    /// Interim 1xx heads are skipped. Throws for a head that cannot be translated.
+    func takeResponseHead(into fields: H2FieldList) throws(H2ResponseHead.Malformed) -> Bool? {
         while true {
             let available = output.count
-            guard available > 0, let prefix = output.unsafePrefix(available) else { return nil }
-            guard let head = try HTTPResponseHead.parse(prefix, requestMethod: isHead ? .head : .get, limits: Self.headLimits)
-            else { return nil }
-            let length = head.headLength
-            if head.isInterim {
-                output.drain(length)
-                continue
+            // Most heads fit the first window: the body behind them is not pulled together.
+            var window = min(available, 2048)
+            var translated: (length: Int, framing: H2ResponseHead.Framing)?
+            while window > 0, let prefix = output.unsafePrefix(window) {
+                translated = try H2ResponseHead.translate(prefix, requestIsHead: isHead, into: fields)
+                if translated != nil || window == min(available, H2ResponseHead.maxBytes) { break }
+                window = min(available, H2ResponseHead.maxBytes)
             }
-            fields.removeAll()
-            fields.appendStatus(head.status)
-            head.withView { view in
-                for field in head.fields where !Self.isConnectionSpecific(field, view) {
-                    fields.append(lowercasing: view[field.name], value: view[field.value])
-                }
-            }
+            guard let (length, framing) = translated else { return nil }
             output.drain(length)
-            switch head.framing {
+            switch framing {
+            case .interim:
+                continue
             case .none:
                 response = .complete
                 return false
             case .contentLength(let n):
-                response = n == 0 ? .complete : .body(remaining: n)
-                return n > 0
+                response = .body(remaining: n)
+                return true
             case .chunked:
                 response = .chunked(ChunkedDecoder())
                 return true
@@ -85,8 +80,6 @@ final class H2StreamExchange {
             }
         }
     }
-
-    static let headLimits = HTTPHeadLimits(maxHeadBytes: 64 * 1024, maxFields: 200)
 
     /// Moves up to `buffer.count` body bytes from the exchange's output into `buffer`.
     /// Returns the count and whether the body is complete with them.
@@ -151,15 +144,17 @@ final class H2StreamExchange {
         return false
     }
 
+    /// The stream was served in full and its exchange is over, the connection kept alive with
+    /// nothing of this stream left in it: it may serve another stream. Anything else (a body
+    /// not taken, output not framed, an exchange still going) rules that out.
+    var answeredInFull: Bool {
+        let carried = client.stream
+        return responseComplete && requestEnded && unacknowledged == 0 && client.phase == .waitingForHead
+            && carried.pendingInput == 0 && carried.output.count == 0 && !carried.isReadPaused && !carried.isClosed
+    }
+
     var awaitingHead: Bool {
         if case .awaitingHead = response { return true }
         return false
-    }
-
-    /// RFC 9113 §8.2.2: fields that only mean something to one HTTP/1.1 hop.
-    static func isConnectionSpecific(_ field: HTTPField, _ view: HeadView) -> Bool {
-        view.name(of: field, is: "connection") || view.name(of: field, is: "keep-alive")
-            || view.name(of: field, is: "proxy-connection") || view.name(of: field, is: "transfer-encoding")
-            || view.name(of: field, is: "upgrade")
     }
 }

@@ -14,11 +14,12 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
             session.reset(id, code: 7)  // REFUSED_STREAM: a drained connection takes nothing new
             return
         }
-        let client = ClientConnection(worker: worker, carriedBy: self, peerText: peerText, peerTrusted: peerTrusted)
+        let client = takeIdleClient()
+            ?? ClientConnection(worker: worker, carriedBy: self, peerText: peerText, peerTrusted: peerTrusted)
         let exchange = H2StreamExchange(
             id: id, client: client, chunkedRequest: chunked, isHead: head.starts(with: "HEAD ".utf8),
             requestEnded: endStream)
-        exchanges[id] = exchange
+        exchanges.insert(exchange)
         client.stream.carrierTag = id
         _ = client.stream.input.append(head)
         exchange.deliveryPending = true
@@ -59,10 +60,12 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
     }
 
     func h2StreamClosed(_ id: Int32, errorCode: UInt32) {
-        guard let exchange = exchanges.removeValue(forKey: id) else { return }
+        guard let exchange = exchanges.remove(id) else { return }
         exchange.streamClosed = true
         lastActiveMs = worker.nowMs
-        if !exchange.exchangeClosed {
+        if !exchange.exchangeClosed, exchange.answeredInFull {
+            keepIdle(exchange.client)
+        } else if !exchange.exchangeClosed {
             // Reset by the client (or cut short): the exchange ends as when a client goes away.
             // The connection stays alive until then: the exchange's stream calls back into it.
             let client = exchange.client
@@ -74,6 +77,27 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
         }
         worker.reaper.retire(exchange)
         if exchanges.isEmpty { armDeadline() }
+    }
+
+    /// A carried connection kept alive after its stream, if one is still open (its own idle
+    /// deadline may have closed it since).
+    private func takeIdleClient() -> ClientConnection? {
+        while let client = idleClients.popLast() {
+            if client.phase == .waitingForHead, !client.stream.isClosed { return client }
+        }
+        return nil
+    }
+
+    /// Keeps a carried connection whose stream was answered in full for a later stream. Its
+    /// tag no longer names a stream, so anything it still reports (its idle deadline closing
+    /// it) finds none.
+    private func keepIdle(_ client: ClientConnection) {
+        client.stream.carrierTag = 0
+        if isDraining || isClosed || idleClients.count >= maxStreams {
+            client.close()
+        } else {
+            idleClients.append(client)
+        }
     }
 
     func h2ResponseBody(_ id: Int32, into buffer: UnsafeMutableRawBufferPointer) -> H2Session.Body {
@@ -133,7 +157,7 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
             if exchange.awaitingHead {
                 let hasBody: Bool?
                 do {
-                    hasBody = try exchange.takeResponseHead(into: &responseFields)
+                    hasBody = try exchange.takeResponseHead(into: responseFields)
                 } catch {
                     session.reset(exchange.id)
                     continue

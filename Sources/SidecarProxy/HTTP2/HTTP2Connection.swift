@@ -21,9 +21,9 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     let peerTrusted: Bool
     let openedMs: Int64
     /// The streams' exchanges by stream id (a carried stream's `carrierTag`).
-    var exchanges: [Int32: H2StreamExchange] = [:]
+    var exchanges = StreamTable()
     /// Response heads are translated into this one list, reused.
-    var responseFields = H2FieldList()
+    let responseFields = H2FieldList()
     /// Exchanges with request bytes to be told of, in arrival order (after the session call).
     var deliveries: [H2StreamExchange] = []
     /// Exchanges whose output the session took to empty: told once the frames are out.
@@ -34,6 +34,10 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     var sendScheduled = false
     /// Exchanges that flushed output since the last pass.
     var outputReady: [H2StreamExchange] = []
+    /// Carried connections that answered their stream in full and wait, kept alive, for the
+    /// next one (at most as many as streams were open at once): a stream then costs no new
+    /// connection, stream buffers and timer.
+    var idleClients: [ClientConnection] = []
     var deadline: Timer!
     var lastActiveMs: Int64
     /// When the first of the request heads now being received began (0: none is).
@@ -43,7 +47,12 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
 
     /// Frames queued on the socket beyond this wait until it drains: the bound a client
     /// that does not read holds per connection, whatever its windows say.
-    var socketHoldLimit: Int { max(64 * 1024, worker.options.responseBufferBytes) }
+    let socketHoldLimit: Int
+    /// The settings as the connection was accepted (a reload applies to later connections),
+    /// read once: the options are a large value, costly to copy per frame.
+    let headerTimeoutMs: Int64
+    let idleTimeoutMs: Int64
+    let maxStreams: Int
 
     init(worker: Worker, stream: Stream, peerText: [UInt8], peerTrusted: Bool, openedMs: Int64) {
         self.worker = worker
@@ -53,6 +62,10 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
         self.openedMs = openedMs
         lastActiveMs = worker.nowMs
         let options = worker.options
+        socketHoldLimit = max(64 * 1024, options.responseBufferBytes)
+        headerTimeoutMs = options.headerTimeoutMs
+        idleTimeoutMs = options.idleTimeoutMs
+        maxStreams = options.maxStreams
         session = H2Session(
             limits: .init(maxStreams: options.maxStreams, maxHeaderBytes: options.maxHeaderBytes), nowMs: worker.nowMs)
         session.delegate = self
@@ -214,14 +227,13 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     /// first request); a request head being received must be complete within `header_timeout`.
     func armDeadline() {
         guard !isClosed else { return }
-        let options = worker.options
         let at: Int64
         if closingAfterFlush || lingering {
-            at = worker.nowMs + min(Self.lingerMs, options.headerTimeoutMs)
+            at = worker.nowMs + min(Self.lingerMs, headerTimeoutMs)
         } else if headBeganMs > 0 {
-            at = headBeganMs + options.headerTimeoutMs
+            at = headBeganMs + headerTimeoutMs
         } else if exchanges.isEmpty {
-            at = lastActiveMs + (stream.bytesWritten > 256 ? options.idleTimeoutMs : options.headerTimeoutMs)
+            at = lastActiveMs + (stream.bytesWritten > 256 ? idleTimeoutMs : headerTimeoutMs)
         } else {
             deadline.cancel()
             return
@@ -259,12 +271,15 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
         guard !isClosed else { return }
         isClosed = true
         deadline.cancel()
-        let open = Array(exchanges.values)
-        exchanges = [:]
+        let open = exchanges.all
+        exchanges.removeAll()
         for exchange in open where !exchange.exchangeClosed {
             exchange.streamClosed = true
             exchange.client.clientEnded()
         }
+        let idle = idleClients
+        idleClients = []
+        for client in idle { client.close() }
         if stream.pendingOutput > 0 { _ = stream.flush() }
         stream.close()
         worker.connectionClosed(self)

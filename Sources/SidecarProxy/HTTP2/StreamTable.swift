@@ -1,0 +1,34 @@
+/// A connection's open streams' exchanges by stream id: at most `limits.max_streams` (100)
+/// and usually one or a few, so a scan of ids in one array is cheaper than hashing an id
+/// for each of the several lookups a stream's every frame makes.
+struct StreamTable {
+    private var ids: [Int32] = []
+    private var entries: [H2StreamExchange] = []
+
+    var isEmpty: Bool { ids.isEmpty }
+    var all: [H2StreamExchange] { entries }
+
+    subscript(id: Int32) -> H2StreamExchange? {
+        guard let index = ids.firstIndex(of: id) else { return nil }
+        return entries[index]
+    }
+
+    /// Adds the exchange of a new stream (ids are never reused on a connection).
+    mutating func insert(_ exchange: H2StreamExchange) {
+        ids.append(exchange.id)
+        entries.append(exchange)
+    }
+
+    mutating func remove(_ id: Int32) -> H2StreamExchange? {
+        guard let index = ids.firstIndex(of: id) else { return nil }
+        ids.swapAt(index, ids.count - 1)
+        entries.swapAt(index, entries.count - 1)
+        ids.removeLast()
+        return entries.removeLast()
+    }
+
+    mutating func removeAll() {
+        ids.removeAll()
+        entries.removeAll()
+    }
+}
