@@ -5,6 +5,9 @@ import CEvent
 /// call (`event_active`). Loop thread only; one per loop (`EventLoop.nextTurn`).
 public final class NextTurn {
     private var queued: [() -> Void] = []
+    /// The batch being run, kept between turns with its capacity (swapped with `queued`):
+    /// a turn allocates no array.
+    private var running: [() -> Void] = []
     private var event: OpaquePointer?
 
     init(loop: EventLoop) {
@@ -21,6 +24,7 @@ public final class NextTurn {
         if let event { event_free(event) }
         event = nil
         queued = []
+        running = []
     }
 
     public func run(_ work: @escaping () -> Void) {
@@ -29,8 +33,8 @@ public final class NextTurn {
     }
 
     private func runQueued() {
-        let batch = queued
-        queued = []
-        for work in batch { work() }
+        swap(&queued, &running)
+        for work in running { work() }
+        running.removeAll(keepingCapacity: true)
     }
 }

@@ -149,9 +149,10 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
 
     /// Turns the exchanges' new output into response heads, or wakes their deferred bodies.
     func takeResponses() {
-        let ready = outputReady
-        outputReady = []
-        for exchange in ready {
+        var next = 0
+        while next < outputReady.count {
+            let exchange = outputReady[next]
+            next += 1
             exchange.outputReady = false
             guard !exchange.streamClosed else { continue }
             if exchange.awaitingHead {
@@ -177,6 +178,7 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
                 session.resumeBody(exchange.id)
             }
         }
+        outputReady.removeAll(keepingCapacity: true)
     }
 
     func carriedStreamWantsInput(_ carried: Stream) {

@@ -122,10 +122,13 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
 
     /// Tells each exchange of the request bytes the last session call gave it.
     private func deliver() {
-        while !deliveries.isEmpty {
-            let batch = deliveries
-            deliveries = []
-            for exchange in batch where exchange.deliveryPending {
+        // By index, and emptied keeping its capacity: deliveries queued meanwhile are taken
+        // in this pass, and no array is allocated per read.
+        var next = 0
+        while next < deliveries.count {
+            let exchange = deliveries[next]
+            next += 1
+            if exchange.deliveryPending {
                 exchange.deliveryPending = false
                 let carried = exchange.client.stream
                 guard !carried.isClosed else { continue }
@@ -134,6 +137,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
                 acknowledge(exchange)
             }
         }
+        deliveries.removeAll(keepingCapacity: true)
     }
 
     /// Opens the client's window by the request-body bytes the exchange has taken. Chunk
@@ -168,12 +172,15 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
                 close()
                 return
             }
-            let told = drained
-            drained = []
-            for exchange in told where !exchange.exchangeClosed {
+            var next = 0
+            while next < drained.count {
+                let exchange = drained[next]
+                next += 1
+                guard !exchange.exchangeClosed else { continue }
                 let carried = exchange.client.stream
                 carried.delegate?.streamDidDrain(carried)
             }
+            drained.removeAll(keepingCapacity: true)
         } while sendPending
         if stream.pendingOutput > 0 {
             stream.flushAtEndOfIteration()
@@ -189,12 +196,16 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     func scheduleSend() {
         guard !sendScheduled, !isClosed else { return }
         sendScheduled = true
-        worker.loop.nextTurn.run { [self] in
-            sendScheduled = false
-            guard !isClosed else { return }
-            takeResponses()
-            send()
-        }
+        worker.loop.nextTurn.run(sendOnNextTurn)
+    }
+
+    /// Made once per connection, so that queuing it allocates nothing.
+    private lazy var sendOnNextTurn: () -> Void = { [weak self] in
+        guard let self else { return }
+        sendScheduled = false
+        guard !isClosed else { return }
+        takeResponses()
+        send()
     }
 
     /// The session is over (GOAWAY sent, nothing left to serve): once the frames are on the
