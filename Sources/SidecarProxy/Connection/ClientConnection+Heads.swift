@@ -82,9 +82,14 @@ extension ClientConnection {
             return
         }
 
-        switch worker.policy.decide(
+        // One inout access to `exchange` at a time (two overlap: a debug build's exclusivity
+        // check traps), so the upstream's index goes through a local.
+        var upstreamIndex = exchange.upstreamIndex
+        let decision = worker.policy.decide(
             head, view, path: exchange.path, trace: exchange.trace, identity: &exchange.identity,
-            upstream: &exchange.upstreamIndex) {
+            upstream: &upstreamIndex)
+        exchange.upstreamIndex = upstreamIndex
+        switch decision {
         case .respond(let answer):
             _ = machine.receive(.answerWithoutReadingBody)
             respond(answer)
