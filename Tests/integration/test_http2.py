@@ -9,6 +9,7 @@ import pytest
 
 from conftest import access_line, seen
 from h2_support import H2Client
+from native_support import metric
 
 
 
@@ -64,6 +65,17 @@ def test_streams_after_broken_ones_on_one_connection_are_exchanges_of_their_own(
     assert not any("smuggled" in t for t in targets), targets
     assert all(sum(t.endswith(" /echo?n=%d" % n) for t in targets) == 1 for n in range(30)), targets
     c.close()
+
+
+def test_requests_are_counted_by_the_protocol_the_client_spoke(start_sidecar):
+    sc = start_sidecar()
+    c = H2Client(sc.port)
+    for n in range(3):
+        assert c.request("GET", "/echo?n=%d" % n).status == 200
+    c.close()
+    assert sc.request("GET", "/echo").status == 200
+    assert metric(sc, 'sidecar_requests_by_protocol_total{protocol="http2"} 3')
+    assert metric(sc, 'sidecar_requests_by_protocol_total{protocol="http1"} 1')
 
 
 @pytest.mark.parametrize("size", [0, 1, 70_000, 1_000_000])

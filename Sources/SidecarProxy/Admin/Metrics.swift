@@ -8,6 +8,8 @@ struct WorkerMetrics: Sendable {
 
     /// [route][status class 1xx…5xx, other]
     var requests = [UInt64](repeating: 0, count: Route.allCases.count * 6)
+    /// Requests answered [over HTTP/1.x, over HTTP/2].
+    var requestsByProtocol: [UInt64] = [0, 0]
     /// At most this many upstreams (the top-level one and `upstreams`), each a label value.
     static let maxUpstreams = 33
     /// [upstream index]
@@ -50,9 +52,10 @@ struct WorkerMetrics: Sendable {
     /// [AppleCall]
     var appleLatency = [LatencyHistogram](repeating: LatencyHistogram(), count: AppleCall.allCases.count)
 
-    mutating func recordRequest(route: Route, status: Int) {
+    mutating func recordRequest(route: Route, status: Int, http2: Bool) {
         let statusClass = (1...5).contains(status / 100) ? status / 100 - 1 : 5
         requests[route.rawValue * 6 + statusClass] &+= 1
+        requestsByProtocol[http2 ? 1 : 0] &+= 1
     }
 
     mutating func recordSession(_ outcome: SessionOutcome, via carrier: SessionCarrier) {
@@ -66,6 +69,7 @@ struct WorkerMetrics: Sendable {
     static func + (a: WorkerMetrics, b: WorkerMetrics) -> WorkerMetrics {
         var sum = a
         add(b.requests, to: &sum.requests)
+        add(b.requestsByProtocol, to: &sum.requestsByProtocol)
         for i in sum.upstreamLatency.indices { sum.upstreamLatency[i] = a.upstreamLatency[i] + b.upstreamLatency[i] }
         for i in sum.requestDuration.indices { sum.requestDuration[i] = a.requestDuration[i] + b.requestDuration[i] }
         sum.openConnections += b.openConnections

@@ -33,6 +33,10 @@ final class MetricsBoard: Sendable {
                            total.requests[route.rawValue * 6 + statusClass])
             }
         }
+        out.family("sidecar_requests_by_protocol_total", "counter",
+                   "Requests answered, by the protocol the client spoke (http1: HTTP/1.0 and 1.1; http2: h2 and h2c).")
+        out.sample("sidecar_requests_by_protocol_total", "protocol=\"http1\"", total.requestsByProtocol[0])
+        out.sample("sidecar_requests_by_protocol_total", "protocol=\"http2\"", total.requestsByProtocol[1])
         out.family("sidecar_request_duration_seconds", "histogram",
                    "Time from a request's first byte to the end of its answer, by who answered.")
         for route in WorkerMetrics.Route.allCases {

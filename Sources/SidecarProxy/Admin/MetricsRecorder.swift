@@ -24,8 +24,8 @@ final class MetricsRecorder {
         }
     }
 
-    func recordRequest(route: WorkerMetrics.Route, status: Int) {
-        metrics.recordRequest(route: route, status: status)
+    func recordRequest(route: WorkerMetrics.Route, status: Int, http2: Bool) {
+        metrics.recordRequest(route: route, status: status, http2: http2)
         changed()
     }
 

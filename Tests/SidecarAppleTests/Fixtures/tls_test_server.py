@@ -4,13 +4,14 @@
 Usage: tls_test_server.py WORKDIR
 Generates a test CA, a CA-signed leaf for localhost/127.0.0.1, a CA-signed leaf for
 other.example and a self-signed localhost leaf in WORKDIR, starts one listener per case on
-127.0.0.1 and prints {"ca": path, "<listener>": port, ...} as one JSON line. Exits when its
-stdin closes (the test process ended).
+127.0.0.1 and prints {"ca": path, "<listener>": port, ...} as one JSON line. Exits, removing
+WORKDIR, when its stdin closes (the test process ended).
 """
 import datetime
 import ipaddress
 import json
 import os
+import shutil
 import socket
 import ssl
 import sys
@@ -231,6 +232,8 @@ def main():
     }
     print(json.dumps(ports), flush=True)
     sys.stdin.read()
+    # The folder is this script's to keep while the tests run, and to remove after them.
+    shutil.rmtree(workdir, ignore_errors=True)
     os._exit(0)
 
 
