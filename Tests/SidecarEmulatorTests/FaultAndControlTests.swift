@@ -1,6 +1,6 @@
 import Glibc
 import XCTest
-import SidecarApple
+@testable import SidecarApple
 import SidecarCrypto
 
 final class FaultAndControlTests: XCTestCase {
@@ -86,6 +86,30 @@ final class FaultAndControlTests: XCTestCase {
         XCTAssertEqual(try emulator.postJSON("/emulator/faults", #"{"faults":["expired","slow:5"]}"#)
             .json?.objectValue?["armed"], .array([.string("expired"), .string("slow:5")]))
         XCTAssertEqual(try RawHTTP.request(emulator.address, "DELETE", "/emulator/faults").json?.objectValue?["armed"], .array([]))
+    }
+
+    /// A notification made just as a second turns is dated from the moment it was made, not a
+    /// second earlier: the second read before the turn and the millisecond after it once gave
+    /// an event that came before a sign-in made just ahead of it, which it then left signed in.
+    func testAnEventIsNeverDatedBeforeItWasMade() {
+        func wallMilliseconds() -> Int64 {
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
+            return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec / 1_000_000)
+        }
+        let start = wallMilliseconds()
+        let (now, eventTime) = AppleEmulator.eventTime(clock: {
+            // The clock reads its second, then the second turns before the millisecond is read.
+            let second = wallMilliseconds() / 1000
+            while wallMilliseconds() / 1000 == second { usleep(1000) }
+            return second
+        })
+        XCTAssertEqual(now, start / 1000)
+        XCTAssertGreaterThanOrEqual(eventTime, start)
+        XCTAssertLessThanOrEqual(eventTime, wallMilliseconds())
+        // A clock of its own (set ahead): its second, the wall clock's millisecond within it.
+        let ahead = AppleEmulator.eventTime(clock: { 2_000_000_000 })
+        XCTAssertEqual(ahead.milliseconds / 1000, 2_000_000_000)
     }
 
     func testNotificationPayloadVerifiesLikeApples() throws {

@@ -95,12 +95,10 @@ extension AppleEmulator {
         guard let audience = object["aud"]?.stringValue ?? options.clients.first?.id else {
             throw ControlError("aud required (no client configured)")
         }
-        let now = options.clock()
+        let (now, eventTime) = Self.eventTime(clock: options.clock)
         var event: [String: JSONValue] = [
             "type": .string(type), "sub": .string(subject),
-            // Milliseconds as Apple's are (the emulator's clock gives the second, the wall clock
-            // the millisecond within it): an event is then later than a sign-in just before it.
-            "event_time": .integer(object["event_time"]?.integerValue ?? now * 1000 + Self.millisecondWithinSecond()),
+            "event_time": .integer(object["event_time"]?.integerValue ?? eventTime),
         ]
         if let email = object["email"]?.stringValue { event["email"] = .string(email) }
         if let isPrivate = object["is_private_email"]?.lenientBoolValue {
@@ -148,9 +146,24 @@ extension AppleEmulator {
 }
 
 extension AppleEmulator {
-    static func millisecondWithinSecond() -> Int64 {
+    /// The emulator's second, and an event time in milliseconds as Apple's are. On the wall
+    /// clock it is the wall clock's own reading, taken on the same side of a second's turn as
+    /// the second (a second read before the turn with a millisecond read after it dated an
+    /// event up to a second early: before a sign-in made just before it, which it then did not
+    /// revoke). On another clock (tests, a clock set ahead) it is that clock's second with the
+    /// wall clock's millisecond within it.
+    static func eventTime(clock: () -> Int64) -> (now: Int64, milliseconds: Int64) {
+        let before = wallMilliseconds()
+        let now = clock()
+        let after = wallMilliseconds()
+        if now == before / 1000 { return (now, before) }
+        if now == after / 1000 { return (now, after) }
+        return (now, now * 1000 + after % 1000)
+    }
+
+    private static func wallMilliseconds() -> Int64 {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_nsec / 1_000_000)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec / 1_000_000)
     }
 }

@@ -116,7 +116,13 @@ public struct EmulatorOptions: Sendable {
         TestUser(email: "private.person@example.com", firstName: "Pat", lastName: "Private", hideMyEmail: true),
     ]
 
-    public static let systemClock: @Sendable () -> Int64 = { Int64(time(nil)) }
+    /// The wall clock's second, read precisely: `time(2)` reads the kernel's coarse clock, which
+    /// may still name the previous second for a tick after a second begins.
+    public static let systemClock: @Sendable () -> Int64 = {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec)
+    }
 
     func client(_ id: String) -> EmulatorClient? { clients.first { $0.id == id } }
 
