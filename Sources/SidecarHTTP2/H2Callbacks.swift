@@ -68,17 +68,20 @@ enum H2Callbacks {
 
     static let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
         guard let frame, let name, let value else { return 0 }
-        let session = owner(userData)
         let stream = sidecar_h2_frame_stream(frame)
-        guard stream == session.headStream else { return 0 }  // trailers: dropped
-        let fits = session.head.add(
-            name: UnsafeRawBufferPointer(start: name, count: nameLength),
-            value: UnsafeRawBufferPointer(start: value, count: valueLength))
-        if !fits {
-            session.refuse(.headerListTooLarge)
-            return callbackFailure
+        // Called per field: the session (alive for the whole receive call) is borrowed, not
+        // retained and released each time.
+        return Unmanaged<H2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef { session in
+            guard stream == session.headStream else { return 0 }  // trailers: dropped
+            let fits = session.head.add(
+                name: UnsafeRawBufferPointer(start: name, count: nameLength),
+                value: UnsafeRawBufferPointer(start: value, count: valueLength))
+            if !fits {
+                session.refuse(.headerListTooLarge)
+                return callbackFailure
+            }
+            return 0
         }
-        return 0
     }
 
     static let onFrameReceived: nghttp2_on_frame_recv_callback = { _, frame, userData in
@@ -94,9 +97,9 @@ enum H2Callbacks {
                 session.headStream = 0
                 session.activeStreams += 1
                 do {
-                    try session.head.write(hasBody: !endStream, into: &session.translated)
+                    try session.head.translate(hasBody: !endStream)
                     let chunked = session.head.bodyIsChunked(hasBody: !endStream)
-                    session.translated.withUnsafeBytes {
+                    session.head.translated.withUnsafeBytes {
                         session.delegate?.h2Request(stream, head: $0, chunked: chunked, endStream: endStream)
                     }
                 } catch {

@@ -40,6 +40,7 @@ public struct H2RequestHead {
     public init(maxBytes: Int) {
         self.maxBytes = maxBytes
         fields.reserveCapacity(512)
+        translated.reserveCapacity(1024)
     }
 
     /// Ready for the next request, keeping the buffers' capacity: a session receives one head
@@ -106,6 +107,19 @@ public struct H2RequestHead {
 
     /// Whether the request asked for chunked framing of its body (no `content-length`).
     public func bodyIsChunked(hasBody: Bool) -> Bool { hasBody && !hasContentLength }
+
+    /// The head `translate` wrote last, its capacity kept from request to request.
+    public private(set) var translated: [UInt8] = []
+
+    /// Writes the HTTP/1.1 head into `translated`. A mutating call on the builder where it
+    /// lies, so that the builder and its arrays are not copied per request (a non-mutating
+    /// `write` into a buffer of the same owner was: seven retains and releases).
+    public mutating func translate(hasBody: Bool) throws(Failure) {
+        var out: [UInt8] = []
+        swap(&out, &translated)
+        defer { swap(&out, &translated) }
+        try write(hasBody: hasBody, into: &out)
+    }
 
     /// The HTTP/1.1 head. `hasBody`: DATA frames follow the HEADERS frame.
     public func http1Head(hasBody: Bool) throws(Failure) -> [UInt8] {

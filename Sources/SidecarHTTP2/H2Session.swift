@@ -63,7 +63,6 @@ public final class H2Session {
     /// stream (0: none), and the buffer its HTTP/1.1 translation is written into.
     var head: H2RequestHead
     var headStream: Int32 = 0
-    var translated: [UInt8] = []
     /// Bytes of the header block (HEADERS + CONTINUATION) now arriving, before decoding.
     var headerBlockBytes = 0
     /// CONTINUATION frames of the header block now arriving.
@@ -76,7 +75,6 @@ public final class H2Session {
         self.limits = limits
         guardian = H2FloodGuard(maxStreams: limits.maxStreams, nowMs: nowMs)
         head = H2RequestHead(maxBytes: limits.maxHeaderBytes)
-        translated.reserveCapacity(1024)
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
         H2Callbacks.install(callbacks)
