@@ -29,6 +29,21 @@ final class FileStoreRecoveryTests: XCTestCase {
         XCTAssertEqual(try store.pendingForwards().map(\.payload), [[1, 2, 3]], file: file, line: line)
     }
 
+    /// A store closed and then released closes each of its descriptors once: a second close
+    /// of a number the kernel has handed out again would close someone else's file (here the
+    /// next store's log, whose appends then failed with EBADF).
+    func testAClosedStoreClosesNoDescriptorAgainWhenReleased() throws {
+        var store: FileStore? = try open()
+        store!.close()
+        // The numbers the store let go are the lowest free ones: open(2) hands them out next.
+        let others = (0..<4).map { _ in Glibc.open("/dev/null", O_RDONLY) }
+        defer { for fd in others where fd >= 0 { _ = Glibc.close(fd) } }
+        store = nil
+        for fd in others {
+            XCTAssertNotEqual(fcntl(fd, F_GETFD), -1, "descriptor \(fd) was closed by the released store")
+        }
+    }
+
     /// A crash can cut the last append at any byte: whatever the cut, opening drops the
     /// partial record, keeps everything before it, cuts the file back and appends again.
     func testATornLastRecordAtEveryByteOffsetIsDropped() throws {

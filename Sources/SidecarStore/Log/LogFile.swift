@@ -18,7 +18,7 @@ final class LogFile {
 
     let path: String
     private(set) var descriptor: Int32
-    private let directoryDescriptor: Int32
+    private var directoryDescriptor: Int32
     /// The end of the last record known to be on disk.
     private(set) var size: Int64
     /// Set when a failed write could not be undone: the log's end is then unknown, and
@@ -116,10 +116,14 @@ final class LogFile {
         return name
     }
 
+    /// Closes each descriptor once (then marks it closed): `deinit` calls this again after an
+    /// explicit close, and a second close of a number the kernel has handed out since would
+    /// close another file.
     func close() {
         if descriptor >= 0 { _ = Glibc.close(descriptor) }
         if directoryDescriptor >= 0 { _ = Glibc.close(directoryDescriptor) }
         descriptor = -1
+        directoryDescriptor = -1
         failure = failure ?? "closed"
     }
 
