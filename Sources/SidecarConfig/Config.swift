@@ -102,6 +102,9 @@ public struct Config: Sendable {
         public var revalidate: TimeSpan?
         /// Key material, each ≥ 32 bytes; the first seals, all open.
         public var secrets: [Secret]
+        /// Opened sessions each worker keeps, so a returning request skips the decode and
+        /// AES-GCM open (`session.cache_entries`).
+        public var cacheEntries: Int = ConfigDefaults.sessionCacheEntries
     }
 
     public struct Access: Sendable, Equatable {

@@ -25,6 +25,10 @@ public enum ConfigDefaults {
         identityHeaders.first { $0.key == key }?.name ?? ""
     }
 
+    // `session.*`
+    /// Sessions each worker keeps opened (rounded up to a power of two): ~1 KB each when full.
+    public static let sessionCacheEntries = 8192
+
     // `limits.*`
     public static let maxHeaderBytes = 16 << 10
     public static let maxStreams = 100

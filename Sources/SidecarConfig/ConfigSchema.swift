@@ -286,11 +286,14 @@ struct ConfigSchema {
             warnings.append(ConfigWarning(path: "session.idle_timeout",
                                           message: "longer than session.lifetime (\(lifetime)\(origin)): it never takes effect"))
         }
+        let cacheEntries = session.value(
+            "cache_entries", default: ConfigDefaults.sessionCacheEntries, Parse.integer(in: 16...(1 << 22)))
         let secrets = readSessionSecrets(session)
         guard let secrets else { return nil }
         return Config.Session(
             cookieName: cookieName, domain: domain, secure: secure, lifetime: lifetime, idleTimeout: idleTimeout,
-            refreshAfter: refreshAfter, revalidate: revalidate.isZero ? nil : revalidate, secrets: secrets)
+            refreshAfter: refreshAfter, revalidate: revalidate.isZero ? nil : revalidate, secrets: secrets,
+            cacheEntries: cacheEntries)
     }
 
     /// 1h, or half of `idle_timeout` when that is shorter: a session in use is re-sealed well

@@ -86,7 +86,7 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 39)
+        XCTAssertEqual(uncommented, 40)
 
         let config = try load(text, preparing: directory,
                               environment: Fixture.environment.merging(
@@ -96,6 +96,7 @@ final class ExampleConfigTests: XCTestCase {
         XCTAssertEqual(config.session.domain, "example.com")
         XCTAssertEqual(config.session.cookieName, "__Secure-sidecar")
         XCTAssertEqual(config.session.refreshAfter, .hours(1), "the sample value is the default for the sample idle_timeout")
+        XCTAssertEqual(config.session.cacheEntries, 8192, "the sample value is the default")
         XCTAssertEqual(config.assertion.privateKeyFile, directory + "/assertion.pem")
         XCTAssertEqual(config.notifications.forwardTo?.description, "http://127.0.0.1:3000/hooks/apple")
         XCTAssertEqual(config.pages.templates, directory + "/pages/")

@@ -228,6 +228,21 @@ final class ValueTests: XCTestCase {
         XCTAssertEqual(try error("workers: many")?.message, #"expected a whole number, found "many""#)
     }
 
+    func testSessionCacheEntries() throws {
+        XCTAssertEqual(try config("").session.cacheEntries, 8192)
+        let session = { (value: String) in self.replacing("session:\n", with: "session:\n  cache_entries: \(value)\n") }
+        XCTAssertEqual(try parse(session("32768")).session.cacheEntries, 32768)
+        XCTAssertEqual(try parse(session("16")).session.cacheEntries, 16)
+        let tooSmall = try XCTUnwrap(errors(session("8")).first)
+        XCTAssertEqual(tooSmall.message, "8 is out of range (16–4194304)")
+        XCTAssertEqual(tooSmall.path, "session.cache_entries")
+        XCTAssertEqual(tooSmall.file, "sidecar.yaml")
+        XCTAssertEqual(tooSmall.line, 10)
+        XCTAssertNotNil(tooSmall.column)
+        XCTAssertEqual(try errors(session("5000000")).first?.message, "5000000 is out of range (16–4194304)")
+        XCTAssertEqual(try errors(session("lots")).first?.message, #"expected a whole number, found "lots""#)
+    }
+
     func testHeaderNames() throws {
         let headers = try config("headers:\n  user_id: X-User\n  strip: [X-Debug, Remote-User]\n  pass_cookie: true").headers
         XCTAssertEqual(headers.userID, "X-User")

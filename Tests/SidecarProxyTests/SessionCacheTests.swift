@@ -219,7 +219,7 @@ final class SessionCacheTests: XCTestCase {
         let cookieName: String
     }
 
-    private func makeConfig(cookieName: String = "sidecar_session", secret: String) throws -> Config {
+    private func makeConfig(cookieName: String = "sidecar_session", secret: String, cacheEntries: Int? = nil) throws -> Config {
         let key = try P256PrivateKey.generate().pkcs8PEM()
         let yaml = """
             listen: 127.0.0.1:8080
@@ -233,6 +233,7 @@ final class SessionCacheTests: XCTestCase {
             session:
               secrets: [env:SECRET]
               cookie_name: \(cookieName)
+            \(cacheEntries.map { "  cache_entries: \($0)" } ?? "")
             """
         return try Config.parse(yaml: yaml, environment: ["APPLE_KEY": key, "SECRET": secret])
     }
@@ -242,10 +243,10 @@ final class SessionCacheTests: XCTestCase {
 
     /// The store's clock is the tests' (sessions here expire around t = 1,500 s).
     private func makeHarness(
-        shared: AuthShared = AuthShared(store: MemoryStore(clock: StoreClock { 1_500 }))
+        shared: AuthShared = AuthShared(store: MemoryStore(clock: StoreClock { 1_500 })), cacheEntries: Int? = nil
     ) throws -> Harness {
         let loop = try EventLoop()
-        let settings = try AuthSettings(config: makeConfig(secret: Self.secretA), shared: shared)
+        let settings = try AuthSettings(config: makeConfig(secret: Self.secretA, cacheEntries: cacheEntries), shared: shared)
         let metrics = MetricsRecorder(
             loop: loop, board: MetricsBoard(workers: 1), readiness: Readiness(workers: 1), worker: 0)
         let auth = try Authenticator(loop: loop, settings: settings, upstreamTimeoutMs: 5_000, metrics: metrics)
@@ -279,6 +280,41 @@ final class SessionCacheTests: XCTestCase {
         XCTAssertTrue(second.stripCookie)
         XCTAssertEqual(h.auth.cache.count, 1)
         XCTAssertEqual(h.auth.metrics.metrics.sessions(.accepted, via: .cookie), 2)
+    }
+
+    func testTheCacheHasTheConfiguredSizeAndCountsItsHitsAndMisses() throws {
+        let h = try makeHarness(cacheEntries: 64)
+        defer { h.auth.stop() }
+        XCTAssertEqual(h.auth.cache.capacity, 64)
+        // 200 users in turn, twice: the first round only misses; in the second, the cache
+        // holds at most 64 of them, so at most 64 are found.
+        var sessions: [Session] = []
+        for i in 0..<200 {
+            var user = session()
+            user.id = (0..<16).map { UInt8(truncatingIfNeeded: i &+ $0 &* 31) }
+            sessions.append(user)
+        }
+        let requests = try sessions.map { try head(cookie: try sealed(h, $0)) }
+        for round in 0..<2 {
+            for request in requests { XCTAssertNotNil(identify(h, request, now: 1_500 + Int64(round)).opened) }
+        }
+        let counts = h.auth.metrics.metrics.sessionCache
+        XCTAssertEqual(counts[0] + counts[1], 400)
+        XCTAssertGreaterThan(counts[0], 0, "the users a full set kept are found")
+        XCTAssertLessThanOrEqual(counts[0], 64)
+        XCTAssertLessThanOrEqual(h.auth.cache.count, 64)
+        XCTAssertEqual(h.auth.metrics.metrics.sessions(.accepted, via: .cookie), 400)
+
+        // A reload with another size makes the cache anew at that size; one without keeps it.
+        let shared = h.settings.shared
+        try h.auth.apply(AuthSettings(config: makeConfig(secret: Self.secretA, cacheEntries: 64), shared: shared))
+        XCTAssertEqual(h.auth.cache.capacity, 64)
+        try h.auth.apply(AuthSettings(config: makeConfig(secret: Self.secretA, cacheEntries: 300), shared: shared))
+        XCTAssertEqual(h.auth.cache.capacity, 512, "rounded up to a power of two")
+        XCTAssertEqual(h.auth.cache.count, 0)
+        for request in requests { _ = identify(h, request, now: 1_502) }
+        // 200 users over 128 sets of 4: a set overflows where more than 4 land (rarely).
+        XCTAssertGreaterThan(h.auth.cache.count, 180, "nearly every user fits now")
     }
 
     func testRealSealedValuesSpreadOverTheSets() throws {

@@ -107,7 +107,7 @@ def test_exposition_parses_and_declares_every_family(site):
     for name in ("sidecar_logins_total", "sidecar_sessions_total", "sidecar_session_reseals_total",
                  "sidecar_jwks_refreshes_total", "sidecar_apple_request_seconds_bucket",
                  "sidecar_upstream_response_seconds_count", "sidecar_upstream_connect_failures_total",
-                 "sidecar_open_connections"):
+                 "sidecar_open_connections", "sidecar_session_cache_total"):
         assert name in families, name
     assert ("sidecar_logins_total", frozenset({"outcome": "ok"}.items())) in samples
     # Label values come from fixed sets only.
@@ -131,6 +131,22 @@ def test_successful_login_and_its_session_are_counted(site, browser):
     assert value(samples, "sidecar_logins_total", outcome="ok") == 1
     assert value(samples, "sidecar_sessions_total", via="cookie", result="rejected",
                  reason="authentication_failed") == 0
+
+
+def test_session_cache_hits_and_misses_are_counted(start_auth_sidecar, browser):
+    """The first request of a session opens it (a miss) and keeps it; the next ones find it.
+    With session.cache_entries at its smallest (16), the same holds for one user."""
+    sc, apple = start_auth_sidecar({"session": {"cache_entries": 16}})
+    b = browser(sc, apple)
+    r, _ = b.login()
+    assert r.status == 303
+    for _ in range(3):
+        assert b.get("/private").status == 200
+    samples = wait_for_metric(sc, "sidecar_session_cache_total", 2, result="hit")
+    hits = value(samples, "sidecar_session_cache_total", result="hit")
+    misses = value(samples, "sidecar_session_cache_total", result="miss")
+    assert (hits, misses) == (2, 1), (hits, misses)
+    assert value(samples, "sidecar_sessions_total", via="cookie", result="accepted", reason="ok") == 3
 
 
 def test_state_mismatch_counts_its_reason(site, browser):

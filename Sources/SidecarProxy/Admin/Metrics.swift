@@ -29,6 +29,9 @@ struct WorkerMetrics: Sendable {
     var nativeRefreshes = [UInt64](repeating: 0, count: NativeRefreshOutcome.labels.count)
     /// [SessionCarrier][SessionOutcome]
     var sessions = [UInt64](repeating: 0, count: SessionCarrier.allCases.count * SessionOutcome.allCases.count)
+    /// Session credentials looked up in the worker's session cache [found, not found]: a
+    /// request not found opens its value (base64, AES-GCM, decode).
+    var sessionCache: [UInt64] = [0, 0]
     /// [ResealReason]
     var reseals = [UInt64](repeating: 0, count: ResealReason.allCases.count)
     /// [ok, error]
@@ -70,6 +73,7 @@ struct WorkerMetrics: Sendable {
         var sum = a
         add(b.requests, to: &sum.requests)
         add(b.requestsByProtocol, to: &sum.requestsByProtocol)
+        add(b.sessionCache, to: &sum.sessionCache)
         for i in sum.upstreamLatency.indices { sum.upstreamLatency[i] = a.upstreamLatency[i] + b.upstreamLatency[i] }
         for i in sum.requestDuration.indices { sum.requestDuration[i] = a.requestDuration[i] + b.requestDuration[i] }
         sum.openConnections += b.openConnections

@@ -37,6 +37,10 @@ final class MetricsBoard: Sendable {
                    "Requests answered, by the protocol the client spoke (http1: HTTP/1.0 and 1.1; http2: h2 and h2c).")
         out.sample("sidecar_requests_by_protocol_total", "protocol=\"http1\"", total.requestsByProtocol[0])
         out.sample("sidecar_requests_by_protocol_total", "protocol=\"http2\"", total.requestsByProtocol[1])
+        out.family("sidecar_session_cache_total", "counter",
+                   "Session cookies and bearer tokens looked up in the workers' session caches, by whether they were found (not found: opened again).")
+        out.sample("sidecar_session_cache_total", "result=\"hit\"", total.sessionCache[0])
+        out.sample("sidecar_session_cache_total", "result=\"miss\"", total.sessionCache[1])
         out.family("sidecar_request_duration_seconds", "histogram",
                    "Time from a request's first byte to the end of its answer, by who answered.")
         for route in WorkerMetrics.Route.allCases {

@@ -121,6 +121,12 @@ final class MetricsRecorder {
         changed()
     }
 
+    /// Part of a request's record (its session's outcome is recorded next).
+    @inline(__always)
+    func recordSessionCache(found: Bool) {
+        metrics.sessionCache[found ? 0 : 1] &+= 1
+    }
+
     func recordReseal(_ reason: ResealReason) {
         metrics.reseals[reason.rawValue] &+= 1
         changed()

@@ -62,6 +62,8 @@ public final class AuthSettings: Sendable {
     let refreshAfter: Int64
     /// `session.revalidate` in seconds; 0 when off.
     let revalidateSeconds: Int64
+    /// `session.cache_entries`: the size of each worker's `SessionCache`.
+    let sessionCacheEntries: Int
 
     // Policy and headers.
     let access: AccessRules
@@ -157,6 +159,7 @@ public final class AuthSettings: Sendable {
         idleTimeout = session.idleTimeout.seconds
         refreshAfter = session.refreshAfter.seconds
         revalidateSeconds = session.revalidate.map { max(1, $0.seconds) } ?? 0
+        sessionCacheEntries = session.cacheEntries
 
         access = AccessRules(config.access)
         headers = IdentityHeaderNames(config.headers)

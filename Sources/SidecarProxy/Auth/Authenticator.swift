@@ -20,8 +20,8 @@ final class Authenticator {
     let keys: AppleKeys
     private var revocations: RevocationView
     /// Sessions opened on this worker (checked again after a revocation; emptied when the
-    /// settings change).
-    let cache = SessionCache()
+    /// settings change, made anew when its size does).
+    private(set) var cache: SessionCache
     /// Opens what the cache does not hold, with AES contexts keyed once per secret.
     private var opener: SessionOpener
     /// Reused by every entry this worker renders (the percent-encoded name).
@@ -47,6 +47,7 @@ final class Authenticator {
         keys = AppleKeys(loop: loop, api: api, refreshSeconds: settings.jwksRefreshSeconds, logger: logger, metrics: metrics)
         revocations = settings.shared.store.makeRevocationView()
         opener = try Self.makeOpener(settings)
+        cache = SessionCache(capacity: settings.sessionCacheEntries)
         assertions = settings.assertion.map { AssertionCache(signer: $0.signer) }
     }
 
@@ -62,9 +63,14 @@ final class Authenticator {
         if new.assertion?.signer !== settings.assertion?.signer {
             assertions = new.assertion.map { AssertionCache(signer: $0.signer) }
         }
+        let resized = new.sessionCacheEntries != settings.sessionCacheEntries
         settings = new
         opener = newOpener
-        cache.removeAll()  // new secrets, cookie name, header names or assertion key
+        if resized {
+            cache = SessionCache(capacity: new.sessionCacheEntries)
+        } else {
+            cache.removeAll()  // new secrets, cookie name, header names or assertion key
+        }
     }
 
     func stop() { keys.stop() }
@@ -236,7 +242,9 @@ final class Authenticator {
     private func session(
         _ token: UnsafeBufferPointer<UInt8>, via carrier: SessionCarrier, now: Int64, refusal: inout SessionOutcome
     ) -> OpenedSession? {
-        if let cached = cache.lookup(UnsafeRawBufferPointer(token)) {
+        let found = cache.lookup(UnsafeRawBufferPointer(token))
+        metrics.recordSessionCache(found: found != nil)
+        if let cached = found {
             let outcome: SessionOutcome
             if now >= cached.expiresAt {
                 outcome = .expired
