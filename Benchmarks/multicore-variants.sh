@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Many cores, several sidecar configurations against nginx in the same rounds. Runs from a
-# folder assembled by the many-core bench kit (`assemble.sh devbench`: bin/, lib/ with their
-# own loader, sessions-N.txt, the TLS pair, the Apple key, the secret); copy this file into it.
+# self-contained folder (so the benchmark machine needs nothing but a kernel and bash), beside
+# this file: bin/ with sidecar.xz (the static release build, xz), nginx, wrk, taskset and xz;
+# lib/ with every shared library they load and the loader ld-linux-x86-64.so.2; sessions.lua
+# (from this folder) and sessions-N.txt (`cookie=value` lines from session-mint, built from
+# Benchmarks/SessionMint, N distinct real sessions); tls-cert.pem and tls-key.pem (127.0.0.1);
+# AuthKey_BENCH12345.p8 (any P-256 key) and secret.txt (the session secret the sessions were
+# sealed with); optionally perfkit.tar.xz (perf and its libraries).
 #
 #   CASES="tls:2000 plain:20000" VARIANTS_plain="sc:8192 sc32k:32768" W_LIST="1 2 4 6" \
 #     ROUNDS=3 DUR=4s PERF_W="1 2" OUT=/tmp/out bash multicore-variants.sh
