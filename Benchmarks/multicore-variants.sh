@@ -17,6 +17,8 @@
 # upstream (nginx `return 200`) run on cores of their own. At the W in PERF_W, each proxy's
 # user and system CPU per request over 3 s of an extra 4 s run, with `perf stat` (from perfkit/,
 # when present) in the same window; PERF_RECORD names the proxies `perf record -g` samples there.
+# At the W in DIRECT_W, a `direct` entry (wrk straight to the upstream) joins the rounds: the
+# rate the load generator and the upstream reach without a proxy, which bounds every ratio there.
 set -u
 D=$(cd "$(dirname "$0")" && pwd); OUT=${OUT:-/tmp/variants-out}; mkdir -p "$OUT"
 CASES=${CASES:-"tls:2000 plain:20000"}; W_LIST=${W_LIST:-"1 2 4 6"}; ROUNDS=${ROUNDS:-3}; DUR=${DUR:-4s}
@@ -130,18 +132,21 @@ for case in $CASES; do
       }" "upstream backend { server 127.0.0.1:$UP; keepalive 256; }"
     pin "$cores" "$D/bin/nginx" -p "$W/ng$n$scheme" -c "$W/ng$n$scheme/nginx.conf" -e "$W/ng$n$scheme/logs/error.log" & PIDS+=($!)
     PID[ng]=$!; PORT[ng]=$((base + 100 + n)); names+=(ng)
+    case " ${DIRECT_W:-} " in *" $n "*) PORT[direct]=$UP; names+=(direct) ;; esac
     for s in "${names[@]}"; do wait_port "${PORT[$s]}" || { log "  $s W=$n did not start: $(tail -3 "$W/$s$n.log" 2>/dev/null)"; }; done
     sleep 0.3
     for r in $(seq 1 "$ROUNDS"); do
       k=$(( (r - 1) % ${#names[@]} )); order=("${names[@]:k}" "${names[@]:0:k}")
       for s in "${order[@]}"; do
-        res=$(DUR=4s bench "${PORT[$s]}" "$sch" "$conns"); echo "$case $n $s $r $res" >>"$RES"
+        s_sch=$sch; [ "$s" = direct ] && s_sch=http
+        res=$(bench "${PORT[$s]}" "$s_sch" "$conns"); echo "$case $n $s $r $res" >>"$RES"
         log "  $case W=$n round $r $s: $res"
         for f in "$W"/*"$n".log; do : >"$f"; done
       done
     done
     case " ${PERF_W:-} " in *" $n "*)
       for s in "${names[@]}"; do
+        [ "$s" = direct ] && continue
         pids=${PID[$s]}; [ "$s" = ng ] && pids=$(children "${PID[ng]}"); pids=${pids%,}
         (DUR=4s bench "${PORT[$s]}" "$sch" "$conns" >"$W/perf.bench") & b=$!
         sleep 0.5; before=$(cpu_ticks "$pids")
@@ -166,8 +171,8 @@ for case in $CASES; do
         esac
       done ;;
     esac
-    for s in "${names[@]}"; do [ "$s" = ng ] || log "  $case W=$n $s counters: $(admin_metrics $((PORT[$s] + 5000)))"; done
-    for s in "${names[@]}"; do kill "${PID[$s]}" 2>/dev/null; done; sleep 0.5
+    for s in "${names[@]}"; do [ "$s" = ng ] || [ "$s" = direct ] || log "  $case W=$n $s counters: $(admin_metrics $((PORT[$s] + 5000)))"; done
+    for s in "${names[@]}"; do [ -n "${PID[$s]:-}" ] && kill "${PID[$s]}" 2>/dev/null; done; sleep 0.5
     unset PORT PID
   done
 done
