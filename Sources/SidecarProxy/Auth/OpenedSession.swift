@@ -50,13 +50,22 @@ final class OpenedSession {
     var renewal: SessionRenewal?
 
     /// The whole session, decoded from the payload the first time it is asked for.
-    private(set) lazy var session: Session = storage.withUnsafeBufferPointer { all in
-        // These bytes were read as `SessionFields` when the entry was made: they cannot fail now.
-        guard let fields = try? SessionFields(parsing: UnsafeBufferPointer(rebasing: all[fieldsEnd...])) else {
-            preconditionFailure("a cached session payload no longer parses")
+    var session: Session {
+        if let decoded { return decoded.session }
+        let made = storage.withUnsafeBufferPointer { all in
+            // These bytes were read as `SessionFields` when the entry was made: they cannot fail now.
+            guard let fields = try? SessionFields(parsing: UnsafeBufferPointer(rebasing: all[fieldsEnd...])) else {
+                preconditionFailure("a cached session payload no longer parses")
+            }
+            return Session(fields)
         }
-        return Session(fields)
+        decoded = DecodedSession(made)
+        return made
     }
+
+    /// Boxed: a `Session` kept inline would add its 136 bytes to every cached entry, though only
+    /// the rarer paths ever decode it.
+    private var decoded: DecodedSession?
 
     /// An entry for `token`, whose payload `fields` was just opened from it. `revalidate`:
     /// `session.revalidate` in seconds, 0 when off. `scratch` is the caller's, reused from
@@ -133,9 +142,22 @@ final class OpenedSession {
     }
 }
 
-/// A re-sealed session and its cookie value, kept on the entry it replaced.
-struct SessionRenewal {
+/// A re-sealed session and its cookie value, kept on the entry it replaced (a class: most
+/// entries never have one, and an optional reference takes 8 bytes of each, not 33).
+final class SessionRenewal {
     let opened: OpenedSession
     let value: String
     let sealedAt: Int64
+
+    init(opened: OpenedSession, value: String, sealedAt: Int64) {
+        self.opened = opened
+        self.value = value
+        self.sealedAt = sealedAt
+    }
+}
+
+/// `OpenedSession.session` once decoded.
+private final class DecodedSession {
+    let session: Session
+    init(_ session: Session) { self.session = session }
 }
