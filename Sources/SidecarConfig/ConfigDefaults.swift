@@ -26,7 +26,7 @@ public enum ConfigDefaults {
     }
 
     // `session.*`
-    /// Sessions each worker keeps opened (rounded up to a power of two): ~1 KB each when full.
+    /// Sessions each worker keeps opened (rounded up to a power of two): under 1 KB each.
     public static let sessionCacheEntries = 8192
 
     // `limits.*`

@@ -270,7 +270,7 @@ final class Authenticator {
                     sessionID: UnsafeRawBufferPointer(rebasing: payload[fields.id]),
                     subject: UnsafeRawBufferPointer(rebasing: payload[fields.subject]), issuedAtMs: fields.issuedAtMs)
                 else { return nil }
-                return OpenedSession(
+                return OpenedSession.opened(
                     token: token, fields: fields, needsReseal: needsReseal, names: settings.headers,
                     revalidate: settings.revalidateSeconds, scratch: &renderScratch)
             }

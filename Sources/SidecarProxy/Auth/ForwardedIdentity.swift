@@ -30,7 +30,7 @@ enum ForwardedIdentity {
             }
         }
         guard let opened = identity.opened else { return }
-        opened.identityFields.withUnsafeBytes { fields.append($0) }
+        opened.withIdentityFields { fields.append($0) }
         if !opened.assertionField.isEmpty { fields.append(opened.assertionField) }
         let omission = opened.omission
         if omission != .none {
@@ -53,6 +53,6 @@ enum ForwardedIdentity {
     /// What `append` may add beyond bytes of the client's head: the rebuilt Cookie field and
     /// the session's identity fields (re-added Authorization fields come from the head).
     static func bound(_ identity: RequestIdentity) -> Int {
-        identity.otherCookies.count + 16 + (identity.opened.map { $0.identityFields.count + $0.assertionField.count } ?? 0)
+        identity.otherCookies.count + 16 + (identity.opened.map { $0.identityFieldsCount + $0.assertionField.count } ?? 0)
     }
 }

@@ -29,9 +29,9 @@ import SidecarHTTP
 /// on the machine; this way a stable share stays cached and hits (capacity ÷ users of them).
 ///
 /// Sized in entries (`session.cache_entries`); an entry (`OpenedSession`) holds the sealed
-/// value, its rendered identity fields and the session's payload — about 900 bytes for a web
+/// value, its rendered identity fields and the session's payload — about 800 bytes for a web
 /// session with an Apple refresh token (Benchmarks/RESULTS.md), so the default 8,192 entries
-/// take about 7 MiB per worker when full, and 2,000 active users stay cached with room to spare.
+/// take about 6.5 MiB per worker when full, and 2,000 active users stay cached with room to spare.
 final class SessionCache {
     static let defaultCapacity = 8192
     static let ways = 4
