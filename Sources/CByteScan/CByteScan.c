@@ -32,35 +32,46 @@ size_t sidecar_visible_prefix(const unsigned char *p, size_t n) {
 #include <stdatomic.h>
 #include <tmmintrin.h>
 
-// Each character is classified by range compares (signed: bytes >= 0x80 fall in no range)
-// and moved to its 6-bit value by the offset of its range. Four 6-bit values sit in each
-// 32-bit lane; two multiply-adds join them into the lane's 24 bits (a·64 + b per 16-bit
-// half, then ab·4096 + cd), and a shuffle takes the three bytes of each lane in order.
+// Each character is checked and translated by its two nibbles, with three 16-entry table
+// lookups (pshufb) in place of a compare pair per range. Its high nibble names a class (a
+// bit of `hi_class`); `lo_invalid` holds, per low nibble, the classes in which that nibble
+// is not a base64url character; a byte is valid when the two share no bit. The high nibble
+// also gives the offset to the 6-bit value, except for '_' (high nibble 5, like 'P'..'Z'),
+// corrected by its own compare. Four 6-bit values sit in each 32-bit lane; two multiply-adds
+// join them into the lane's 24 bits (a·64 + b per 16-bit half, then ab·4096 + cd), and a
+// shuffle takes the three bytes of each lane in order.
+//
+//   high nibble  characters          class   offset
+//   2            '-' (0x2D)          0x01    +17 (62 - '-')
+//   3            '0'..'9'            0x02    +4 (52 - '0')
+//   4, 6         'A'..'O', 'a'..'o'  0x04    -65 ('A'), -71 (26 - 'a')
+//   5            'P'..'Z', '_'       0x08    -65; '_' -32 (63 - '_')
+//   7            'p'..'z'            0x10    -71
+//   0, 1, 8..F   none                0x20
 __attribute__((target("ssse3")))
 static size_t decode_blocks_ssse3(const unsigned char *in, size_t n, unsigned char *out, size_t out_len) {
-    const __m128i before_upper = _mm_set1_epi8('A' - 1), after_upper = _mm_set1_epi8('Z' + 1);
-    const __m128i before_lower = _mm_set1_epi8('a' - 1), after_lower = _mm_set1_epi8('z' + 1);
-    const __m128i before_digit = _mm_set1_epi8('0' - 1), after_digit = _mm_set1_epi8('9' + 1);
-    const __m128i dash = _mm_set1_epi8('-'), underscore = _mm_set1_epi8('_');
-    const __m128i upper_offset = _mm_set1_epi8(-'A'), lower_offset = _mm_set1_epi8(26 - 'a');
-    const __m128i digit_offset = _mm_set1_epi8(52 - '0'), dash_offset = _mm_set1_epi8(62 - '-');
-    const __m128i underscore_offset = _mm_set1_epi8(63 - '_');
+    const __m128i hi_class = _mm_setr_epi8(0x20, 0x20, 0x01, 0x02, 0x04, 0x08, 0x04, 0x10,
+                                           0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20, 0x20);
+    // The classes in which low nibble L is no character: 0x01 unless L is 13 ('-'), 0x02 from
+    // 10 on, 0x04 at 0 ('@', '`'), 0x08 from 11 to 14 (15 is '_'), 0x10 from 11 on, 0x20 always.
+    const __m128i lo_invalid = _mm_setr_epi8(
+        0x20 | 0x01 | 0x04, 0x21, 0x21, 0x21, 0x21, 0x21, 0x21, 0x21, 0x21, 0x21,
+        0x20 | 0x01 | 0x02, 0x20 | 0x01 | 0x02 | 0x08 | 0x10, 0x20 | 0x01 | 0x02 | 0x08 | 0x10,
+        0x20 | 0x02 | 0x08 | 0x10, 0x20 | 0x01 | 0x02 | 0x08 | 0x10, 0x20 | 0x01 | 0x02 | 0x10);
+    const __m128i hi_offset = _mm_setr_epi8(0, 0, 17, 4, -65, -65, -71, -71, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m128i nibble = _mm_set1_epi8(0x0F), underscore = _mm_set1_epi8('_');
+    const __m128i underscore_fix = _mm_set1_epi8(33);  // -32 in place of -65
     const __m128i join_pairs = _mm_set1_epi32(0x01400140);  // bytes 64, 1, 64, 1
     const __m128i join_halves = _mm_set1_epi32(0x00011000);  // halves 4096, 1
     const __m128i take_bytes = _mm_setr_epi8(2, 1, 0, 6, 5, 4, 10, 9, 8, 14, 13, 12, -1, -1, -1, -1);
     size_t i = 0, o = 0;
     while (i + 16 <= n && o + 16 <= out_len) {
         __m128i v = _mm_loadu_si128((const __m128i *)(in + i));
-        __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(v, before_upper), _mm_cmplt_epi8(v, after_upper));
-        __m128i lower = _mm_and_si128(_mm_cmpgt_epi8(v, before_lower), _mm_cmplt_epi8(v, after_lower));
-        __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, before_digit), _mm_cmplt_epi8(v, after_digit));
-        __m128i is_dash = _mm_cmpeq_epi8(v, dash), is_underscore = _mm_cmpeq_epi8(v, underscore);
-        __m128i valid = _mm_or_si128(_mm_or_si128(upper, lower), _mm_or_si128(digit, _mm_or_si128(is_dash, is_underscore)));
-        if (_mm_movemask_epi8(valid) != 0xFFFF) break;
-        __m128i offset = _mm_or_si128(
-            _mm_or_si128(_mm_and_si128(upper, upper_offset), _mm_and_si128(lower, lower_offset)),
-            _mm_or_si128(_mm_and_si128(digit, digit_offset),
-                         _mm_or_si128(_mm_and_si128(is_dash, dash_offset), _mm_and_si128(is_underscore, underscore_offset))));
+        __m128i hi = _mm_and_si128(_mm_srli_epi32(v, 4), nibble), lo = _mm_and_si128(v, nibble);
+        __m128i invalid = _mm_and_si128(_mm_shuffle_epi8(lo_invalid, lo), _mm_shuffle_epi8(hi_class, hi));
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(invalid, _mm_setzero_si128())) != 0xFFFF) break;
+        __m128i offset = _mm_add_epi8(_mm_shuffle_epi8(hi_offset, hi),
+                                      _mm_and_si128(_mm_cmpeq_epi8(v, underscore), underscore_fix));
         __m128i values = _mm_add_epi8(v, offset);
         __m128i pairs = _mm_maddubs_epi16(values, join_pairs);
         __m128i lanes = _mm_madd_epi16(pairs, join_halves);
