@@ -3,27 +3,67 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#include <string.h>
 
-size_t sidecar_visible_prefix(const unsigned char *p, size_t n) {
+// A field value's bytes: field-vchar, obs-text, SP and HTAB; a control byte other than HTAB,
+// or DEL, ends it. Signed compares: bytes 0x80–0xFF are negative, so "a control" is tested
+// as (x > -1 and x < 0x20).
+size_t sidecar_field_value_length(const unsigned char *p, size_t n) {
     size_t i = 0;
 #if defined(__SSE2__)
-    // Signed compares: bytes 0x80–0xFF are negative, so "below 0x21" is tested as
-    // (x > -1 and x < 0x21); DEL by equality.
-    const __m128i bang = _mm_set1_epi8(0x21);
-    const __m128i minus_one = _mm_set1_epi8(-1);
-    const __m128i del = _mm_set1_epi8(0x7F);
+    const __m128i space = _mm_set1_epi8(0x20), minus_one = _mm_set1_epi8(-1);
+    const __m128i tab = _mm_set1_epi8(0x09), del = _mm_set1_epi8(0x7F);
     for (; i + 16 <= n; i += 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
-        __m128i low = _mm_and_si128(_mm_cmpgt_epi8(v, minus_one), _mm_cmplt_epi8(v, bang));
-        __m128i bad = _mm_or_si128(low, _mm_cmpeq_epi8(v, del));
+        __m128i control = _mm_and_si128(_mm_cmpgt_epi8(v, minus_one), _mm_cmplt_epi8(v, space));
+        __m128i bad = _mm_or_si128(_mm_andnot_si128(_mm_cmpeq_epi8(v, tab), control), _mm_cmpeq_epi8(v, del));
         int mask = _mm_movemask_epi8(bad);
         if (mask != 0) return i + (size_t)__builtin_ctz((unsigned)mask);
     }
 #endif
     for (; i < n; i++) {
         unsigned char c = p[i];
-        if (c < 0x21 || c == 0x7F) break;
+        if ((c < 0x20 && c != 0x09) || c == 0x7F) break;
     }
+    return i;
+}
+
+// One line end: -1 for a bare LF, the head's end when the line it ends is empty, else 0.
+static inline long head_line_end(const unsigned char *p, size_t start, size_t lf) {
+    if (lf == start || p[lf - 1] != '\r') return -1;
+    if (lf >= start + 2 && p[lf - 2] == '\n') return (long)(lf + 1);
+    return 0;
+}
+
+long sidecar_head_end(const unsigned char *p, size_t start, size_t limit) {
+    size_t i = start;
+#if defined(__SSE2__)
+    const __m128i lf = _mm_set1_epi8('\n');
+    for (; i + 16 <= limit; i += 16) {
+        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i)), lf));
+        while (mask != 0) {
+            long found = head_line_end(p, start, i + (size_t)__builtin_ctz(mask));
+            if (found != 0) return found;
+            mask &= mask - 1;
+        }
+    }
+#endif
+    for (; i < limit; i++) {
+        if (p[i] != '\n') continue;
+        long found = head_line_end(p, start, i);
+        if (found != 0) return found;
+    }
+    return 0;
+}
+
+static int is_token_char(unsigned char c) {
+    static const char extra[] = "!#$%&'*+-.^_`|~";
+    if ((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) return 1;
+    return c != 0 && memchr(extra, c, sizeof extra - 1) != NULL;
+}
+
+static size_t token_prefix_scalar(const unsigned char *p, size_t n, size_t i) {
+    while (i < n && is_token_char(p[i])) i++;
     return i;
 }
 
@@ -94,10 +134,36 @@ static int cpu_has_ssse3(void) {
     return answer;
 }
 
+// tchar (RFC 9110 §5.6.2) by nibbles: `token_rows[L]` has bit H set when the byte 0xHL is a
+// tchar (H < 8); `row_bit[H]` is 1 << H, and 0 for H >= 8 (no byte from 0x80 is one).
+__attribute__((target("ssse3")))
+static size_t token_prefix_ssse3(const unsigned char *p, size_t n) {
+    const __m128i token_rows = _mm_setr_epi8(
+        (char)0xE8, (char)0xFC, (char)0xF8, (char)0xFC, (char)0xFC, (char)0xFC, (char)0xFC, (char)0xFC,
+        (char)0xF8, (char)0xF8, (char)0xF4, 0x54, (char)0xD0, 0x54, (char)0xF4, 0x70);
+    const __m128i row_bit = _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, (char)0x80, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        __m128i hi = _mm_and_si128(_mm_srli_epi16(v, 4), nibble), lo = _mm_and_si128(v, nibble);
+        __m128i hit = _mm_and_si128(_mm_shuffle_epi8(token_rows, lo), _mm_shuffle_epi8(row_bit, hi));
+        int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(hit, _mm_setzero_si128()));
+        if (mask != 0) return i + (size_t)__builtin_ctz((unsigned)mask);
+    }
+    return token_prefix_scalar(p, n, i);
+}
+
+size_t sidecar_token_prefix(const unsigned char *p, size_t n) {
+    return cpu_has_ssse3() ? token_prefix_ssse3(p, n) : token_prefix_scalar(p, n, 0);
+}
+
 size_t sidecar_base64url_decode_blocks(const unsigned char *in, size_t n, unsigned char *out, size_t out_len) {
     return cpu_has_ssse3() ? decode_blocks_ssse3(in, n, out, out_len) : 0;
 }
 #else
+size_t sidecar_token_prefix(const unsigned char *p, size_t n) { return token_prefix_scalar(p, n, 0); }
+
 size_t sidecar_base64url_decode_blocks(const unsigned char *in, size_t n, unsigned char *out, size_t out_len) {
     (void)in; (void)n; (void)out; (void)out_len;
     return 0;

@@ -43,6 +43,49 @@ final class LogLineWriterTests: XCTestCase {
         }
     }
 
+    /// The word-at-a-time check against the byte rule, for every byte value in every position
+    /// of a 20-byte value (two words and a tail).
+    func testBareCheckOfRawBytesMatchesTheByteRuleAtEveryPosition() {
+        for position in 0..<20 {
+            for b in 0...255 {
+                var value = [UInt8](repeating: UInt8(ascii: "a"), count: 20)
+                value[position] = UInt8(b)
+                let expected = b > 0x20 && b < 0x7F && b != 0x22 && b != 0x5C
+                value.withUnsafeBytes { raw in
+                    XCTAssertEqual(LogLineWriter.isBare(raw), expected, "byte \(b) at \(position)")
+                    XCTAssertEqual(LogLineWriter.isBare(UnsafeRawBufferPointer(rebasing: raw[position...])), expected)
+                }
+            }
+        }
+        XCTAssertFalse(LogLineWriter.isBare(UnsafeRawBufferPointer(start: nil, count: 0)))
+    }
+
+    /// Every byte value in every position of values of 1 to 20 bytes (whole words, tails checked
+    /// as overlapping words, byte-by-byte runs) against a byte-at-a-time JSON escaper.
+    func testEscapingMatchesAByteAtATimeEscaperAtEveryPositionAndLength() {
+        func reference(_ bytes: [UInt8]) -> String {
+            var text = ",\"k\":\""
+            for b in bytes {
+                switch b {
+                case 0x22: text += "\\\""
+                case 0x5C: text += "\\\\"
+                case 0x20..<0x7F: text.unicodeScalars.append(Unicode.Scalar(b))
+                default: text += "\\u00" + String(b >> 4, radix: 16) + String(b & 15, radix: 16)
+                }
+            }
+            return text + "\""
+        }
+        for length in 1...20 {
+            for position in 0..<length {
+                for b in 0...255 {
+                    var value = [UInt8](repeating: UInt8(ascii: "p"), count: length)
+                    value[position] = UInt8(b)
+                    XCTAssertEqual(json { $0.string("k", value[...]) }, reference(value), "byte \(b) at \(position) of \(length)")
+                }
+            }
+        }
+    }
+
     func testNumbers() {
         XCTAssertEqual(json { $0.int("n", 0) }, #","n":0"#)
         XCTAssertEqual(json { $0.int("n", 7) }, #","n":7"#)

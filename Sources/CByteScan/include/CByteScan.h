@@ -6,9 +6,19 @@
 
 #include <stddef.h>
 
-/// Length of the longest prefix of `p[0..<n]` whose bytes are all field-vchar or obs-text
-/// (RFC 9110: 0x21–0x7E and 0x80–0xFF; i.e. neither a control, SP nor DEL).
-size_t sidecar_visible_prefix(const unsigned char *p, size_t n);
+/// Length of the longest prefix of `p[0..<n]` whose bytes may stand in a field value with its
+/// whitespace (RFC 9110 §5.5: field-vchar 0x21–0x7E, obs-text 0x80–0xFF, SP, HTAB; i.e. no
+/// control byte other than HTAB, and no DEL).
+size_t sidecar_field_value_length(const unsigned char *p, size_t n);
+
+/// Where the head that starts at `p[start]` ends: one past the LF of its first empty line,
+/// looking at `p[start..<limit]` only; 0 when no empty line ends there yet; -1 when some LF
+/// before it is not preceded by a CR (a bare LF). 16 bytes a step with SSE2.
+long sidecar_head_end(const unsigned char *p, size_t start, size_t limit);
+
+/// Length of the longest prefix of `p[0..<n]` that is a token (RFC 9110 §5.6.2 tchar: ALPHA,
+/// DIGIT and !#$%&'*+-.^_`|~), a field name's characters. SSSE3 when the CPU has it.
+size_t sidecar_token_prefix(const unsigned char *p, size_t n);
 
 /// Decodes base64url (RFC 4648 §5) 16 characters → 12 bytes at a time, as long as a whole
 /// block of input and 16 bytes of `out` are left and every character of the block is in the

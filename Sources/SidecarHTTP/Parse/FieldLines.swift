@@ -19,7 +19,8 @@ enum FieldLines {
             }
             if ASCII.isOWS(first) { throw .obsFold }
             let nameStart = p
-            while ASCII.isTokenChar(buf[p]) { p &+= 1 }  // the head ends in CRLF CRLF: no overrun
+            // The head ends in CRLF CRLF: both scans stop before `end`.
+            p &+= sidecar_token_prefix(base + p, end &- p)
             let nameEnd = p
             let stop = buf[p]
             guard stop == ASCII.colon else {
@@ -33,24 +34,12 @@ enum FieldLines {
             p += 1
             while ASCII.isOWS(buf[p]) { p += 1 }
             let valueStart = p
-            // Runs of field-vchar / obs-text bytes, sixteen at a time (long values such as
-            // cookies), with OWS between them; the value ends before trailing OWS and the CR.
+            // The value with its inner whitespace, sixteen bytes at a time (long values such as
+            // cookies, dates and user agents in one call); it ends before trailing OWS and the CR.
+            p &+= sidecar_field_value_length(base + p, end &- p)
+            guard buf[p] == ASCII.cr else { throw .controlCharacter }
             var valueEnd = p
-            while true {
-                let run = sidecar_visible_prefix(base + p, end &- p)
-                if run > 0 {
-                    p &+= run
-                    valueEnd = p
-                }
-                let c = buf[p]
-                if ASCII.isOWS(c) {
-                    p &+= 1
-                } else if c == ASCII.cr {
-                    break
-                } else {
-                    throw .controlCharacter
-                }
-            }
+            while valueEnd > valueStart, ASCII.isOWS(buf[valueEnd &- 1]) { valueEnd &-= 1 }
             guard buf[p + 1] == ASCII.lf else { throw .bareCR }
             p += 2
             guard fields.count < maxFields else { throw .tooManyFields }

@@ -112,7 +112,7 @@ final class OpenedSession: ManagedBuffer<OpenedSession.Header, UInt8> {
             tokenEnd: UInt32(token.count), fieldsEnd: UInt32(fieldsEnd), payloadEnd: UInt32(total),
             subjectStart: UInt32(fieldsEnd + fields.subject.lowerBound), subjectEnd: UInt32(fieldsEnd + fields.subject.upperBound),
             idStart: UInt32(fieldsEnd + fields.id.lowerBound), idEnd: UInt32(fieldsEnd + fields.id.upperBound),
-            subjectIsBare: LogLineWriter.isBare(fields[fields.subject]), needsReseal: needsReseal, omission: layout.omission,
+            subjectIsBare: LogLineWriter.isBare(UnsafeRawBufferPointer(fields[fields.subject])), needsReseal: needsReseal, omission: layout.omission,
             expiresAt: fields.expiresAt, idleDeadline: fields.idleDeadline, lastRevalidation: fields.lastRevalidation,
             issuedAtMs: fields.issuedAtMs,
             nextRevalidation: revalidate > 0 && fields.appleRefreshToken != nil ? fields.lastRevalidation &+ revalidate : .max)

@@ -106,7 +106,40 @@ struct LogLineWriter {
 
     /// Whether `bare` may write `value`.
     static func isBare(_ value: some Collection<UInt8>) -> Bool {
-        !value.isEmpty && value.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }
+        !value.isEmpty && value.allSatisfy(isBare)
+    }
+
+    /// Whether `bare` may write `value`: eight bytes a step (a user id is checked once per
+    /// session opened, ~45 bytes for Apple's).
+    static func isBare(_ value: UnsafeRawBufferPointer) -> Bool {
+        guard let base = value.baseAddress, !value.isEmpty else { return false }
+        let spaces: UInt64 = 0x2020_2020_2020_2020
+        var i = 0
+        while i + 8 <= value.count {
+            let w = (base + i).loadUnaligned(as: UInt64.self)
+            guard allPlain(w), !hasZeroByte(w ^ spaces) else { return false }
+            i += 8
+        }
+        if i < value.count, value.count >= 8 {  // the tail as the last eight bytes
+            let w = (base + value.count - 8).loadUnaligned(as: UInt64.self)
+            return allPlain(w) && !hasZeroByte(w ^ spaces)
+        }
+        while i < value.count {
+            guard isBare(value[i]) else { return false }
+            i += 1
+        }
+        return true
+    }
+
+    @inline(__always)
+    private static func isBare(_ b: UInt8) -> Bool {
+        b > 0x20 && b < 0x7F && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\")
+    }
+
+    /// Whether some byte of `v` is 0 (exact as a yes or no; which byte, not).
+    @inline(__always)
+    private static func hasZeroByte(_ v: UInt64) -> Bool {
+        (v &- 0x0101_0101_0101_0101) & ~v & 0x8080_8080_8080_8080 != 0
     }
 
     mutating func int(_ key: StaticString, _ value: Int64) {
@@ -187,10 +220,15 @@ struct LogLineWriter {
         var runStart = 0, i = 0
         while i < count {
             // Eight bytes at a time while all of them are plain (the usual case: ids, paths,
-            // addresses), then byte by byte through the word that is not.
-            if i + 8 <= count, Self.allPlain(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) {
-                i += 8
-                continue
+            // addresses), then byte by byte through the word that is not. A tail shorter than
+            // a word is checked as the last eight bytes, overlapping bytes already written.
+            if i + 8 <= count {
+                if Self.allPlain(UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)) {
+                    i += 8
+                    continue
+                }
+            } else if count >= 8, Self.allPlain(UnsafeRawPointer(base + count - 8).loadUnaligned(as: UInt64.self)) {
+                break
             }
             let b = base[i]
             if !Self.isPlain(b) {
@@ -208,11 +246,11 @@ struct LogLineWriter {
     @inline(__always)
     static func allPlain(_ w: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
-        func hasZeroByte(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
+        func zeroBytes(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
         let below = (w &- ones &* 0x20) & ~w & highs  // a byte < 0x20
         let high = w & highs  // a byte >= 0x80
-        let del = hasZeroByte(w ^ (ones &* 0x7F))  // a byte == 0x7F
-        let quote = hasZeroByte(w ^ (ones &* 0x22)), backslash = hasZeroByte(w ^ (ones &* 0x5C))
+        let del = zeroBytes(w ^ (ones &* 0x7F))  // a byte == 0x7F
+        let quote = zeroBytes(w ^ (ones &* 0x22)), backslash = zeroBytes(w ^ (ones &* 0x5C))
         return (below | high | del | quote | backslash) == 0
     }
 
