@@ -28,34 +28,6 @@ size_t sidecar_field_value_length(const unsigned char *p, size_t n) {
     return i;
 }
 
-// One line end: -1 for a bare LF, the head's end when the line it ends is empty, else 0.
-static inline long head_line_end(const unsigned char *p, size_t start, size_t lf) {
-    if (lf == start || p[lf - 1] != '\r') return -1;
-    if (lf >= start + 2 && p[lf - 2] == '\n') return (long)(lf + 1);
-    return 0;
-}
-
-long sidecar_head_end(const unsigned char *p, size_t start, size_t limit) {
-    size_t i = start;
-#if defined(__SSE2__)
-    const __m128i lf = _mm_set1_epi8('\n');
-    for (; i + 16 <= limit; i += 16) {
-        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + i)), lf));
-        while (mask != 0) {
-            long found = head_line_end(p, start, i + (size_t)__builtin_ctz(mask));
-            if (found != 0) return found;
-            mask &= mask - 1;
-        }
-    }
-#endif
-    for (; i < limit; i++) {
-        if (p[i] != '\n') continue;
-        long found = head_line_end(p, start, i);
-        if (found != 0) return found;
-    }
-    return 0;
-}
-
 static int is_token_char(unsigned char c) {
     static const char extra[] = "!#$%&'*+-.^_`|~";
     if ((c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) return 1;

@@ -74,4 +74,33 @@ final class ASCIIWordsTests: XCTestCase {
         XCTAssertFalse(head.fieldName(head.fields[2], is: "transfer-encoding"))
         XCTAssertFalse(head.fieldName(head.fields[0], is: "hos"))
     }
+    /// Three names of every length from 1 to 70 in one set (each length a group; the keys
+    /// cover names up to 16 bytes, longer ones are compared whole): each matches in any case
+    /// and with `_` for `-`; a byte changed anywhere, or a name of another length, does not.
+    func testSetsOfSeveralNamesOfEveryLength() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789-".utf8)
+        var names: [[UInt8]] = []
+        for length in 1...70 {
+            for _ in 0..<3 {
+                names.append((0..<length).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &generator)] })
+            }
+        }
+        let set = HeaderNameSet(names.map { String(decoding: $0, as: UTF8.self) })
+        func contains(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { set.contains($0) } }
+        for name in names {
+            XCTAssertTrue(contains(name))
+            XCTAssertTrue(contains(Array(String(decoding: name, as: UTF8.self).uppercased().utf8)))
+            XCTAssertTrue(contains(name.map { $0 == 0x2D ? 0x5F : $0 }))
+            var changed = name
+            for i in changed.indices {
+                let saved = changed[i]
+                changed[i] = saved == 0x7A ? 0x79 : saved == 0x2D ? 0x2E : saved &+ 1
+                if !names.contains(changed) { XCTAssertFalse(contains(changed), "\(name) @\(i)") }
+                changed[i] = saved
+            }
+            XCTAssertFalse(contains(name + [0x78]) && !names.contains(name + [0x78]))
+        }
+        XCTAssertFalse(contains([]))
+    }
 }

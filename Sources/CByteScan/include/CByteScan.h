@@ -11,11 +11,6 @@
 /// control byte other than HTAB, and no DEL).
 size_t sidecar_field_value_length(const unsigned char *p, size_t n);
 
-/// Where the head that starts at `p[start]` ends: one past the LF of its first empty line,
-/// looking at `p[start..<limit]` only; 0 when no empty line ends there yet; -1 when some LF
-/// before it is not preceded by a CR (a bare LF). 16 bytes a step with SSE2.
-long sidecar_head_end(const unsigned char *p, size_t start, size_t limit);
-
 /// Length of the longest prefix of `p[0..<n]` that is a token (RFC 9110 §5.6.2 tchar: ALPHA,
 /// DIGIT and !#$%&'*+-.^_`|~), a field name's characters. SSSE3 when the CPU has it.
 size_t sidecar_token_prefix(const unsigned char *p, size_t n);

@@ -1,4 +1,8 @@
-import CByteScan
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
 
 /// Finds where a head ends (the first empty line) in one pass, refusing a bare LF on the way.
 @usableFromInline enum HeadScanner {
@@ -22,10 +26,18 @@ import CByteScan
                 start += 2
             }
         }
-        if let base = buf.baseAddress, start < limit {
-            let end = sidecar_head_end(base.assumingMemoryBound(to: UInt8.self), start, limit)
-            if end < 0 { throw .bareLF }
-            if end > 0 { return Bounds(start: start, end: end) }
+        var i = start
+        if let base = buf.baseAddress {
+            // Line by line: memchr finds each LF far faster than a byte loop.
+            while i < limit, let hit = memchr(base + i, Int32(ASCII.lf), limit - i) {
+                i = base.distance(to: UnsafeRawPointer(hit))
+                guard i > start, buf[i - 1] == ASCII.cr else { throw .bareLF }
+                // The line just ended is empty when the LF before its CR ends the previous line.
+                if i - 2 >= start, buf[i - 2] == ASCII.lf {
+                    return Bounds(start: start, end: i + 1)
+                }
+                i += 1
+            }
         }
         if buf.count >= maxBytes { throw .headTooLarge }
         return nil

@@ -2,12 +2,14 @@
 /// Matching ignores ASCII case and treats `_` as `-`, so `X_Auth_User_Id` matches
 /// `X-Auth-User-Id`. A class: the per-request path passes sets around without copying (and
 /// retaining) their arrays.
-public final class HeaderNameSet: Sendable {
-    /// Folded names (lower case, `_` → `-`), all in one buffer, grouped by length.
-    private let folded: [UInt8]
-    /// `byLength[n]`: where the exact names of length n (< 64) lie in `folded`, as
-    /// (first offset, number of names); every name of a group is n bytes long.
-    private let byLength: [(start: Int32, names: Int32)]
+public final class HeaderNameSet: @unchecked Sendable {  // immutable after init
+    /// Folded names (lower case, `_` → `-`), all in one block, grouped by length.
+    private let folded: UnsafeMutableRawBufferPointer
+    /// Per exact name shorter than 64 bytes, grouped by length: its `key` and where its bytes
+    /// start in `folded`. A name is compared by its key, one or two words, before its bytes.
+    private let keys: UnsafeMutableBufferPointer<(first: UInt64, last: UInt64, start: Int)>
+    /// `byLength[n]`: the names of length n (< 64) in `keys`, as (first index, how many).
+    private let byLength: UnsafeMutableBufferPointer<(start: Int32, names: Int32)>
     /// Exact names of 64 bytes or more.
     private let longEntries: [(start: Int, count: Int)]
     /// Names ending in `*` in the source match every name with that prefix.
@@ -31,38 +33,58 @@ public final class HeaderNameSet: Sendable {
                 exact.append(bytes)
             }
         }
-        var folded: [UInt8] = []
-        var byLength = [(start: Int32, names: Int32)](repeating: (0, 0), count: 64)
+        var all: [UInt8] = []
+        var groups = [(start: Int32, names: Int32)](repeating: (0, 0), count: 64)
+        var starts: [Int] = []
         var long: [(Int, Int)] = []
         var mask: UInt64 = 0
         for length in 0..<64 {
             let group = exact.filter { $0.count == length }
             guard !group.isEmpty else { continue }
-            byLength[length] = (Int32(folded.count), Int32(group.count))
-            for name in group { folded += name }
+            groups[length] = (Int32(starts.count), Int32(group.count))
+            for name in group {
+                starts.append(all.count)
+                all += name
+            }
             mask |= 1 << UInt64(length)
         }
         for name in exact where name.count >= 64 {
-            long.append((folded.count, name.count))
-            folded += name
+            long.append((all.count, name.count))
+            all += name
         }
         var prefixEntries: [(Int, Int)] = []
         var firstBytes: (UInt64, UInt64) = (0, 0)
         for prefix in prefixes {
-            prefixEntries.append((folded.count, prefix.count))
-            folded += prefix
+            prefixEntries.append((all.count, prefix.count))
+            all += prefix
             guard let first = prefix.first else {
                 firstBytes = (.max, .max)  // `*` alone: every name
                 continue
             }
             if first < 64 { firstBytes.0 |= 1 << UInt64(first) } else if first < 128 { firstBytes.1 |= 1 << UInt64(first - 64) }
         }
+        folded = .allocate(byteCount: max(all.count, 1), alignment: 8)
+        folded.copyBytes(from: all)
+        keys = .allocate(capacity: max(starts.count, 1))
+        byLength = .allocate(capacity: 64)
+        _ = byLength.initialize(from: groups)
+        for length in 0..<64 {
+            let group = groups[length]
+            for index in Int(group.start)..<Int(group.start + group.names) {
+                let key = Self.key(UnsafeRawPointer(folded.baseAddress! + starts[index]), length)
+                (keys.baseAddress! + index).initialize(to: (key.first, key.last, starts[index]))
+            }
+        }
         self.prefixFirstBytes = firstBytes
-        self.folded = folded
-        self.byLength = byLength
         self.longEntries = long
         self.prefixEntries = prefixEntries
         self.lengthMask = mask
+    }
+
+    deinit {
+        folded.deallocate()
+        keys.deallocate()
+        byLength.deallocate()
     }
 
     public static let empty = HeaderNameSet([])
@@ -96,28 +118,49 @@ public final class HeaderNameSet: Sendable {
 
     @inline(never) private func containsExact(_ name: UnsafeRawBufferPointer) -> Bool {
         let n = name.count
-        return folded.withUnsafeBufferPointer { f in
-            if n < 64 {
-                let group = byLength[n]
-                var start = Int(group.start)
-                for _ in 0..<group.names {
-                    if Self.equalFolded(name, 0, f, start, n) { return true }
-                    start += n
+        guard n > 0, let base = name.baseAddress else { return false }
+        if n < 64 {
+            let group = byLength[n]
+            let key = Self.key(base, n)
+            var index = Int(group.start)
+            let end = index &+ Int(group.names)
+            while index < end {
+                let candidate = keys[index]
+                if candidate.first == key.first, candidate.last == key.last,
+                   n <= 16 || Self.equalFolded(name, 0, folded, candidate.start, n)
+                {
+                    return true
                 }
-                return false
+                index &+= 1
             }
-            for e in longEntries where e.count == n && Self.equalFolded(name, 0, f, e.start, n) { return true }
             return false
         }
+        for e in longEntries where e.count == n && Self.equalFolded(name, 0, folded, e.start, n) { return true }
+        return false
+    }
+
+    /// A name's bytes 0..<8 and n-8..<n, folded (`ASCIIWords.folded`); shorter names packed
+    /// into the first word, the second 0. Up to 16 bytes, names with equal keys are equal.
+    @inline(__always) static func key(_ p: UnsafeRawPointer, _ n: Int) -> (first: UInt64, last: UInt64) {
+        if n >= 8 {
+            return (ASCIIWords.folded(p.loadUnaligned(as: UInt64.self)),
+                    ASCIIWords.folded(p.loadUnaligned(fromByteOffset: n &- 8, as: UInt64.self)))
+        }
+        if n >= 4 {
+            let low = UInt64(p.loadUnaligned(as: UInt32.self))
+            let high = UInt64(p.loadUnaligned(fromByteOffset: n &- 4, as: UInt32.self))
+            return (ASCIIWords.folded(low | high << 32), 0)
+        }
+        var word: UInt64 = 0
+        for i in 0..<n { word |= UInt64(p.load(fromByteOffset: i, as: UInt8.self)) << UInt64(8 &* i) }
+        return (ASCIIWords.folded(word), 0)
     }
 
     @inline(never) private func containsPrefix(_ name: UnsafeRawBufferPointer) -> Bool {
-        folded.withUnsafeBufferPointer { f in
-            for e in prefixEntries where e.count <= name.count && Self.equalFolded(name, 0, f, e.start, e.count) {
-                return true
-            }
-            return false
+        for e in prefixEntries where e.count <= name.count && Self.equalFolded(name, 0, folded, e.start, e.count) {
+            return true
         }
+        return false
     }
 
     public func contains(_ name: String) -> Bool {
@@ -131,7 +174,7 @@ public final class HeaderNameSet: Sendable {
 
     /// `a[aStart..<aStart+count]` folded equals `folded[fStart..<fStart+count]`, a word at a time.
     @inline(__always) static func equalFolded(
-        _ a: UnsafeRawBufferPointer, _ aStart: Int, _ folded: UnsafeBufferPointer<UInt8>,
+        _ a: UnsafeRawBufferPointer, _ aStart: Int, _ folded: UnsafeMutableRawBufferPointer,
         _ fStart: Int, _ count: Int
     ) -> Bool {
         precondition(aStart + count <= a.count && fStart + count <= folded.count)
