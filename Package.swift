@@ -44,13 +44,14 @@ let package = Package(
         .target(name: "CByteScan", cSettings: [.unsafeFlags(["-O2"])]),
         // Many sockets' sends in one system call (io_uring through Debian's liburing).
         .target(name: "CSendRing", cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("uring")]),
+        .target(name: "CEventMemory", cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("event_core")]),
         // HTTP/1.1 codec and URL/path rules: no I/O.
         .target(name: "SidecarHTTP", dependencies: ["CByteScan"], swiftSettings: hotPathSettings),
         // HTTP/2 sessions over libnghttp2: frames in, HTTP/1.1 request heads and stream events out.
         .target(name: "SidecarHTTP2", dependencies: ["CNGHTTP2", "SidecarHTTP"], swiftSettings: hotPathSettings),
         // Event loop & sockets on libevent.
         .target(
-            name: "SidecarEvent", dependencies: ["CEvent", "COpenSSL", "CSendRing", "SidecarHTTP"],
+            name: "SidecarEvent", dependencies: ["CEvent", "CEventMemory", "COpenSSL", "CSendRing", "SidecarHTTP"],
             swiftSettings: hotPathSettings),
         // Typed configuration read from sidecar.yaml. It reads the Apple key with the crypto
         // module, so a key `run` could not sign with is a config error with its line and column.
@@ -101,7 +102,7 @@ let package = Package(
         .testTarget(name: "SidecarCryptoTests", dependencies: ["SidecarCrypto"]),
         .testTarget(name: "SidecarHTTPTests", dependencies: ["SidecarHTTP"]),
         .testTarget(name: "SidecarHTTP2Tests", dependencies: ["SidecarHTTP2", "CNGHTTP2"]),
-        .testTarget(name: "SidecarEventTests", dependencies: ["SidecarEvent"]),
+        .testTarget(name: "SidecarEventTests", dependencies: ["SidecarEvent", "CEventMemory"]),
         .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig"]),
         .testTarget(name: "SidecarStoreTests", dependencies: ["SidecarStore"]),
         .testTarget(

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Glibc
 import SidecarConfig
+import SidecarEvent
 import SidecarHTTP
 
 /// `sidecar` — the Sign in with Apple reverse-proxy sidecar.
@@ -72,6 +73,7 @@ struct SidecarCommand: ParsableCommand {
         """
 
     static func main() {
+        EventMemory.install()  // before anything of libevent's is allocated
         do {
             var command = try parseAsRoot()
             try command.run()
