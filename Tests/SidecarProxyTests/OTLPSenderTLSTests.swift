@@ -186,7 +186,11 @@ private final class TLSCollector: @unchecked Sendable {
         return text.utf8.count - text.utf8.distance(from: text.startIndex, to: end.upperBound) >= length
     }
 
-    /// A listening socket on 127.0.0.1 and its port.
+    static func listen() throws -> (fd: Int32, port: UInt16) { try TLSCollectorSocket.listen() }
+}
+
+/// A listening socket on 127.0.0.1 and its port (the test collectors').
+enum TLSCollectorSocket {
     static func listen() throws -> (fd: Int32, port: UInt16) {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()

@@ -197,13 +197,6 @@ final class SpanExportTests: XCTestCase {
         XCTAssertTrue(exporter.renderMetrics().contains("sidecar_trace_spans_dropped_total 10\n"))
     }
 
-    func testStatusLines() {
-        XCTAssertEqual(OTLPSender.status(ofLine: Array("HTTP/1.1 200 OK\r\n".utf8)), 200)
-        XCTAssertEqual(OTLPSender.status(ofLine: Array("HTTP/1.0 503 x\n".utf8)), 503)
-        XCTAssertNil(OTLPSender.status(ofLine: Array("HTTP/2 200\r\n".utf8)))
-        XCTAssertNil(OTLPSender.status(ofLine: Array("HTTP/1.1 2x0 OK\r\n".utf8)))
-    }
-
     /// A port nothing listens on: bound, then closed.
     private static func closedPort() -> UInt16 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -102,6 +102,8 @@ final class SpanExporter: Sendable {
         var first = 0
         /// Once stopping: when the last flush must be over.
         var finalDeadlineMs: Int64?
+        /// The sender, with its kept connection, while the endpoint and TLS context stay.
+        var sender: OTLPSender?
     }
 
     private func run() {
@@ -144,7 +146,12 @@ final class SpanExporter: Sendable {
             }
             cycle.body.removeAll()
             encoder.encode(cycle.batch[...], into: cycle.body)
-            let outcome = OTLPSender(endpoint: endpoint, tls: tls, timeoutMs: timeoutMs).post(cycle.body.bytes)
+            if cycle.sender?.endpoint != endpoint || cycle.sender?.tls !== tls {
+                cycle.sender = OTLPSender(endpoint: endpoint, tls: tls)  // a reload's: a new connection
+            }
+            let sender = cycle.sender!
+            sender.timeoutMs = timeoutMs
+            let outcome = sender.post(cycle.body.bytes)
             if outcome == .accepted {
                 exported.add(UInt64(cycle.batch.count), ordering: .relaxed)
                 if cycle.failing {
