@@ -39,7 +39,8 @@
 #      the kernel's share of the work is not counted). BENCH_INSTRUCTIONS_OUT [none]: a
 #      directory to keep the callgrind files in (callgrind_annotate reads them).
 # More cases: put files in Benchmarks/cases.d/*.sh; each appends its name to CASES and defines
-#   case_<name>     sets CASE_PORT (and CASE_PIDS; CASE_SCHEME=https for TLS) of a server it
+#   case_<name>     sets CASE_PORT (and CASE_PIDS; CASE_SCHEME=https for TLS; CASE_PATH when
+#                   wrk asks for another path than /) of a server it
 #                   started once, in front of $UP_PORT, when the file was sourced
 #   load_<name>     (optional) runs its own load tool instead of wrk (h2.sh: h2load) and
 #                   prints the lines of wrk's summary that are read here;
@@ -236,7 +237,7 @@ if [ "$INSTRUCTIONS" = 1 ]; then
   for round in $(seq 1 "$ROUNDS"); do
     for c in "${CASES[@]}"; do
       [ "$c" = direct ] && continue
-      CASE_SCHEME=http; "case_$c"
+      CASE_SCHEME=http; CASE_PATH=/; "case_$c"
       extra=()
       if declare -F "wrk_args_$c" >/dev/null; then mapfile -t extra < <("wrk_args_$c"); fi
       pid=${CASE_PIDS%% *}
@@ -245,9 +246,9 @@ if [ "$INSTRUCTIONS" = 1 ]; then
         callgrind_control -z "$pid" >/dev/null 2>&1
         out=$("load_$c")
       else
-        "${CLIENT_CPU[@]}" wrk -t1 -c10 -d2s "${extra[@]}" "$CASE_SCHEME://127.0.0.1:$CASE_PORT/" >/dev/null  # warm
+        "${CLIENT_CPU[@]}" wrk -t1 -c10 -d2s "${extra[@]}" "$CASE_SCHEME://127.0.0.1:$CASE_PORT$CASE_PATH" >/dev/null  # warm
         callgrind_control -z "$pid" >/dev/null 2>&1
-        out=$("${CLIENT_CPU[@]}" wrk -t1 -c10 -d"$DURATION" "${extra[@]}" "$CASE_SCHEME://127.0.0.1:$CASE_PORT/")
+        out=$("${CLIENT_CPU[@]}" wrk -t1 -c10 -d"$DURATION" "${extra[@]}" "$CASE_SCHEME://127.0.0.1:$CASE_PORT$CASE_PATH")
       fi
       callgrind_control -d "$pid" >/dev/null 2>&1
       after_run
@@ -295,7 +296,7 @@ for round in $(seq 1 "$ROUNDS"); do
   # drifts within a round as much as between rounds).
   shift_by=$(( (round - 1) % ${#CASES[@]} ))
   for c in "${CASES[@]:shift_by}" "${CASES[@]:0:shift_by}"; do
-    CASE_SCHEME=http; "case_$c"
+    CASE_SCHEME=http; CASE_PATH=/; "case_$c"
     extra=()
     if declare -F "wrk_args_$c" >/dev/null; then mapfile -t extra < <("wrk_args_$c"); fi
     profiling=
@@ -318,7 +319,7 @@ for round in $(seq 1 "$ROUNDS"); do
       out=$("load_$c")
     else
       out=$("${CLIENT_CPU[@]}" wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency "${extra[@]}" \
-            "$CASE_SCHEME://127.0.0.1:$CASE_PORT/")
+            "$CASE_SCHEME://127.0.0.1:$CASE_PORT$CASE_PATH")
     fi
     if [ -n "$profiling" ]; then
       kill -INT "$profiling"; wait "$profiling" || true

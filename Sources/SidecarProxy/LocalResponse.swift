@@ -8,8 +8,9 @@ struct LocalResponse {
     var contentType: StaticString = "text/plain; charset=utf-8"
     var body: [UInt8]
     var extraFields: [(name: StaticString, value: [UInt8])] = []
-    /// Fields whose names come from configuration (the identity headers of `/check`).
-    var dynamicFields: [(name: [UInt8], value: [UInt8])] = []
+    /// `/check`'s answer: the session whose identity fields (and signed assertion) it carries,
+    /// written as they were rendered for forwarding when the session was opened.
+    var identity: OpenedSession?
     /// `no-store` unless the answer is public by nature (`jwks.json`): everything else the
     /// sidecar answers may depend on the session.
     var cacheControl: StaticString = "no-store"
@@ -65,11 +66,9 @@ struct LocalResponse {
             out.append(field.value)
             out.append("\r\n")
         }
-        for field in dynamicFields {
-            out.append(field.name)
-            out.append(": ")
-            out.append(field.value)
-            out.append("\r\n")
+        if let identity {
+            identity.withIdentityFields { out.append($0) }
+            out.append(identity.assertionField)  // the whole `X-Auth-Assertion: …` line, or empty
         }
         if !requestId.isEmpty {
             out.append("X-Request-Id: ")

@@ -250,6 +250,10 @@ def test_check_for_forward_auth(signed_in):
     assert r.status == 200
     assert r.header("X-Auth-Email") == "maria.ruiz@example.com"
     assert r.header("X-Auth-Name") == "Maria%20Ruiz" and r.header("X-Auth-User-Id")
+    # The very fields a forwarded request of the session gets, each once.
+    forwarded = b.get("/private").json()
+    for name in ("X-Auth-User-Id", "X-Auth-Email", "X-Auth-Email-Verified", "X-Auth-Private-Email", "X-Auth-Name"):
+        assert [v for k, v in r.headers if k.lower() == name.lower()] == seen(forwarded, name), name
     _, value = b.session_cookie
     assert sc.request("GET", "/.auth/check", [("Authorization", "Bearer " + value)]).status == 200
     r = sc.request("GET", "/.auth/check", [HTML])

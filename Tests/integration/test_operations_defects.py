@@ -291,12 +291,15 @@ def test_the_access_line_names_the_signed_in_user_and_only_them(start_auth_sidec
     assert b.request("GET", "/private", [html, ("X-Request-Id", "user-cookie")]).status == 200
     assert sc.request("GET", "/api", [("Authorization", "Bearer " + value), ("X-Request-Id", "user-bearer")]).status == 200
     assert sc.request("GET", "/pub/x", [("X-Request-Id", "user-none")]).status == 200
+    assert b.request("GET", "/.auth/check", [("X-Request-Id", "user-check")]).status == 200
     assert b.request("POST", "/.auth/logout", [("Accept", "application/json")]).status == 204
     after = sc.request("GET", "/private", [html, ("Cookie", "%s=%s" % (name, value)), ("X-Request-Id", "user-revoked")])
     assert after.status == 302
-    entries = {rid: access_entry(sc, rid) for rid in ("user-cookie", "user-bearer", "user-none", "user-revoked")}
+    entries = {rid: access_entry(sc, rid) for rid in ("user-cookie", "user-bearer", "user-none", "user-revoked",
+                                                       "user-check")}
     assert all(entries.values()), sc.output()
     assert entries["user-cookie"]["user_id"] == sub and entries["user-bearer"]["user_id"] == sub, entries
+    assert entries["user-check"]["user_id"] == sub, entries
     assert "user_id" not in entries["user-none"] and "user_id" not in entries["user-revoked"], entries
 
 

@@ -130,13 +130,4 @@ enum IdentityHeaders {
         }
         return HeaderValue.isSafe(UnsafeRawBufferPointer(value))
     }
-
-    /// The same fields as (name, value) pairs for a local response (`/check`).
-    static func fields(_ session: Session, names: IdentityHeaderNames) -> [(name: [UInt8], value: [UInt8])] {
-        withLayout(session, names: names) { layout, scratch in
-            var pairs: [(name: [UInt8], value: [UInt8])] = []
-            layout.forEachField(names: names, scratch: scratch) { pairs.append(($0, Array($1))) }
-            return pairs
-        } ?? []
-    }
 }

@@ -155,20 +155,24 @@ extension Authenticator {
         }
         var identity = RequestIdentity()
         identify(request.head, trace: request.trace, into: &identity)
-        guard let session = identity.session else { return unauthenticatedJSON() }
-        if let rule, let denial = rule.route.refusal(
-            rule.index, subject: session.subject, email: session.email, privateEmail: session.privateEmail) {
-            var answer = ruleRefusal(request, rule: rule.index, reason: denial.rawValue)
-            answer.userID = session.subject
-            return answer
+        guard let opened = identity.opened else { return unauthenticatedJSON() }
+        let subject = opened.withSubject { String(decoding: $0, as: UTF8.self) }
+        if let rule {
+            // The lists a rule may check need the decoded session (kept on the cached entry).
+            let session = opened.session
+            if let denial = rule.route.refusal(
+                rule.index, subject: session.subject, email: session.email, privateEmail: session.privateEmail) {
+                var answer = ruleRefusal(request, rule: rule.index, reason: denial.rawValue)
+                answer.userID = subject
+                return answer
+            }
         }
+        // The identity fields rendered when the session was opened, as a forwarded request
+        // gets them: nothing decoded, encoded or allocated again per check.
         var answer = LocalResponse(status: 200, reason: "OK", body: [])
-        answer.dynamicFields = IdentityHeaders.fields(session, names: settings.headers)
-        if let opened = identity.opened, let field = splitField(opened.assertionField) {
-            answer.dynamicFields.append(field)
-        }
+        answer.identity = opened
         if let cookie = identity.setCookie { answer.extraFields.append(("Set-Cookie", cookie)) }
-        answer.userID = session.subject
+        answer.userID = subject
         return answer
     }
 
@@ -237,11 +241,6 @@ enum EndpointAnswer {
 }
 
 /// The (name, value) of an assertion field `Name: value\r\n` as kept on an `OpenedSession`.
-private func splitField(_ field: [UInt8]) -> (name: [UInt8], value: [UInt8])? {
-    guard field.count > 4, let colon = field.firstIndex(of: UInt8(ascii: ":")) else { return nil }
-    return (Array(field[..<colon]), Array(field[(colon + 2)..<(field.count - 2)]))
-}
-
 /// Why Apple did not confirm a token revocation: an `AppleError.lifecycleReason` or
 /// `client_secret_failed` (never a secret).
 struct AppleRevokeFailure: Error {
