@@ -240,7 +240,6 @@ enum EndpointAnswer {
     case later
 }
 
-/// The (name, value) of an assertion field `Name: value\r\n` as kept on an `OpenedSession`.
 /// Why Apple did not confirm a token revocation: an `AppleError.lifecycleReason` or
 /// `client_secret_failed` (never a secret).
 struct AppleRevokeFailure: Error {

@@ -98,7 +98,8 @@ final class OTLPSender {
                 switch chunk.withUnsafeMutableBytes({ connection.read(into: $0) }) {
                 case .moved(let count): received += chunk[..<count]
                 case .closed:
-                    if head != nil { return nil }  // answered; the connection is not kept
+                    leavesConnectionUsable = false
+                    if head != nil { return nil }  // answered, but the connection is gone
                     return OTLPConnection.Failure(text: "connection closed before an answer")
                 case .wait(let event): if let why = connection.wait(for: event, deadline: deadline) { return why }
                 case .failed(let why): return why

@@ -146,10 +146,13 @@ final class SpanExporter: Sendable {
             }
             cycle.body.removeAll()
             encoder.encode(cycle.batch[...], into: cycle.body)
-            if cycle.sender?.endpoint != endpoint || cycle.sender?.tls !== tls {
-                cycle.sender = OTLPSender(endpoint: endpoint, tls: tls)  // a reload's: a new connection
+            let sender: OTLPSender
+            if let kept = cycle.sender, kept.endpoint == endpoint, kept.tls === tls {
+                sender = kept
+            } else {
+                sender = OTLPSender(endpoint: endpoint, tls: tls)  // first, or a reload's: a new connection
+                cycle.sender = sender
             }
-            let sender = cycle.sender!
             sender.timeoutMs = timeoutMs
             let outcome = sender.post(cycle.body.bytes)
             if outcome == .accepted {
