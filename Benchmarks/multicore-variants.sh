@@ -11,7 +11,9 @@
 #   CASES="tls:2000 plain:20000" VARIANTS_plain="sc:8192 sc32k:32768" W_LIST="1 2 4 6" \
 #     ROUNDS=3 DUR=4s PERF_W="1 2" OUT=/tmp/out bash multicore-variants.sh
 #
-# A case is SCHEME:SESSIONS. A variant is NAME:CACHE_ENTRIES (session.cache_entries); every
+# A case is SCHEME:SESSIONS. A variant is NAME:CACHE_ENTRIES (session.cache_entries), or
+# NAME:CACHE_ENTRIES:BUILD to run another sidecar build, bin/sidecar-BUILD.xz in the folder (the
+# commit before a change: an A/B of two builds in the same rounds); every
 # variant and nginx (worker_processes W) are sent the very same requests, in rounds whose
 # order rotates, each pinned to cores 0..W-1 (one logical CPU per physical core); wrk and the
 # upstream (nginx `return 200`) run on cores of their own. At the W in PERF_W, each proxy's
@@ -118,8 +120,14 @@ for case in $CASES; do
     declare -A PORT=() PID=(); names=(); i=0
     for v in $variants; do
       name=${v%%:*}; port=$((base + 10 * n + i)); i=$((i + 1))
-      sidecar_conf "$W/$name$n.yaml" "$port" "$n" "$tls" "${v#*:}"
-      pin "$cores" "$W/sidecar" run --config "$W/$name$n.yaml" >>"$W/$name$n.log" 2>&1 & PIDS+=($!); PID[$name]=$!
+      rest=${v#*:}; entries=${rest%%:*}; binary=$W/sidecar
+      if [ "$rest" != "$entries" ]; then
+        binary=$W/sidecar-${rest#*:}
+        [ -x "$binary" ] || { "$LD" --library-path "$D/lib" "$D/bin/xz" -d -k -c "$D/bin/sidecar-${rest#*:}.xz" >"$binary" \
+          && chmod +x "$binary"; } || { log "  no build bin/sidecar-${rest#*:}.xz for variant $name"; exit 1; }
+      fi
+      sidecar_conf "$W/$name$n.yaml" "$port" "$n" "$tls" "$entries"
+      pin "$cores" "$binary" run --config "$W/$name$n.yaml" >>"$W/$name$n.log" 2>&1 & PIDS+=($!); PID[$name]=$!
       PORT[$name]=$port; names+=("$name")
     done
     ngssl=""; [ $tls = 1 ] && ngssl="ssl_certificate $D/tls-cert.pem; ssl_certificate_key $D/tls-key.pem;"
