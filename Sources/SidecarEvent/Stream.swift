@@ -84,6 +84,8 @@ public final class Stream {
     /// The carrier's name for this stream (an HTTP/2 stream id), so that its callbacks find
     /// their stream without a table keyed by object.
     public var carrierTag: Int32 = 0
+    /// `carrier != nil` without reading the reference (a read retains and releases it).
+    public let isCarried: Bool
 
     /// `tls`: serve TLS on the accepted socket `fd` (the handshake runs first; nothing is
     /// reported to the delegate before it completes). `preamble`: the delegate reads a
@@ -93,6 +95,7 @@ public final class Stream {
         preamble: Bool = false
     ) {
         self.fd = fd
+        isCarried = false
         awaitsPreamble = preamble
         input = ByteQueue(evbuffer_new())
         output = ByteQueue(evbuffer_new())
@@ -125,6 +128,7 @@ public final class Stream {
     /// A stream without a socket, carried by `carrier` (see `StreamCarrier`).
     public init(loop: EventLoop, carrier: any StreamCarrier) {
         fd = -1
+        isCarried = true
         awaitsPreamble = false
         input = ByteQueue(evbuffer_new())
         output = ByteQueue(evbuffer_new())

@@ -11,9 +11,11 @@ import SidecarHTTP
 final class ClientConnection: StreamDelegate, UpstreamOwner {
     typealias Phase = ConnectionStateMachine.Phase
 
-    /// Safe unretained: a connection lives only on its worker's loop, and workers live until
-    /// the process exits; a retained reference would be paid for on every call.
-    unowned(unsafe) let worker: Worker
+    /// Strong and `let`: calls through it borrow it from the connection. An `unowned(unsafe)`
+    /// reference is retained and released around every call made through it (and its `let`
+    /// properties with it): 24 atomic operations per request in the access line alone. The
+    /// cycle ends when the worker drops the closed connection from its table.
+    let worker: Worker
     let stream: Stream
     /// The client's address and whether it is a trusted proxy: the accepted peer's, or with
     /// `proxy_protocol` the source its header names (set before any request is read).
@@ -83,7 +85,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     }
 
     /// The exchange came over HTTP/2 (its stream is carried by an `HTTP2Connection`).
-    var isHTTP2: Bool { stream.carrier != nil }
+    var isHTTP2: Bool { stream.isCarried }
 
     // MARK: client socket
 

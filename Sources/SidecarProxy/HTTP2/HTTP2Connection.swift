@@ -14,7 +14,8 @@ import SidecarHTTP2
 /// windows acknowledged as each exchange takes the bytes, responses framed as the client's
 /// windows allow, the connection's idle and header deadlines, GOAWAY on drain.
 final class HTTP2Connection: StreamDelegate, FrontConnection {
-    unowned(unsafe) let worker: Worker
+    /// Strong, as `ClientConnection.worker`: an unretained one is retained around each call.
+    let worker: Worker
     let stream: Stream
     let session: H2Session
     let peerText: [UInt8]
