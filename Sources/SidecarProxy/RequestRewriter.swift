@@ -8,16 +8,16 @@ final class RequestRewriter {
     /// What a request drops, by which credentials it carries that the sidecar removes. A
     /// class: choosing one per request then retains one reference, not four.
     private final class DropSets {
-        let plain, cookie, authorization, both: HeaderNameSet
+        let plain, cookie, authorization, both: FieldForwarding
 
         init(_ dropped: [String]) {
-            plain = HeaderNameSet(dropped)
-            cookie = HeaderNameSet(dropped + ["cookie"])
-            authorization = HeaderNameSet(dropped + ["authorization"])
-            both = HeaderNameSet(dropped + ["cookie", "authorization"])
+            plain = FieldForwarding(dropping: dropped)
+            cookie = FieldForwarding(dropping: dropped + ["cookie"])
+            authorization = FieldForwarding(dropping: dropped + ["authorization"])
+            both = FieldForwarding(dropping: dropped + ["cookie", "authorization"])
         }
 
-        func set(strippingCookie: Bool, strippingAuthorization: Bool) -> HeaderNameSet {
+        func set(strippingCookie: Bool, strippingAuthorization: Bool) -> FieldForwarding {
             switch (strippingCookie, strippingAuthorization) {
             case (false, false): plain
             case (true, false): cookie
@@ -143,7 +143,9 @@ final class RequestRewriter {
             : fromOtherPeer.set(strippingCookie: identity.stripCookie, strippingAuthorization: identity.stripBearer)
         // Only a WebSocket upgrade passes; any other is forwarded as a plain request (its Upgrade,
         // Connection and HTTP2-Settings are hop-by-hop and dropped).
-        out.appendFields(of: view, dropping: drop, keepUpgrade: head.connection.upgrade && head.upgradesToWebSocket)
+        out.appendFields(
+            of: view, connection: head.connection, forwarding: drop,
+            keepUpgrade: head.connection.upgrade && head.upgradesToWebSocket)
         if let auth {
             ForwardedIdentity.append(view, identity: identity, settings: auth, into: &out)
         }
@@ -223,7 +225,7 @@ enum ResponseRewriter {
         setCookie: [UInt8]?, into out: inout HeadBuffer
     ) {
         out.appendStatusLine(of: head, view)
-        out.appendFields(of: view, dropping: .empty, keepUpgrade: head.status == 101)
+        out.appendFields(of: view, connection: head.connection, forwarding: .hopByHopOnly, keepUpgrade: head.status == 101)
         guard head.status >= 200 else {
             out.append("\r\n")
             return

@@ -3,6 +3,7 @@ import SidecarHTTP
 
 final class HeadWriterTests: XCTestCase {
     let identity = HeaderNameSet(["X-Auth-User-Id", "x-auth-email"])
+    let identityForwarding = FieldForwarding(dropping: ["X-Auth-User-Id", "x-auth-email"])
 
     func testHeaderNameSetFoldsCaseAndUnderscores() {
         for name in ["X-Auth-User-Id", "x-auth-user-id", "X_Auth_User_Id", "x_AUTH-user_ID", "X-AUTH-EMAIL"] {
@@ -53,7 +54,7 @@ final class HeadWriterTests: XCTestCase {
         let head = try XCTUnwrap(parseRequest(request).get())
         var writer = HeadWriter()
         try writer.appendRequestLine(for: head)
-        writer.appendFields(of: head, dropping: identity)
+        writer.appendFields(of: head, forwarding: identityForwarding)
         try writer.appendField(name: "X-Auth-User-Id", value: "001234.abc")
         writer.finish()
         let text = String(decoding: writer.bytes, as: UTF8.self)
@@ -81,11 +82,13 @@ final class HeadWriterTests: XCTestCase {
         for text in heads {
             let head = try XCTUnwrap(parseRequest(crlf(text)).get())
             var writer = HeadWriter()
-            writer.appendFields(of: head, dropping: identity, keepUpgrade: head.connection.upgrade)
+            writer.appendFields(of: head, forwarding: identityForwarding, keepUpgrade: head.connection.upgrade)
             let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: head.storage.count + 21, alignment: 1)
             defer { memory.deallocate() }
             var buffer = HeadBuffer(memory.baseAddress!, capacity: memory.count)
-            head.withView { buffer.appendFields(of: $0, dropping: identity, keepUpgrade: head.connection.upgrade) }
+            head.withView {
+                buffer.appendFields(of: $0, connection: head.connection, forwarding: identityForwarding, keepUpgrade: head.connection.upgrade)
+            }
             XCTAssertEqual(Array(buffer.written), writer.bytes, text)
             XCTAssertLessThanOrEqual(buffer.count, buffer.capacity)
         }
@@ -95,7 +98,7 @@ final class HeadWriterTests: XCTestCase {
         for (sent, written) in [("010", "10"), ("0005, 5", "5"), ("0", "0"), ("000", "0")] {
             let head = try XCTUnwrap(parseRequest(crlf("POST / HTTP/1.1\nHost: h\nContent-Length: \(sent)\n\n")).get())
             var writer = HeadWriter()
-            writer.appendFields(of: head, dropping: identity)
+            writer.appendFields(of: head, forwarding: identityForwarding)
             XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), "Host: h\r\nContent-Length: \(written)\r\n", sent)
         }
     }
@@ -104,7 +107,7 @@ final class HeadWriterTests: XCTestCase {
         let chunked = try XCTUnwrap(parseRequest(crlf("PUT /u HTTP/1.1\nHost: h\nTransfer-Encoding: chunked\n\n")).get())
         var w = HeadWriter()
         try w.appendRequestLine(for: chunked)
-        w.appendFields(of: chunked, dropping: .empty)
+        w.appendFields(of: chunked, forwarding: .hopByHopOnly)
         w.appendFraming(chunked.framing)
         w.finish()
         XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), "PUT /u HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")
@@ -114,13 +117,13 @@ final class HeadWriterTests: XCTestCase {
         XCTAssertTrue(ws.connection.upgrade)
         w.reset()
         try w.appendRequestLine(for: ws)
-        w.appendFields(of: ws, dropping: .empty, keepUpgrade: true)
+        w.appendFields(of: ws, forwarding: .hopByHopOnly, keepUpgrade: true)
         w.finish()
         let again = try XCTUnwrap(parseRequest(w.bytes).get())
         XCTAssertTrue(again.connection.upgrade)
         XCTAssertEqual(again.firstValueString("sec-websocket-key"), "k")
         w.reset()
-        w.appendFields(of: ws, dropping: .empty)
+        w.appendFields(of: ws, forwarding: .hopByHopOnly)
         XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), "Host: h\r\nSec-WebSocket-Key: k\r\n")
     }
 
@@ -143,7 +146,7 @@ final class HeadWriterTests: XCTestCase {
         let upstream = try XCTUnwrap(parseResponse(crlf("HTTP/1.0 404 Not Found\nContent-Length: 3\nConnection: close\nSet-Cookie: a=b\nX_Auth_Email: e\n\n")).get())
         var w = HeadWriter()
         w.appendStatusLine(of: upstream)
-        w.appendFields(of: upstream, dropping: identity)
+        w.appendFields(of: upstream, forwarding: identityForwarding)
         w.finish()
         XCTAssertEqual(String(decoding: w.bytes, as: UTF8.self), "HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\nSet-Cookie: a=b\r\n\r\n")
         let again = try XCTUnwrap(parseResponse(w.bytes).get())

@@ -17,7 +17,7 @@ final class RequestHeadTests: XCTestCase {
         XCTAssertEqual(head.string(head.fields[1].name), "Accept")
         XCTAssertEqual(head.string(head.fields[1].value), "*/*")
         XCTAssertEqual(head.framing, .none)
-        XCTAssertEqual(head.connection, ConnectionSemantics(keepAlive: true, upgrade: false, expectContinue: false))
+        XCTAssertEqual(head.connection, ConnectionSemantics(keepAlive: true, upgrade: false, expectContinue: false, listsFieldNames: false))
         XCTAssertEqual(head.headLength, bytes.count - 4)
         XCTAssertEqual(head.firstValueString("accept"), "*/*")
     }

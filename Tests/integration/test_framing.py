@@ -135,6 +135,20 @@ def test_well_formed_requests_pass(sidecar, upstream):
     assert upstream.stats()["requests"] == 3
 
 
+def test_underscore_spellings_of_framing_fields_never_reach_the_upstream(sidecar, upstream):
+    """`Content_Length` is not a framing field to the sidecar; CGI and WSGI servers read `_` as
+    `-`, so it must not reach them either (nor `Transfer_Encoding`, a hop-by-hop name)."""
+    with sidecar.conn() as c:
+        r = c.request("POST", "/echo", [("Content-Length", "3"), ("Content_Length", "99"),
+                                        ("Transfer_Encoding", "chunked"), ("X_Other", "kept")], b"abc")
+        assert r.status == 200, r.body[:200]
+        echo = r.json()
+    names = [n.lower() for n, _ in echo["headers"]]
+    assert echo["body"] == "abc"
+    assert "content_length" not in names and "transfer_encoding" not in names, names
+    assert names.count("content-length") == 1 and "x_other" in names, names
+
+
 def test_pipelined_requests_are_answered_in_order(sidecar, upstream):
     with sidecar.conn() as c:
         c.send(b"".join(rawhttp.build_request("GET", "/echo?n=%d" % i) for i in range(3)))

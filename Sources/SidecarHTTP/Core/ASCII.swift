@@ -9,6 +9,7 @@
     @usableFromInline static let slash: UInt8 = 0x2F
     @usableFromInline static let semicolon: UInt8 = 0x3B
     @usableFromInline static let percent: UInt8 = 0x25
+    @usableFromInline static let dash: UInt8 = 0x2D
 
     /// tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
     /// As a 128-bit set (two constant words): a shift and a test per byte in the name loops.

@@ -50,11 +50,16 @@ public struct ConnectionSemantics: Sendable, Hashable {
     public var upgrade: Bool
     /// `Expect: 100-continue` (HTTP/1.1 requests only).
     public var expectContinue: Bool
+    /// `Connection` lists an option other than `keep-alive` and `upgrade` (both hop-by-hop
+    /// names anyway): fields of the names it lists are hop-by-hop too, so a proxy checks every
+    /// field against the list (`ForwardedFields`), and only then.
+    public var listsFieldNames: Bool
 
-    public init(keepAlive: Bool, upgrade: Bool, expectContinue: Bool) {
+    public init(keepAlive: Bool, upgrade: Bool, expectContinue: Bool, listsFieldNames: Bool) {
         self.keepAlive = keepAlive
         self.upgrade = upgrade
         self.expectContinue = expectContinue
+        self.listsFieldNames = listsFieldNames
     }
 }
 

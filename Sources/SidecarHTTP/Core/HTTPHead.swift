@@ -5,6 +5,8 @@ public protocol HTTPHead: Sendable {
     var storage: [UInt8] { get }
     /// Header field lines in order of arrival.
     var fields: [HTTPField] { get }
+    /// What the `Connection` and `Upgrade` fields say.
+    var connection: ConnectionSemantics { get }
 }
 
 extension HTTPHead {

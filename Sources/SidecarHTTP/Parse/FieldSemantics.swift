@@ -8,6 +8,8 @@ struct FieldSemantics {
     var connectionClose = false
     var connectionKeepAlive = false
     var connectionUpgrade = false
+    /// Some `Connection` option is neither `keep-alive` nor `upgrade` (`close` included).
+    var connectionListsOthers = false
     var hasUpgradeField = false
     var expectContinue = false
 
@@ -86,12 +88,13 @@ struct FieldSemantics {
 
     private mutating func observeConnection(_ buf: UnsafeRawBufferPointer, _ start: Int, _ end: Int) {
         Tokens.forEach(in: buf, start, end) { s, e in
-            if ByteCompare.equalsLowercased(buf, s, e, "close") {
-                connectionClose = true
-            } else if ByteCompare.equalsLowercased(buf, s, e, "keep-alive") {
+            if ByteCompare.equalsLowercased(buf, s, e, "keep-alive") {
                 connectionKeepAlive = true
             } else if ByteCompare.equalsLowercased(buf, s, e, "upgrade") {
                 connectionUpgrade = true
+            } else {
+                connectionListsOthers = true
+                if ByteCompare.equalsLowercased(buf, s, e, "close") { connectionClose = true }
             }
         }
     }

@@ -94,7 +94,7 @@ public struct HTTPResponseHead: HTTPHead {
         let connection = ConnectionSemantics(
             keepAlive: framing != .untilClose && semantics.keepAlive(version: version),
             upgrade: status == 101 && semantics.connectionUpgrade && semantics.hasUpgradeField,
-            expectContinue: false)
+            expectContinue: false, listsFieldNames: semantics.connectionListsOthers)
         return HTTPResponseHead(
             storage: storage, fields: fields, version: version, status: status, reason: reason,
             framing: framing, connection: connection)

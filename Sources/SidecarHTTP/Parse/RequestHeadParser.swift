@@ -47,7 +47,8 @@ struct RequestHeadParser {
         let connection = ConnectionSemantics(
             keepAlive: semantics.keepAlive(version: version),
             upgrade: version == .http11 && semantics.connectionUpgrade && semantics.hasUpgradeField,
-            expectContinue: version == .http11 && semantics.expectContinue)
+            expectContinue: version == .http11 && semantics.expectContinue,
+            listsFieldNames: semantics.connectionListsOthers)
         return HTTPRequestHead(
             storage: storage, fields: fields, method: method,
             methodRange: ByteRange(start: methodStart, end: methodEnd),

@@ -1,8 +1,8 @@
 /// Which field lines of a parsed head a proxy passes on: everything except hop-by-hop fields
 /// (Connection and the names it lists, Keep-Alive, TE, Trailer, Transfer-Encoding, Upgrade,
-/// Proxy-*) and the names in `dropping` (case-insensitive, `_` ≡ `-`); Content-Length once,
-/// in canonical form; Host even if Connection lists it; with `keepUpgrade` (a validated
-/// upgrade) the Upgrade field too.
+/// Proxy-*) and the names `FieldForwarding` drops (case-insensitive, `_` ≡ `-`); Content-Length once,
+/// in canonical form, and no `Content_Length`; Host even if Connection lists it; with
+/// `keepUpgrade` (a validated upgrade) the Upgrade field too.
 ///
 /// Kept lines leave as the byte spans they arrived in — one span per run of consecutive kept
 /// lines — because the parser already proved each line `name ":" OWS value OWS CRLF` and the
@@ -10,25 +10,14 @@
 /// (`010`, `5, 5`) is rewritten.
 enum ForwardedFields {
     /// Calls `emit` with the spans to write, in order. Returns whether an Upgrade field was
-    /// kept (the writer then adds `Connection: upgrade`). `buf` is the head's whole storage.
+    /// kept (the writer then adds `Connection: upgrade`). `buf` is the head's whole storage;
+    /// `connection` what its parse found in `Connection`.
     @inline(__always)
     static func forEach(
-        _ buf: UnsafeRawBufferPointer, _ fields: UnsafeBufferPointer<HTTPField>, dropping: HeaderNameSet,
-        keepUpgrade: Bool, _ emit: (UnsafeRawBufferPointer) -> Void
+        _ buf: UnsafeRawBufferPointer, _ fields: UnsafeBufferPointer<HTTPField>, connection: ConnectionSemantics,
+        forwarding: FieldForwarding, keepUpgrade: Bool, _ emit: (UnsafeRawBufferPointer) -> Void
     ) -> Bool {
-        let hopByHop = HeaderNameSet.hopByHop
-        let dropsMore = !dropping.isEmpty
-        // Connection options other than keep-alive and upgrade (both hop-by-hop names anyway)
-        // name further fields to drop; only then is every field checked against them.
-        var listsOtherNames = false
-        for field in fields where ByteCompare.equalsLowercased(buf, field.name, "connection") {
-            Tokens.forEach(in: buf, Int(field.value.start), Int(field.value.end)) { s, e in
-                if !ByteCompare.equalsLowercased(buf, s, e, "keep-alive"),
-                   !ByteCompare.equalsLowercased(buf, s, e, "upgrade") {
-                    listsOtherNames = true
-                }
-            }
-        }
+        let names = forwarding.names
         var runStart = -1
         var wroteContentLength = false
         var wroteUpgrade = false
@@ -37,8 +26,14 @@ enum ForwardedFields {
             let name = UnsafeRawBufferPointer(rebasing: buf[field.name.range])
             var keep = true
             var canonicalLength: Range<Int>?
-            if ByteCompare.equalsLowercased(buf, field.name, "content-length") {
-                if wroteContentLength {
+            switch names.tag(of: name) {
+            case 0:
+                // Connection options other than keep-alive and upgrade name further fields to drop.
+                if connection.listsFieldNames, isListedInConnection(name, fields: fields, buf: buf) { keep = false }
+            case FieldForwarding.Role.contentLength.rawValue:
+                // `Content_Length` folds to the same name but is not the framing field: dropped,
+                // so that no upstream that reads `_` as `-` (CGI, WSGI) takes it for one.
+                if wroteContentLength || name[7] != ASCII.dash {
                     keep = false
                 } else {
                     wroteContentLength = true
@@ -48,13 +43,12 @@ enum ForwardedFields {
                         canonicalLength = digits
                     }
                 }
-            } else if keepUpgrade, ByteCompare.equalsLowercased(buf, field.name, "upgrade") {
-                wroteUpgrade = true
-            } else if hopByHop.contains(name) || (dropsMore && dropping.contains(name)) {
-                keep = false
-            } else if listsOtherNames, isListedInConnection(name, fields: fields, buf: buf),
-                      !ByteCompare.equalsLowercased(buf, field.name, "host") {
-                keep = false  // `Connection: host` must not strip the upstream's Host
+            case FieldForwarding.Role.upgrade.rawValue:
+                if keepUpgrade { wroteUpgrade = true } else { keep = false }
+            case FieldForwarding.Role.host.rawValue:
+                break  // `Connection: host` must not strip the upstream's Host
+            default:
+                keep = false  // hop-by-hop or dropped
             }
             if keep {
                 if runStart < 0 { runStart = lineStart }
@@ -102,6 +96,34 @@ enum ForwardedFields {
         }
         return false
     }
+}
+
+/// The names `ForwardedFields` treats apart — Content-Length, Upgrade, Host, the hop-by-hop
+/// names and the names a proxy drops — in one table compiled once: a field line costs one
+/// lookup, and none for most lines (no name of their length is in the table), rather than a
+/// comparison per special name and a lookup in each of two sets.
+public final class FieldForwarding: Sendable {
+    enum Role: UInt8 {
+        case dropped = 1, contentLength, upgrade, host
+    }
+
+    let names: HeaderNameSet
+
+    /// `dropping`: names (a trailing `*` makes a prefix) not forwarded, besides the hop-by-hop
+    /// ones. Content-Length and Upgrade are never taken from it: they are forwarded as
+    /// `ForwardedFields` says (Content-Length canonical, Upgrade only for a validated upgrade).
+    public init(dropping: some Sequence<String>) {
+        // The first tag of a name counts: Content-Length and Upgrade before the drop lists,
+        // which come before Host (a dropped Host is dropped).
+        var tagged: [(String, UInt8)] = [("content-length", Role.contentLength.rawValue), ("upgrade", Role.upgrade.rawValue)]
+        tagged += HeaderNameSet.hopByHopNames.map { ($0, Role.dropped.rawValue) }
+        tagged += dropping.map { ($0, Role.dropped.rawValue) }
+        tagged.append(("host", Role.host.rawValue))
+        names = HeaderNameSet(tagged: tagged)
+    }
+
+    /// Drops the hop-by-hop fields only.
+    public static let hopByHopOnly = FieldForwarding(dropping: [])
 }
 
 extension UnsafeRawBufferPointer {

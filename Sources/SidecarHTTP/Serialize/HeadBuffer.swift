@@ -57,10 +57,14 @@ public struct HeadBuffer {
         append("\r\n")
     }
 
-    /// The fields a proxy forwards (`ForwardedFields`) of the head `view` shows; at most the
-    /// head's size + 21 bytes.
-    public mutating func appendFields(of view: HeadView, dropping: HeaderNameSet, keepUpgrade: Bool = false) {
-        let upgrade = ForwardedFields.forEach(view.bytes, view.fields, dropping: dropping, keepUpgrade: keepUpgrade) {
+    /// The fields a proxy forwards (`ForwardedFields`) of the head `view` shows, whose
+    /// `Connection` says `connection`; at most the head's size + 21 bytes.
+    public mutating func appendFields(
+        of view: HeadView, connection: ConnectionSemantics, forwarding: FieldForwarding, keepUpgrade: Bool = false
+    ) {
+        let upgrade = ForwardedFields.forEach(
+            view.bytes, view.fields, connection: connection, forwarding: forwarding, keepUpgrade: keepUpgrade
+        ) {
             append($0)
         }
         if upgrade { append("Connection: upgrade\r\n") }

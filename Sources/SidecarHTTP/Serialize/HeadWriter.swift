@@ -86,15 +86,15 @@ public struct HeadWriter: Sendable {
     // MARK: fields
 
     /// Copies the fields a proxy forwards (`ForwardedFields`: all but hop-by-hop fields and
-    /// the names in `dropping`, Content-Length once and canonical, Host always). With
+    /// the names `forwarding` drops, Content-Length once and canonical, Host always). With
     /// `keepUpgrade` (a validated upgrade), `Upgrade` is kept and `Connection: upgrade` added.
     public mutating func appendFields(
-        of head: some HTTPHead, dropping: HeaderNameSet, keepUpgrade: Bool = false
+        of head: some HTTPHead, forwarding: FieldForwarding, keepUpgrade: Bool = false
     ) {
-        let storage = head.storage, fields = head.fields
+        let storage = head.storage, fields = head.fields, connection = head.connection
         let upgrade = storage.withUnsafeBytes { buf in
             fields.withUnsafeBufferPointer { f in
-                ForwardedFields.forEach(buf, f, dropping: dropping, keepUpgrade: keepUpgrade) {
+                ForwardedFields.forEach(buf, f, connection: connection, forwarding: forwarding, keepUpgrade: keepUpgrade) {
                     bytes.append(contentsOf: $0)
                 }
             }
