@@ -20,7 +20,7 @@ public struct HeadBuffer {
     @inline(__always) public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         let n = bytes.count
         precondition(n <= capacity - count, "head larger than its reservation")
-        if n > 0 { memcpy(base + count, bytes.baseAddress!, n) }
+        if n > 0 { SmallCopy.copy(base + count, bytes.baseAddress!, n) }
         count += n
     }
 

@@ -85,7 +85,7 @@ struct LogLineWriter {
         let at = out.reserve(value.count + 2)
         var n = 0
         if json { at[0] = UInt8(ascii: "\""); n = 1 }
-        if let source = value.baseAddress { UnsafeMutableRawPointer(at + n).copyMemory(from: source, byteCount: value.count) }
+        if let source = value.baseAddress { SmallCopy.copy(at + n, source, value.count) }
         n += value.count
         if json { at[n] = UInt8(ascii: "\""); n += 1 }
         out.commit(n)
@@ -188,7 +188,7 @@ struct LogLineWriter {
         let at = out.reserve(count + 4)
         var n = 0
         if json { at[0] = UInt8(ascii: ","); at[1] = UInt8(ascii: "\""); n = 2 } else { at[0] = UInt8(ascii: " "); n = 1 }
-        (at + n).update(from: key.utf8Start, count: count)
+        SmallCopy.copy(at + n, key.utf8Start, count)
         n += count
         if json { at[n] = UInt8(ascii: "\""); at[n + 1] = UInt8(ascii: ":"); n += 2 } else { at[n] = UInt8(ascii: "="); n += 1 }
         out.commit(n)
@@ -334,7 +334,7 @@ final class LineBuffer {
     @inline(__always)
     func append(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-        reserve(bytes.count).update(from: source, count: bytes.count)
+        SmallCopy.copy(reserve(bytes.count), source, bytes.count)
         count += bytes.count
     }
 
