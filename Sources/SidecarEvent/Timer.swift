@@ -7,11 +7,21 @@ import Glibc
 public final class Timer {
     private var event: OpaquePointer?
     private let base: OpaquePointer
-    private let handler: () -> Void
+    private var handler: () -> Void
 
     public convenience init(loop: EventLoop, handler: @escaping () -> Void) {
         self.init(base: loop.base, handler: handler)
     }
+
+    /// A timer whose handler its owner sets later (`onFire`), once it can capture itself:
+    /// so that the owner can keep the timer in a `let`, which calls through it borrow, where a
+    /// `var` is retained and released around each call.
+    public convenience init(loop: EventLoop) {
+        self.init(base: loop.base, handler: {})
+    }
+
+    /// What firing calls from now on.
+    public func onFire(_ handler: @escaping () -> Void) { self.handler = handler }
 
     /// On the loop whose `event_base` is `base` (for owners that hold only that).
     public init(base: OpaquePointer, handler: @escaping () -> Void) {

@@ -9,6 +9,8 @@ import SidecarHTTP2
 /// with other workers.
 final class Worker {
     let loop: EventLoop
+    /// `loop`, unretained (the worker holds it for its whole life).
+    let loopRef: Unmanaged<EventLoop>
     private(set) var options: ProxyOptions
     private(set) var policy: AccessPolicy
     private(set) var rewriter: RequestRewriter
@@ -75,6 +77,7 @@ final class Worker {
         self.settings = settings
         self.logSink = logSink
         loop = try EventLoop()
+        loopRef = .passUnretained(loop)
         self.options = options
         spanQueue = spans
         trustIncomingTrace = options.traceTrustIncoming
@@ -214,7 +217,10 @@ final class Worker {
         accessLog?.flush()
     }
 
-    var nowMs: Int64 { loop.nowMilliseconds }
+    /// Through `loopRef`: a call through `loop` from a connection (`worker.loop`, two loads
+    /// deep) is retained and released around it.
+    var nowMs: Int64 { loopRef._withUnsafeGuaranteedRef { $0.nowMilliseconds } }
+    func refreshedNowMs() -> Int64 { loopRef._withUnsafeGuaranteedRef { $0.refreshedNowMilliseconds() } }
 
     /// Also called while draining, for the connections the kernel completed before the
     /// listener closed: they are served like the rest (with `Connection: close`).

@@ -11,9 +11,9 @@ extension ClientConnection {
         let reachedUpstream = exchange.response != nil
         let route: WorkerMetrics.Route = reachedUpstream || exchange.upstreamFailure ? .upstream : .sidecar
         let now = worker.nowMs
-        worker.metrics.recordRequest(route: route, status: exchange.status, http2: isHTTP2)
-        worker.metrics.recordRequestDuration(route: route, ms: now - exchange.startedMs)
-        if let incomplete = exchange.incomplete { worker.metrics.recordIncomplete(incomplete) }
+        metrics.recordRequest(route: route, status: exchange.status, http2: isHTTP2)
+        metrics.recordRequestDuration(route: route, ms: now - exchange.startedMs)
+        if let incomplete = exchange.incomplete { metrics.recordIncomplete(incomplete) }
         if exchange.spanStartNs != 0 { recordSpans(reachedUpstream: reachedUpstream) }
         guard let log = worker.accessLog else { return }
         if !exchange.trace.isSet { startTrace() }

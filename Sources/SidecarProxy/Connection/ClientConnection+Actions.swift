@@ -52,7 +52,7 @@ extension ClientConnection {
             exchange.clearLocal()
             refuse(408)
         case .connectTimedOut:
-            worker.metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
+            metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
             worker.logUpstreamFailure("connect()", errno: ETIMEDOUT, upstream: exchange.upstream?.pool)
             failUpstream(504, upstreamFault: true)
         case .checkUpstream:

@@ -31,7 +31,7 @@ extension ClientConnection {
     /// it starts at a fresh clock read, not at the iteration's cached time, and the part of a
     /// millisecond already begun is rounded up: `deadlineFired` compares whole milliseconds.
     func startDeadline(_ ms: Int64) {
-        let now = worker.loop.refreshedNowMilliseconds()
+        let now = worker.refreshedNowMs()
         deadlineAtMs = now &+ ms &+ 1
         guard timerAtMs > deadlineAtMs || timerAtMs < now else { return }  // fires in time
         deadline.schedule(afterMilliseconds: ms &+ 1, clockJustRead: true)

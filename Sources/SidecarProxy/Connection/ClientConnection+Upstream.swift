@@ -28,7 +28,7 @@ extension ClientConnection {
             perform(machine.receive(.upstreamConnecting))
             writeRequest(head, view)
         case .failed(let code):
-            worker.metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
+            metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
             worker.logUpstreamFailure("connect()", errno: code, upstream: pool)
             failUpstream(502, upstreamFault: true)
         }
@@ -103,7 +103,7 @@ extension ClientConnection {
 
     func upstream(_ upstream: UpstreamConnection, didConnect error: Int32) {
         guard error == 0 else {
-            worker.metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
+            metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
             worker.logUpstreamFailure("connect()", errno: error, upstream: upstream.pool)
             upstreamFailed(error)
             return
@@ -194,7 +194,7 @@ extension ClientConnection {
 
     func startResponse(_ head: HTTPResponseHead, clientVersion: HTTPVersion) {
         exchange.response = UpstreamResponse(keepAlive: head.connection.keepAlive)
-        worker.metrics.recordUpstreamLatency(exchange.upstreamIndex, ms: worker.nowMs - exchange.upstreamStartedMs)
+        metrics.recordUpstreamLatency(exchange.upstreamIndex, ms: worker.nowMs - exchange.upstreamStartedMs)
         exchange.status = head.status
         let chunked: Bool
         switch head.framing {

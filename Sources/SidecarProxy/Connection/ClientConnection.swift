@@ -25,7 +25,11 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     var proxyHeaderBytes: [UInt8] = []
     var machine: ConnectionStateMachine
     var exchange = Exchange()
-    var deadline: Timer!
+    /// `let`, as `loop` and `metrics`: calls through a `let` of the connection borrow it,
+    /// where one through `worker.loop` or a `var` retains and releases it around the call.
+    let deadline: Timer
+    let loop: EventLoop
+    let metrics: MetricsRecorder
     /// When the current deadline expires, and when the timer is set to fire (`.max`: not
     /// set). A later deadline leaves an earlier timer alone — it re-arms for the rest when
     /// it fires — so a busy keep-alive connection moving between its idle and upstream
@@ -48,6 +52,9 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     init(worker: Worker, fd: Int32, peer: SocketAddress) {
         self.worker = worker
+        loop = worker.loop
+        metrics = worker.metrics
+        deadline = Timer(loop: worker.loop)
         openedMs = worker.nowMs
         let options = worker.options
         let tls = options.tls
@@ -58,7 +65,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         peerTrusted = worker.rewriter.isTrusted(peer)
         if peer.family != .unix { Socket.setNoDelay(fd) }
         stream.delegate = self
-        deadline = Timer(loop: worker.loop) { [unowned self] in self.deadlineFired() }
+        deadline.onFire { [unowned self] in self.deadlineFired() }
         perform(machine.initialDeadline)
     }
 
@@ -68,13 +75,16 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     /// after another, as a keep-alive connection serves requests.
     init(worker: Worker, carriedBy connection: HTTP2Connection, peerText: [UInt8], peerTrusted: Bool) {
         self.worker = worker
+        loop = worker.loop
+        metrics = worker.metrics
+        deadline = Timer(loop: worker.loop)
         openedMs = worker.nowMs
         machine = ConnectionStateMachine(timeouts: Self.timeouts(worker.options), handshake: false, proxyHeader: false)
         stream = Stream(loop: worker.loop, carrier: connection)
         self.peerText = peerText
         self.peerTrusted = peerTrusted
         stream.delegate = self
-        deadline = Timer(loop: worker.loop) { [unowned self] in self.deadlineFired() }
+        deadline.onFire { [unowned self] in self.deadlineFired() }
         perform(machine.initialDeadline)
     }
 
