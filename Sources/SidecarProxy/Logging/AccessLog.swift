@@ -12,8 +12,17 @@ final class AccessLog {
     private let sink: LogSink
     private let format: Format
     private var flushTimer: Timer?
+    /// Whether `flushTimer` is set (kept here: asking libevent is a call per line).
+    private var flushScheduled = false
     private var cachedSecond: Int64 = -1
     private var cachedPrefix: [UInt8] = []
+    /// The start of an `info` line up to its first request field — timestamp, level and
+    /// message — as written for `infoStartMs`: one copy per line instead of eight pieces, made
+    /// again when the millisecond changes (every few dozen lines under load).
+    private let infoStart = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: AccessLog.infoStartCapacity)
+    private var infoStartCount = 0
+    private var infoStartMs: Int64 = -1
+    private static let infoStartCapacity = 128
     private static let flushThreshold = 32 * 1024
     private static let flushDelayMs: Int64 = 200
 
@@ -23,6 +32,8 @@ final class AccessLog {
         line.out.reserveCapacity(Self.flushThreshold + 2048)
         flushTimer = Timer(loop: loop) { [unowned self] in self.flush() }
     }
+
+    deinit { infoStart.deallocate() }
 
     /// What one exchange logs. The byte fields point into the connection's, the request
     /// head's and the session's storage, valid only for the `record` call.
@@ -70,9 +81,21 @@ final class AccessLog {
             cachedSecond = second
             cachedPrefix = LogTimestamp.secondPrefix(second)
         }
-        let level: StaticString = e.incomplete != nil || e.status >= 500 ? "warning" : "info"
+        let warning = e.incomplete != nil || e.status >= 500
         line.format = format == .json ? .json : .text
-        line.begin(timestampPrefix: cachedPrefix, millis: Int(e.timestampMs % 1000), level: level, message: "request")
+        if !warning, e.timestampMs == infoStartMs {
+            line.out.append(UnsafeBufferPointer(start: infoStart.baseAddress, count: infoStartCount))
+        } else {
+            let lineStart = line.out.count
+            line.begin(timestampPrefix: cachedPrefix, millis: Int(e.timestampMs % 1000), level: warning ? "warning" : "info",
+                       message: "request")
+            let written = line.out.bytes[lineStart...]
+            if !warning, written.count <= Self.infoStartCapacity {
+                _ = UnsafeMutableRawBufferPointer(infoStart).copyBytes(from: written)
+                infoStartCount = written.count
+                infoStartMs = e.timestampMs
+            }
+        }
         // The request id is [A-Za-z0-9._-] (generated, or accepted only so: RequestIDGenerator)
         // and the method a token: both bare. The user id is bare when its session said so.
         if e.requestId.isEmpty { line.string(Key.requestID, e.requestId) } else { line.bare(Key.requestID, e.requestId) }
@@ -99,14 +122,16 @@ final class AccessLog {
         line.end()
         if line.out.count >= Self.flushThreshold {
             flush()
-        } else if flushTimer?.isScheduled == false {
-            flushTimer?.schedule(afterMilliseconds: Self.flushDelayMs)
+        } else if !flushScheduled, let flushTimer {
+            flushScheduled = true
+            flushTimer.schedule(afterMilliseconds: Self.flushDelayMs)
         }
     }
 
     private typealias Key = LogLineWriter.Key
 
     func flush() {
+        flushScheduled = false
         guard !line.out.isEmpty else { return }
         sink.write(line.out.bytes)
         line.out.removeAll()
