@@ -43,6 +43,29 @@ final class LogLineWriterTests: XCTestCase {
         }
     }
 
+    /// The access line's keyed strings (one reservation when nothing needs escaping) against
+    /// the general path, for every byte value at every position of values of 0 to 20 bytes.
+    func testKeyedStringsWriteWhatTheGeneralPathWrites() {
+        for format in [LogLineWriter.Format.json, .text] {
+            for length in 0...20 {
+                for position in 0..<max(length, 1) {
+                    for byte in 0...255 where length > 0 || byte == 0 {
+                        var value = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                        if length > 0 { value[position] = UInt8(byte) }
+                        var general = LogLineWriter(), keyed = LogLineWriter()
+                        general.format = format
+                        keyed.format = format
+                        general.string("path", value[...])
+                        value.withUnsafeBytes { keyed.string(.path, $0) }
+                        XCTAssertEqual(keyed.buffer, general.buffer, "\(format) byte \(byte) at \(position) of \(length)")
+                        XCTAssertEqual(LogLineWriter.isPlain(UnsafeRawBufferPointer(start: value, count: value.count)),
+                                       value.allSatisfy(LogLineWriter.isPlain))
+                    }
+                }
+            }
+        }
+    }
+
     /// The word-at-a-time check against the byte rule, for every byte value in every position
     /// of a 20-byte value (two words and a tail).
     func testBareCheckOfRawBytesMatchesTheByteRuleAtEveryPosition() {

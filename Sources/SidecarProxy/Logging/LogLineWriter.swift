@@ -67,8 +67,36 @@ struct LogLineWriter {
     }
 
     mutating func string(_ key: Key, _ value: UnsafeRawBufferPointer) {
-        append(format == .json ? key.json : key.text)
+        let keyText = format == .json ? key.json : key.text
+        // The usual JSON value needs no escaping: key, quotes and value in one reservation.
+        if format == .json, Self.isPlain(value) {
+            let k = keyText.utf8CodeUnitCount, n = value.count
+            let at = out.reserve(k + n + 2)
+            SmallCopy.copy(at, keyText.utf8Start, k)
+            at[k] = UInt8(ascii: "\"")
+            if let source = value.baseAddress { SmallCopy.copy(at + k + 1, source, n) }
+            at[k + 1 + n] = UInt8(ascii: "\"")
+            out.commit(k + n + 2)
+            return
+        }
+        append(keyText)
         quoted(value.assumingMemoryBound(to: UInt8.self))
+    }
+
+    /// Whether no byte of `value` needs escaping (`isPlain`), eight bytes a step.
+    static func isPlain(_ value: UnsafeRawBufferPointer) -> Bool {
+        guard let base = value.baseAddress else { return true }
+        let count = value.count
+        if count < 8 {
+            for i in 0..<count where !isPlain(base.load(fromByteOffset: i, as: UInt8.self)) { return false }
+            return true
+        }
+        var i = 0
+        while i + 8 <= count {
+            guard allPlain(base.loadUnaligned(fromByteOffset: i, as: UInt64.self)) else { return false }
+            i += 8
+        }
+        return i == count || allPlain(base.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
     }
 
     /// A value the caller knows to be non-empty and bare — only bytes 0x21–0x7E other than
@@ -81,10 +109,12 @@ struct LogLineWriter {
     mutating func bare(_ key: Key, _ value: UnsafeRawBufferPointer) {
         assert(!value.isEmpty && Self.isBare(value))
         let json = format == .json
-        append(json ? key.json : key.text)
-        let at = out.reserve(value.count + 2)
-        var n = 0
-        if json { at[0] = UInt8(ascii: "\""); n = 1 }
+        let keyText = json ? key.json : key.text
+        let k = keyText.utf8CodeUnitCount
+        let at = out.reserve(k + value.count + 2)
+        SmallCopy.copy(at, keyText.utf8Start, k)
+        var n = k
+        if json { at[n] = UInt8(ascii: "\""); n += 1 }
         if let source = value.baseAddress { SmallCopy.copy(at + n, source, value.count) }
         n += value.count
         if json { at[n] = UInt8(ascii: "\""); n += 1 }
@@ -255,7 +285,7 @@ struct LogLineWriter {
     }
 
     @inline(__always)
-    private static func isPlain(_ b: UInt8) -> Bool {
+    static func isPlain(_ b: UInt8) -> Bool {
         b >= 0x20 && b < 0x7f && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\")
     }
 
