@@ -38,6 +38,11 @@
 #      not move with other work on the machine (wrk -c10 for DURATION per case and round;
 #      the kernel's share of the work is not counted). BENCH_INSTRUCTIONS_OUT [none]: a
 #      directory to keep the callgrind files in (callgrind_annotate reads them).
+#      BENCH_CACHE_SIM [none]: with BENCH_INSTRUCTIONS=1, a last-level cache size in bytes
+#      (say 4194304 for a worker's share of a 24 MiB cache shared by six) to simulate as well:
+#      also reports first-level data misses and last-level misses per request (callgrind's
+#      cache model of the proxy's own accesses; the kernel's and other processes' are not in
+#      it). Where the CPU has no performance counters (a VM), the only count of cache misses.
 # More cases: put files in Benchmarks/cases.d/*.sh; each appends its name to CASES and defines
 #   case_<name>     sets CASE_PORT (and CASE_PIDS; CASE_SCHEME=https for TLS; CASE_PATH when
 #                   wrk asks for another path than /) of a server it
@@ -67,6 +72,10 @@ if [ "$INSTRUCTIONS" = 1 ]; then
   command -v valgrind >/dev/null || apt_ensure valgrind
   PROXY_PREFIX=("${SERVER_CPU[@]}" valgrind --tool=callgrind --log-file="$WORK/valgrind.%p.log"
     --callgrind-out-file="$WORK/callgrind.%p")
+  CACHE_SIM=${BENCH_CACHE_SIM:-}
+  if [ -n "$CACHE_SIM" ]; then  # 16-way, 64-byte lines; L1 as the host's
+    PROXY_PREFIX+=(--cache-sim=yes "--LL=$CACHE_SIM,16,64")
+  fi
   # valgrind 3.19 cannot read the DWARF 5 of Swift's static builds: symbols only.
   strip -g -o "$WORK/sidecar" "$SIDECAR_BIN"; SIDECAR_BIN=$WORK/sidecar
   if [ -n "${TLS_BASELINE_BIN:-}" ]; then strip -g -o "$WORK/sidecar-base" "$TLS_BASELINE_BIN"; TLS_BASELINE_BIN=$WORK/sidecar-base; fi
@@ -257,7 +266,11 @@ if [ "$INSTRUCTIONS" = 1 ]; then
       if grep -q Non-2xx <<<"$out" || [ -z "$requests" ]; then FAILED+=("$c round $round: non-2xx or no result"); fi
       per=$(awk -v n="$requests" '/^totals:/ {printf "%.0f", $2 / n}' "$dump")
       IR[$c]="${IR[$c]:-} $per"
-      printf '  round %d %-10s %8s requests  %8s instructions/request\n' "$round" "$c" "$requests" "$per"
+      misses=""
+      if [ -n "${CACHE_SIM:-}" ]; then  # events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
+        misses=$(awk -v n="$requests" '/^totals:/ {printf "  %.1f L1d misses, %.2f last-level misses/request", ($6 + $7) / n, ($8 + $9 + $10) / n}' "$dump")
+      fi
+      printf '  round %d %-10s %8s requests  %8s instructions/request%s\n' "$round" "$c" "$requests" "$per" "$misses"
     done
   done
   if [ -n "${BENCH_INSTRUCTIONS_OUT:-}" ]; then mkdir -p "$BENCH_INSTRUCTIONS_OUT"; cp "$WORK"/callgrind.* "$BENCH_INSTRUCTIONS_OUT"/; fi
