@@ -399,10 +399,11 @@ for c in "${CASES[@]}"; do  # every proxy case against nginx proxy_pass and dire
     continue
   fi
   case $c in
-    sessions_*|sessionsw2_*|sessionsbase_*)  # many users: against the peers sent the very same requests
+    sessions_*|sessionsw2_*|sessionsbase_*|sessionsbasew2_*)  # many users: against the peers sent the very same requests
       peer=${c#*_}
       if [ "${c%%_*}" = sessions ] && has_case "sessionsbase_$peer"; then compare "$c" "sessionsbase_$peer"; fi
-      if [ "${c%%_*}" = sessionsw2 ] && has_case "nginxsw2_$peer"; then compare "$c" "nginxsw2_$peer" 1.10
+      if [ "${c%%_*}" = sessionsw2 ] && has_case "sessionsbasew2_$peer"; then compare "$c" "sessionsbasew2_$peer"; fi
+      if [[ "${c%%_*}" == *w2 ]] && has_case "nginxsw2_$peer"; then compare "$c" "nginxsw2_$peer" 1.10
       elif has_case "nginxs_$peer"; then compare "$c" "nginxs_$peer" 1.10; fi
       if has_case "haproxy_$peer"; then compare "$c" "haproxy_$peer" 1.10; fi
       if has_case direct; then

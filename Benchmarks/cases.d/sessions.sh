@@ -17,7 +17,8 @@
 # nginx with worker_processes 2 (give them two cores: BENCH_SERVER_CPUS=0,1);
 # SESSION_BASELINE_BIN [none], another sidecar binary (say, main's before a change), adds
 # sessionsbase_<N>: an A/B of two builds in the same rounds, which is what separates a change of
-# a few per cent from the machine's drift between runs.
+# a few per cent from the machine's drift between runs; with SESSION_WORKERS2=1 as well,
+# sessionsbasew2_<N> is that build with workers: 2.
 # proxy-bench.sh compares sessions_* with nginxs_* and haproxy_* of the same N and log mode,
 # and at the end session_latency_report gives each server's p99 at a fixed offered load.
 . Benchmarks/lib/auth-login.sh
@@ -76,6 +77,15 @@ start_session_servers() {  # start_session_servers LOG(off|on)
     start_sidecar_with "$WORK/sidecar-sessionsbase$suffix.yaml" "$SESSION_BASELINE_BIN"
     SESSION_SERVER_PORT[sessionsbase$suffix]=$port; SESSION_SERVER_PIDS[sessionsbase$suffix]=$SIDECAR_PID
     wait_port "$admin" /healthz
+    if [ "${SESSION_WORKERS2:-0}" = 1 ]; then
+      port=$(free_port); admin=$(free_port)
+      write_sidecar_config "$WORK/sidecar-sessionsbasew2$suffix.yaml" "$port" "$admin" '[]'
+      sed -i 's/^workers: 1/workers: 2/' "$WORK/sidecar-sessionsbasew2$suffix.yaml"
+      [ "$log" = on ] && sed -i 's/^  access: false/  access: true/' "$WORK/sidecar-sessionsbasew2$suffix.yaml"
+      start_sidecar_with "$WORK/sidecar-sessionsbasew2$suffix.yaml" "$SESSION_BASELINE_BIN"
+      SESSION_SERVER_PORT[sessionsbasew2$suffix]=$port; SESSION_SERVER_PIDS[sessionsbasew2$suffix]=$SIDECAR_PID
+      wait_port "$admin" /healthz
+    fi
   fi
   # nginx proxy_pass with the sidecar's forwarding header set
   port=$(free_port)
@@ -155,6 +165,7 @@ session_case() {  # session_case SERVER N LOG: defines case_<server>_<label>[_lo
 SESSION_SERVERS=(sessions nginxs haproxy)
 [ "${SESSION_WORKERS2:-0}" = 1 ] && SESSION_SERVERS+=(sessionsw2 nginxsw2)
 [ -n "${SESSION_BASELINE_BIN:-}" ] && SESSION_SERVERS+=(sessionsbase)
+[ -n "${SESSION_BASELINE_BIN:-}" ] && [ "${SESSION_WORKERS2:-0}" = 1 ] && SESSION_SERVERS+=(sessionsbasew2)
 for log in "${SESSION_LOGS[@]}"; do
   for n in "${SESSION_COUNTS[@]}"; do
     for server in "${SESSION_SERVERS[@]}"; do session_case "$server" "$n" "$log"; done
