@@ -73,7 +73,8 @@ final class Worker {
         index: Int, settings: SharedSettings, listenFD: Int32, readiness: Readiness,
         board: MetricsBoard, spans: SpanQueue, logSink: LogSink, shutdown: WakeupChannel, reload: WakeupChannel
     ) throws(EventError) {
-        let (options, upstreamAddresses) = settings.current
+        let (sharedOptions, upstreamAddresses) = settings.current
+        let options = Self.workerCopy(of: sharedOptions)
         self.settings = settings
         self.logSink = logSink
         loop = try EventLoop()
@@ -126,7 +127,8 @@ final class Worker {
     /// new policy, rules, header rules, limits and timeouts. A new upstream address gets a
     /// new pool (the old one's idle connections close; busy ones finish and close).
     private func applySettings() {
-        let (options, addresses) = settings.current
+        let (sharedOptions, addresses) = settings.current
+        let options = Self.workerCopy(of: sharedOptions)
         // A new certificate: HTTP/2 clients would keep their connections (and the old
         // certificate) for as long as they like; GOAWAY sends them to a new one, after the
         // streams in progress finish.
@@ -144,6 +146,14 @@ final class Worker {
         holdLimit = Self.holdLimit(options)
         accessLog?.flush()
         accessLog = options.accessLog ? AccessLog(loop: loop, sink: logSink, format: options.textLogs ? .text : .json) : nil
+    }
+
+    /// The options with this worker's own copy of the sign-in settings, which the request
+    /// path reads (`AuthSettings(workerCopyOf:)`: no object that every worker writes).
+    static func workerCopy(of shared: ProxyOptions) -> ProxyOptions {
+        var options = shared
+        options.auth = shared.auth.map(AuthSettings.init(workerCopyOf:))
+        return options
     }
 
     private func applyTracing(_ options: ProxyOptions) {

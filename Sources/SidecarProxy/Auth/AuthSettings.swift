@@ -90,6 +90,56 @@ public final class AuthSettings: Sendable {
     /// `ProxyOptions.pages`.
     let pages: PageRenderer
 
+    /// A worker's own copy: the same values and the same shared parts (store, sealers, keys),
+    /// in an object of its own, with its own copies of the byte arrays every request reads.
+    /// The request path retains and releases these objects (a few times per request); on an
+    /// object all workers share, each of those atomic writes takes the cache line from the
+    /// core that wrote it last, a cost that grows with the number of workers
+    /// (Benchmarks/RESULTS.md, "Objects every worker wrote").
+    init(workerCopyOf other: AuthSettings) {
+        shared = other.shared
+        prefix = other.prefix
+        publicOrigin = other.publicOrigin
+        redirectURI = other.redirectURI
+        redirects = other.redirects
+        appleEndpoint = other.appleEndpoint
+        appleBaseURL = other.appleBaseURL
+        appleCAFile = other.appleCAFile
+        clientID = other.clientID
+        scopes = other.scopes
+        pkce = other.pkce
+        secrets = other.secrets
+        verifier = other.verifier
+        jwksRefreshSeconds = other.jwksRefreshSeconds
+        nativeAudiences = other.nativeAudiences
+        nativeVerifier = other.nativeVerifier
+        nativeRequireNonce = other.nativeRequireNonce
+        nativeNonces = other.nativeNonces
+        androidPackages = other.androidPackages
+        androidRelayURI = other.androidRelayURI
+        sessions = other.sessions
+        loginStates = other.loginStates
+        cookieName = other.cookieName
+        cookieNameBytes = other.cookieNameBytes.ownStorageCopy()
+        loginCookiePrefix = other.loginCookiePrefix
+        cookieDomain = other.cookieDomain
+        secureCookies = other.secureCookies
+        lifetime = other.lifetime
+        idleTimeout = other.idleTimeout
+        refreshAfter = other.refreshAfter
+        revalidateSeconds = other.revalidateSeconds
+        sessionCacheEntries = other.sessionCacheEntries
+        access = other.access
+        headers = IdentityHeaderNames(workerCopyOf: other.headers)
+        passCookie = other.passCookie
+        logEmails = other.logEmails
+        maxBodyBytes = other.maxBodyBytes
+        signInRate = other.signInRate
+        assertion = other.assertion
+        lifecycle = other.lifecycle
+        pages = other.pages
+    }
+
     /// Login cookies in flight from one browser; more start a fresh set.
     static let maximumLoginCookies = 8
     static let loginStateSeconds: Int64 = 600

@@ -18,6 +18,23 @@ final class IdentityHeaderNames: Sendable {
         privateEmail = Array(headers.privateEmail.utf8)
         name = Array(headers.name.utf8)
     }
+
+    /// The same names in arrays of a worker's own (`AuthSettings(workerCopyOf:)`).
+    init(workerCopyOf other: IdentityHeaderNames) {
+        userID = other.userID.ownStorageCopy()
+        email = other.email.ownStorageCopy()
+        emailVerified = other.emailVerified.ownStorageCopy()
+        privateEmail = other.privateEmail.ownStorageCopy()
+        name = other.name.ownStorageCopy()
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// The same bytes in storage of their own: a plain copy of an array shares its storage,
+    /// and with it the reference count every reader writes.
+    func ownStorageCopy() -> [UInt8] {
+        withUnsafeBufferPointer { [UInt8]($0) }
+    }
 }
 
 /// Writes a session's identity as header fields: user id, email (printable ASCII

@@ -91,7 +91,7 @@ final class AccessLog {
                        message: "request")
             let written = line.out.bytes[lineStart...]
             if !warning, written.count <= Self.infoStartCapacity {
-                _ = UnsafeMutableRawBufferPointer(infoStart).copyBytes(from: written)
+                UnsafeMutableRawBufferPointer(infoStart).copyBytes(from: written)
                 infoStartCount = written.count
                 infoStartMs = e.timestampMs
             }
