@@ -221,3 +221,11 @@ public final class AuthSettings: Sendable {
         assertion = try AssertionSettings.make(config: config, ring: shared.assertionKeys)
     }
 }
+
+extension Array where Element == UInt8 {
+    /// The same bytes in storage of their own: a plain copy of an array shares its storage,
+    /// and with it the reference count every reader writes.
+    func ownStorageCopy() -> [UInt8] {
+        withUnsafeBufferPointer { [UInt8]($0) }
+    }
+}

@@ -29,14 +29,6 @@ final class IdentityHeaderNames: Sendable {
     }
 }
 
-extension Array where Element == UInt8 {
-    /// The same bytes in storage of their own: a plain copy of an array shares its storage,
-    /// and with it the reference count every reader writes.
-    func ownStorageCopy() -> [UInt8] {
-        withUnsafeBufferPointer { [UInt8]($0) }
-    }
-}
-
 /// Writes a session's identity as header fields: user id, email (printable ASCII
 /// only), `true`/`false` flags, the name percent-encoded as UTF-8. The client's copies of
 /// these names were already dropped in every spelling.
