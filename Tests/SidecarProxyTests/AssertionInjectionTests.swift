@@ -14,21 +14,7 @@ final class AssertionInjectionTests: XCTestCase {
     private static let secret = Base64.encode([UInt8](repeating: 0x33, count: 32))
 
     private func config(assertion: String) throws -> Config {
-        let key = try P256PrivateKey.generate().pkcs8PEM()
-        let yaml = """
-            listen: 127.0.0.1:8080
-            public_url: http://127.0.0.1:8080
-            upstream: http://127.0.0.1:3000
-            apple:
-              team_id: ABCDE12345
-              client_id: com.example.web
-              key_id: XYZ123ABCD
-              private_key: env:APPLE_KEY
-            session:
-              secrets: [env:SECRET]
-            \(assertion)
-            """
-        return try Config.parse(yaml: yaml, environment: ["APPLE_KEY": key, "SECRET": Self.secret])
+        try AuthTestConfig.parse(secret: Self.secret, extra: assertion)
     }
 
     private static func json(_ bytes: [UInt8]) throws -> JSONValue {
@@ -38,10 +24,7 @@ final class AssertionInjectionTests: XCTestCase {
     private static let enabled = "assertion:\n  enabled: true\n  audience: my-app\n  ttl: 60s\n"
 
     private func authenticator(_ settings: AuthSettings) throws -> Authenticator {
-        let loop = try EventLoop()
-        let metrics = MetricsRecorder(
-            loop: loop, board: MetricsBoard(workers: 1), readiness: Readiness(workers: 1), worker: 0)
-        return try Authenticator(loop: loop, settings: settings, upstreamTimeoutMs: 5_000, metrics: metrics)
+        try AuthTestConfig.authenticator(settings)
     }
 
     private let session = Session(

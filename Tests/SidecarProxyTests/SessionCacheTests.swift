@@ -220,22 +220,8 @@ final class SessionCacheTests: XCTestCase {
     }
 
     private func makeConfig(cookieName: String = "sidecar_session", secret: String, cacheEntries: Int? = nil) throws -> Config {
-        let key = try P256PrivateKey.generate().pkcs8PEM()
-        let yaml = """
-            listen: 127.0.0.1:8080
-            public_url: http://127.0.0.1:8080
-            upstream: http://127.0.0.1:3000
-            apple:
-              team_id: ABCDE12345
-              client_id: com.example.web
-              key_id: XYZ123ABCD
-              private_key: env:APPLE_KEY
-            session:
-              secrets: [env:SECRET]
-              cookie_name: \(cookieName)
-            \(cacheEntries.map { "  cache_entries: \($0)" } ?? "")
-            """
-        return try Config.parse(yaml: yaml, environment: ["APPLE_KEY": key, "SECRET": secret])
+        try AuthTestConfig.parse(
+            secret: secret, session: ["cookie_name: \(cookieName)"] + (cacheEntries.map { ["cache_entries: \($0)"] } ?? []))
     }
 
     private static let secretA = Base64.encode([UInt8](repeating: 0x11, count: 32))

@@ -13,27 +13,10 @@ final class WorkerSettingsCopyTests: XCTestCase {
     private static let secret = Base64.encode([UInt8](repeating: 0x33, count: 32))
 
     private func config() throws -> Config {
-        let key = try P256PrivateKey.generate().pkcs8PEM()
-        let yaml = """
-            listen: 127.0.0.1:8080
-            public_url: https://app.example.com
-            upstream: http://127.0.0.1:3000
-            apple:
-              team_id: ABCDE12345
-              client_id: com.example.web
-              key_id: XYZ123ABCD
-              private_key: env:APPLE_KEY
-            session:
-              secrets: [env:SECRET]
-              cookie_name: __Host-worker
-              revalidate: 10m
-              cache_entries: 512
-            headers:
-              user_id: X-Who
-              email: X-Mail
-              pass_cookie: true
-            """
-        return try Config.parse(yaml: yaml, environment: ["APPLE_KEY": key, "SECRET": Self.secret])
+        try AuthTestConfig.parse(
+            secret: Self.secret, publicURL: "https://app.example.com",
+            session: ["cookie_name: __Host-worker", "revalidate: 10m", "cache_entries: 512"],
+            extra: "headers:\n  user_id: X-Who\n  email: X-Mail\n  pass_cookie: true\n")
     }
 
     private func storage(_ bytes: [UInt8]) -> UnsafeRawPointer? {
@@ -96,10 +79,7 @@ final class WorkerSettingsCopyTests: XCTestCase {
         let original = try AuthSettings(
             config: config(), shared: AuthShared(store: MemoryStore(clock: StoreClock { 1_500 })))
         let copy = AuthSettings(workerCopyOf: original)
-        let loop = try EventLoop()
-        let metrics = MetricsRecorder(
-            loop: loop, board: MetricsBoard(workers: 1), readiness: Readiness(workers: 1), worker: 0)
-        let auth = try Authenticator(loop: loop, settings: copy, upstreamTimeoutMs: 5_000, metrics: metrics)
+        let auth = try AuthTestConfig.authenticator(copy)
         defer { auth.stop() }
         let session = Session(
             id: [UInt8](repeating: 9, count: 16), subject: "001234.copy", email: "a@example.com", emailVerified: true,

@@ -1,0 +1,38 @@
+import SidecarConfig
+import SidecarCrypto
+import SidecarEvent
+
+@testable import SidecarProxy
+
+/// A configuration with sign-in set up, for tests of the authenticator and its settings: a fresh
+/// Apple key, `secret` as the one session secret, `session` lines added under `session:`, and
+/// `extra` (top-level YAML, e.g. an `assertion:` or `headers:` block) at the end.
+enum AuthTestConfig {
+    static func parse(
+        secret: String, publicURL: String = "http://127.0.0.1:8080", session: [String] = [], extra: String = ""
+    ) throws -> Config {
+        let key = try P256PrivateKey.generate().pkcs8PEM()
+        let yaml = """
+            listen: 127.0.0.1:8080
+            public_url: \(publicURL)
+            upstream: http://127.0.0.1:3000
+            apple:
+              team_id: ABCDE12345
+              client_id: com.example.web
+              key_id: XYZ123ABCD
+              private_key: env:APPLE_KEY
+            session:
+              secrets: [env:SECRET]
+            """
+            + session.map { "\n  \($0)" }.joined() + "\n" + extra
+        return try Config.parse(yaml: yaml, environment: ["APPLE_KEY": key, "SECRET": secret])
+    }
+
+    /// An authenticator on its own loop, with a metrics recorder for one worker.
+    static func authenticator(_ settings: AuthSettings) throws -> Authenticator {
+        let loop = try EventLoop()
+        let metrics = MetricsRecorder(
+            loop: loop, board: MetricsBoard(workers: 1), readiness: Readiness(workers: 1), worker: 0)
+        return try Authenticator(loop: loop, settings: settings, upstreamTimeoutMs: 5_000, metrics: metrics)
+    }
+}
