@@ -11,6 +11,7 @@ enum FuzzChecks {
         responseHead(input)
         chunked(input)
         paths(input)
+        PathFuzzChecks.run(input)
         redisReply(input)
         traceparent(input)
         H2FuzzChecks.run(input)

@@ -1,3 +1,4 @@
+import SidecarHTTP
 /// The sidecar's configuration, read from `sidecar.yaml`.
 ///
 /// Build one with `Config.load(file:)` (or `Config.parse(yaml:…)` in tests). Every key of
@@ -17,6 +18,8 @@ public struct Config: Sendable {
     public var tls: TLS?
     /// HTTP/2 beside HTTP/1.1: `h2` by ALPN over TLS, the prior-knowledge preface in the clear.
     public var http2 = ConfigDefaults.http2
+    /// `paths.encoded_slashes`: what `%2F`, `%5C` and a raw `\` in a request path mean.
+    public var encodedSlashes = EncodedSeparators.reject
     /// Event loops, one per thread, sharing the port.
     public var workers: Int
 

@@ -1,4 +1,5 @@
 import Foundation
+import SidecarHTTP
 
 /// The keys of `sidecar.yaml`, their defaults and the rules between them.
 ///
@@ -65,6 +66,7 @@ struct ConfigSchema {
 
         let upstreams = readUpstreams(root, timeout: upstreamTimeout, connectTimeout: upstreamConnectTimeout)
         let rules = readRules(root, upstreams: upstreams, access: access)
+        let encodedSlashes = readPaths(root.section("paths"), access: access, rules: rules)
 
         guard let publicURL, let upstream, let apple, let session else { return nil }
         var config = Config(
@@ -75,10 +77,25 @@ struct ConfigSchema {
             notifications: notifications, revocations: revocations, admin: admin, log: log, limits: limits,
             pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
         config.http2 = http2
+        config.encodedSlashes = encodedSlashes
         return config
     }
 
     // MARK: Sections
+
+    /// `paths.encoded_slashes`; `keep` is accepted with a warning wherever a decision depends
+    /// on the path, since an upstream that decodes `%2F` reads another path than was decided on.
+    private mutating func readPaths(_ paths: Section, access: Config.Access, rules: [Config.Rule]) -> EncodedSeparators {
+        let mode = paths.value("encoded_slashes", default: EncodedSeparators.reject, Parse.oneOf(EncodedSeparators.self))
+        if mode == .keep, !rules.isEmpty || !access.publicPaths.isEmpty {
+            warnings.append(ConfigWarning(
+                path: "paths.encoded_slashes",
+                message: "keep: %2F and %5C are not separators to rules and public_paths, but an upstream that "
+                    + "decodes them (WSGI, PHP, Node's static servers) reads another path than was decided on; "
+                    + "use reject (the default) or decode unless the upstream keeps them encoded"))
+        }
+        return mode
+    }
 
     private mutating func readTracing(_ tracing: Section) -> Config.Tracing {
         let endpoint = tracing.optional("otlp_endpoint", Parse.otlpEndpoint)

@@ -16,13 +16,16 @@ final class AccessPolicy {
     }
 
     private let prefix: [UInt8]
-    private let publicPaths: PathGlobSet
+    private let publicPaths: PublicPaths
     private let apiPaths: PathGlobSet
     private let auth: Authenticator?
     /// `rules`, compiled for this configuration.
     let route: Route
     let pages: PageRenderer
     private let signInPage: Bool
+    /// Neither rules nor public paths: every request outside the prefix needs a session,
+    /// whatever its readings.
+    private let sessionAlwaysNeeded: Bool
 
     init(options: ProxyOptions, auth: Authenticator?) {
         self.auth = auth
@@ -31,18 +34,20 @@ final class AccessPolicy {
         var prefix = Array(options.routePrefix.utf8)
         while prefix.last == UInt8(ascii: "/") { prefix.removeLast() }
         self.prefix = prefix
-        publicPaths = PathGlobSet(options.publicPaths)
+        publicPaths = PublicPaths(options.publicPaths)
         apiPaths = PathGlobSet(options.apiPaths)
         route = Route(options.rules)
+        sessionAlwaysNeeded = route.isEmpty && publicPaths.isEmpty
     }
 
     /// `identity` (reset by the caller) receives the session and what to strip; `view` is
-    /// `head`'s borrowed bytes; `upstream` the upstream of the rule that decided (left as it
-    /// is, the top-level one, when none did).
+    /// `head`'s borrowed bytes; `path` the normalized path and `lenient` an empty scratch
+    /// buffer for its lenient reading; `upstream` the upstream of the rule that decided
+    /// (left as it is, the top-level one, when none did).
     /// `trace`: the request's, whose span a session revalidation started here records its calls under.
     func decide(
-        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], trace: TraceContext = TraceContext(),
-        identity: inout RequestIdentity, upstream: inout Int
+        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], lenient: inout [UInt8],
+        trace: TraceContext = TraceContext(), identity: inout RequestIdentity, upstream: inout Int
     ) -> Decision {
         if isUnderPrefix(path) {
             guard auth != nil else { return .respond(localError(404, head, path: path)) }
@@ -55,52 +60,71 @@ final class AccessPolicy {
                 return .respond(answer)
             }
         }
-        // The host the upstream is told (an absolute-form target's authority takes the place
-        // of Host, as `RequestRewriter` forwards it) is the host a rule is matched on.
-        if !route.isEmpty,
-           let rule = route.match(path: path, method: head.method, host: (head.authority ?? head.host).map { view[$0] }) {
-            let action = route.action(rule)
-            upstream = action.upstream
-            return decide(rule: rule, action, head, view, path: path, trace: trace, identity: &identity)
+        guard !sessionAlwaysNeeded else {
+            return authenticate(head, view, path: path, trace: trace, identity: &identity, verdict: RuleVerdict())
         }
-        if path.withUnsafeBytes({ publicPaths.matches($0) }) {
+        let verdict = verdict(head, view, path: path, lenient: &lenient)
+        if let rule = verdict.rule { upstream = route.action(rule).upstream }
+        if let rule = verdict.deny {
+            auth?.noteCookie(view, into: &identity)
+            return .refuse(forbidden(head, path: path, api: verdict.isAPI), rule: rule, reason: "deny")
+        }
+        guard verdict.needsSession else {
             auth?.noteCookie(view, into: &identity)
             return .forward
         }
-        if let auth {
-            auth.identify(view, trace: trace, into: &identity)
-            if identity.isAuthenticated { return .forward }
-        }
-        return .respond(unauthenticated(head, path: path))
+        return authenticate(head, view, path: path, trace: trace, identity: &identity, verdict: verdict)
     }
 
-    /// The matching rule decides: `deny` refuses everyone, `public` needs no session, and
-    /// otherwise a session is required, which the rule's `allowed_*` may then refuse.
-    private func decide(
-        rule: Int, _ action: Route.Action, _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8],
-        trace: TraceContext, identity: inout RequestIdentity
+    /// Every reading of the request, judged by the rules and public paths.
+    private func verdict(_ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], lenient: inout [UInt8]) -> RuleVerdict {
+        path.withUnsafeBytes { pathBytes in
+            let folding = route.foldingMatters || publicPaths.foldingMatters
+            let same = !folding && LenientPath.isSame(pathBytes)
+            if !same { LenientPath.append(pathBytes, into: &lenient) }
+            return lenient.withUnsafeBytes { lenientBytes in
+                // The host the upstream is told (an absolute-form target's authority takes
+                // the place of Host, as `RequestRewriter` forwards it) is the host a rule is
+                // matched on.
+                var readings = RequestReadings(
+                    path: pathBytes, lenient: same ? nil : lenientBytes, method: head.method,
+                    host: (head.authority ?? head.host).map { view[$0] })
+                if route.methodsMatter { readings.overrides = Self.methodOverrides(view) }
+                return route.verdict(readings, publicPaths: publicPaths)
+            }
+        }
+    }
+
+    /// The methods a request's override fields name (Express's method-override, Laravel,
+    /// Symfony and ASP.NET run the request as that method).
+    static func methodOverrides(_ view: HeadView) -> HTTPMethodSet {
+        var methods = HTTPMethodSet()
+        for field in view.fields
+        where view.name(of: field, is: "x-http-method-override") || view.name(of: field, is: "x-http-method")
+            || view.name(of: field, is: "x-method-override") {
+            methods.insertOverrides(view[field.value])
+        }
+        return methods
+    }
+
+    /// A session is required: without one the request is answered (a redirect, the sign-in
+    /// page, 401); with one, each restricting rule of `verdict` must admit its user.
+    private func authenticate(
+        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], trace: TraceContext,
+        identity: inout RequestIdentity, verdict: RuleVerdict
     ) -> Decision {
-        let api = action.isAPI
-        if action.deny {
-            auth?.noteCookie(view, into: &identity)
-            return .refuse(forbidden(head, path: path, api: api), rule: rule, reason: "deny")
-        }
-        if action.isPublic {
-            auth?.noteCookie(view, into: &identity)
-            return .forward
-        }
         if let auth {
             auth.identify(view, trace: trace, into: &identity)
             if identity.isAuthenticated {
-                guard action.restrictsUsers, let session = identity.session else { return .forward }
-                guard let denial = route.refusal(
-                    rule, subject: session.subject, email: session.email, privateEmail: session.privateEmail) else {
+                guard verdict.restricting.count > 0, let session = identity.session else { return .forward }
+                guard let (rule, reason) = route.refusal(
+                    verdict, subject: session.subject, email: session.email, privateEmail: session.privateEmail) else {
                     return .forward
                 }
-                return .refuse(forbidden(head, path: path, api: api), rule: rule, reason: denial.rawValue)
+                return .refuse(forbidden(head, path: path, api: verdict.isAPI), rule: rule, reason: reason)
             }
         }
-        return .respond(unauthenticated(head, path: path, api: api))
+        return .respond(unauthenticated(head, path: path, api: verdict.isAPI))
     }
 
     /// 403 for a request a rule refuses: the forbidden page (its link signs in again, perhaps
@@ -154,7 +178,7 @@ final class AccessPolicy {
     /// API client: matches api_paths, sends Authorization or X-Requested-With: XMLHttpRequest,
     /// or does not accept text/html.
     func isAPIClient(_ head: HTTPRequestHead, path: [UInt8]) -> Bool {
-        if path.withUnsafeBytes({ apiPaths.matches($0) }) { return true }
+        if !apiPaths.isEmpty, path.withUnsafeBytes({ apiPaths.matches($0) }) { return true }
         if head.firstValue("authorization") != nil { return true }
         if let xrw = head.firstValue("x-requested-with"),
            asciiEqualIgnoringCase(head.bytes(xrw), Array("xmlhttprequest".utf8)[...]) {

@@ -5,10 +5,10 @@ import SidecarHTTP
 enum ForwardAuthRoute {
     /// No rules are configured: the session alone decides, as before rules existed.
     case noRules
-    /// No rule matches the forwarded request: the session alone decides.
-    case unmatched
-    /// Rule `index` of `route` decides.
-    case rule(Int, Route)
+    /// What the rules say about every reading of the forwarded request (`Route.verdict`);
+    /// where no rule matches a reading, it needs a session (public paths are the front
+    /// proxy's to serve without asking).
+    case verdict(RuleVerdict, Route)
     /// Rules are configured but the request asked about is not known for certain: the peer
     /// is not in `trusted_proxies`, or sent no URI, or one that does not normalize. Refused:
     /// answering for a request the rules were not applied to could admit what a rule denies.
@@ -16,8 +16,13 @@ enum ForwardAuthRoute {
 
     /// The forwarded request from a trusted peer: `X-Forwarded-Uri` (Traefik, Caddy) or
     /// `X-Original-URI` (the nginx example), its method from `X-Forwarded-Method` or
-    /// `X-Original-Method` (GET when absent), its host from `X-Forwarded-Host` or `Host`.
-    init(_ route: Route, _ head: HTTPRequestHead, _ view: HeadView, peerTrusted: Bool) {
+    /// `X-Original-Method` (GET when absent) and any method-override field the front proxy
+    /// passed on, its host from `X-Forwarded-Host` or `Host`. The URI is held to the same
+    /// normalization and readings as a request the sidecar forwards itself.
+    init(
+        _ route: Route, _ head: HTTPRequestHead, _ view: HeadView, peerTrusted: Bool,
+        separators: EncodedSeparators = .reject
+    ) {
         guard !route.isEmpty else {
             self = .noRules
             return
@@ -34,7 +39,8 @@ enum ForwardAuthRoute {
         let end = target.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? target.count
         var path: [UInt8] = []
         do {
-            try PathNormalizer.normalize(UnsafeRawBufferPointer(rebasing: target[0..<end]), into: &path)
+            try PathNormalizer.normalize(
+                UnsafeRawBufferPointer(rebasing: target[0..<end]), separators: separators, into: &path)
         } catch {
             self = .unknown(reason: "invalid_forwarded_uri")
             return
@@ -44,10 +50,15 @@ enum ForwardAuthRoute {
             method = HTTPMethodSet.method(named: String(decoding: view[given], as: UTF8.self)) ?? .other
         }
         let host = (view.firstValue("x-forwarded-host") ?? head.authority ?? head.host).map { view[$0] }
-        if let index = route.match(path: path, method: method, host: host) {
-            self = .rule(index, route)
-        } else {
-            self = .unmatched
+        var lenient: [UInt8] = []
+        path.withUnsafeBytes { LenientPath.append($0, into: &lenient) }
+        let verdict = path.withUnsafeBytes { pathBytes in
+            lenient.withUnsafeBytes { lenientBytes in
+                var readings = RequestReadings(path: pathBytes, lenient: lenientBytes, method: method, host: host)
+                readings.overrides = AccessPolicy.methodOverrides(view)
+                return route.verdict(readings, publicPaths: nil)
+            }
         }
+        self = .verdict(verdict, route)
     }
 }

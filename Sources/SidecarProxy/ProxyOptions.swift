@@ -31,6 +31,8 @@ public struct ProxyOptions: Sendable {
     public var publicPaths: [String] = []
     /// Globs on the normalized path whose unauthenticated answer is 401 JSON.
     public var apiPaths: [String] = []
+    /// What `%2F`, `%5C` and a raw `\` in a request path mean (`paths.encoded_slashes`).
+    public var encodedSlashes = EncodedSeparators.reject
     /// Identity header names (headers.*) plus headers.strip: removed from every request.
     public var strippedHeaders = ConfigDefaults.identityHeaders.map(\.name)
     /// The sidecar's own pages: built-in or the operator's `pages.templates`.
@@ -106,6 +108,7 @@ extension ProxyOptions {
         routePrefix = config.routes.prefix
         publicPaths = config.access.publicPaths
         apiPaths = config.access.apiPaths
+        encodedSlashes = config.encodedSlashes
         strippedHeaders = config.headers.identityHeaders + config.headers.strip
         trustedProxies = config.trustedProxies.map(\.description)
         proxyProtocol = config.proxyProtocol

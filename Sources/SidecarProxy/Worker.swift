@@ -58,6 +58,8 @@ final class Worker {
     /// Connections refused before their PROXY protocol header was read (`proxy_protocol`).
     private var proxyHeaderRefusalLog = RateLimitedLog(intervalMs: 10_000)
     private var http2RefusalLog = RateLimitedLog(intervalMs: 10_000)
+    /// Request paths refused before any decision (an encoded slash, a bad escape).
+    var pathRefusalLog = RateLimitedLog(intervalMs: 10_000)
     let metrics: MetricsRecorder
     /// Delivers queued account events to `notifications.forward_to`; on worker 0 only.
     private var forwarder: NotificationForwarder?

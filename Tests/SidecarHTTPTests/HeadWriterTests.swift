@@ -36,7 +36,7 @@ final class HeadWriterTests: XCTestCase {
 
     func testForwardedRequestHead() throws {
         let request = crlf("""
-            POST /public/%2e%2e/admin/./x%7e%2f?q=%2e&b HTTP/1.1
+            POST /public/%2e%2e/admin/./x%7e%40?q=%2e&b HTTP/1.1
             Host: app.example.com
             X-Auth-User-Id: forged
             X_Auth_User_Id: forged2
@@ -59,7 +59,7 @@ final class HeadWriterTests: XCTestCase {
         writer.finish()
         let text = String(decoding: writer.bytes, as: UTF8.self)
         XCTAssertEqual(text, """
-            POST /admin/x~%2F?q=%2e&b HTTP/1.1\r
+            POST /admin/x~%40?q=%2e&b HTTP/1.1\r
             Host: app.example.com\r
             Content-Length: 5\r
             Accept: */*\r

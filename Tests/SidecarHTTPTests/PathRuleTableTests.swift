@@ -48,6 +48,10 @@ final class PathRuleTableTests: XCTestCase {
             ("/anything", .get, "admin.example.com", 9),
             ("/anything", .other, "admin.example.com:80", 9),
             ("/anything", .get, "[::1]:80", nil),
+            ("/anything", .get, "admin.example.com.", 9),
+            ("/anything", .get, "ADMIN.example.COM..:443", 9),
+            ("/anything", .get, "admin.example.com.evil", nil),
+            ("/anything", .get, "xadmin.example.com", nil),
             ("/exact", .get, "admin.example.com", 7),
         ]
         for (path, method, host, expected) in cases {
@@ -66,6 +70,29 @@ final class PathRuleTableTests: XCTestCase {
         XCTAssertEqual(match(table, "/a", host: "[::1]:8080"), 0)
         XCTAssertEqual(match(table, "/a", host: "[::1]"), 0)
         XCTAssertNil(match(table, "/a", host: "[::2]"))
+    }
+
+    /// Method-override field values: each comma-separated item, in any case; unknown names
+    /// are `.other`.
+    func testMethodOverrides() {
+        func overrides(_ value: String) -> HTTPMethodSet {
+            var set = HTTPMethodSet()
+            Array(value.utf8).withUnsafeBytes { set.insertOverrides($0) }
+            return set
+        }
+        XCTAssertEqual(overrides("DELETE").methods, [.delete])
+        XCTAssertEqual(overrides(" delete ").methods, [.delete])
+        XCTAssertEqual(overrides("Put, PATCH").methods, [.put, .patch])
+        XCTAssertEqual(overrides("PROPFIND").methods, [.other])
+        XCTAssertEqual(overrides("DELETEDELETE").methods, [.other])
+        XCTAssertEqual(overrides("").methods, [])
+        XCTAssertEqual(overrides(" , ").methods, [])
+    }
+
+    func testTrailingDotOfAConfiguredHostIsIgnored() {
+        let table = PathRuleTable([PathRuleCondition(glob: "/**", host: "Admin.Example.com.")])
+        XCTAssertEqual(match(table, "/a", host: "admin.example.com"), 0)
+        XCTAssertEqual(match(table, "/a", host: "admin.example.com.:8443"), 0)
     }
 
     func testEmptyTableMatchesNothing() {

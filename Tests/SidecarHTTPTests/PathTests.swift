@@ -20,18 +20,20 @@ final class PathNormalizerTests: XCTestCase {
             ("/../..", "/"),
             ("/../a", "/a"),
             ("/./a", "/a"),
-            ("/a//b", "/a//b"),
-            ("/a//../b", "/a/b"),
+            ("/a//b", "/a/b"),
+            ("//admin/x", "/admin/x"),
+            ("///a///b//", "/a/b/"),
+            ("/a/.//b", "/a/b"),
+            ("/a//../b", "/b"),
+            ("/a/..//b", "/b"),
             ("/a/b/../../../c", "/c"),
             ("/%7E/%7e%41%2D", "/~/~A-"),
-            ("/a%2Fb", "/a%2Fb"),
-            ("/a%2fb", "/a%2Fb"),
-            ("/a/%2f../b", "/a/%2F../b"),
-            ("/%2e%2e%2fadmin", "/..%2Fadmin"),
             ("/x%20y%c3%a9", "/x%20y%C3%A9"),
             ("/a..b/.c/..d", "/a..b/.c/..d"),
+            ("/admin./x", "/admin./x"),
+            ("/admin;x/y", "/admin;x/y"),
             ("/:@!$&'()*+,;=", "/:@!$&'()*+,;="),
-            ("/a|b\\c<d>\"{}^`", "/a%7Cb%5Cc%3Cd%3E%22%7B%7D%5E%60"),
+            ("/a|b<d>\"{}^`", "/a%7Cb%3Cd%3E%22%7B%7D%5E%60"),
             ("/é", "/%C3%A9"),
         ]
         for (input, expected) in cases {
@@ -64,14 +66,53 @@ final class PathNormalizerTests: XCTestCase {
             XCTAssertEqual(String(decoding: out, as: UTF8.self), "kept", "nothing appended for \(bad)")
         }
         // Segments that only begin with dots, or carry parameters without being dot segments.
-        for (good, normalized) in [("/a;b/c", "/a;b/c"), ("/.well-known/x", "/.well-known/x"), ("/...;/x", "/...;/x"),
+        for (good, normalized) in [("/a;b/c", "/a;b/c"), ("/.well-known/x", "/.well-known/x"),
                                    ("/a/..b;c", "/a/..b;c"), ("/a/%3B../b", "/a/%3B../b"), ("/a/..%3B/b", "/a/..%3B/b")] {
             XCTAssertEqual(try PathNormalizer.normalize(good), normalized, good)
         }
     }
 
+    /// `%2F`, `%5C` and `\` are refused by default; `decode` takes them for `/` (so `..`
+    /// after one climbs, as it would on an upstream that decodes); `keep` keeps them escaped.
+    func testEncodedSeparators() throws {
+        for bad in ["/a%2Fb", "/a%2fb", "/open/..%2Fsecret.txt", "/open/%2e%2e%2fsecret.txt", "/a%5Cb", "/a%5cb",
+                    "/a\\b", "/open/..\\secret"] {
+            XCTAssertThrowsError(try PathNormalizer.normalize(bad), bad) {
+                XCTAssertEqual($0 as? PathNormalizationError, .encodedSeparator, bad)
+            }
+        }
+        let decoded: [(String, String)] = [
+            ("/a%2Fb", "/a/b"), ("/open/..%2Fsecret.txt", "/secret.txt"), ("/open/%2e%2e%2fsecret.txt", "/secret.txt"),
+            ("/open/..%5Csecret", "/secret"), ("/open\\..\\admin", "/admin"), ("/%2F%2Fadmin", "/admin"),
+            ("/admin%2Fx", "/admin/x"),
+        ]
+        for (input, expected) in decoded {
+            XCTAssertEqual(try PathNormalizer.normalize(input, separators: .decode), expected, input)
+        }
+        let kept: [(String, String)] = [
+            ("/a%2Fb", "/a%2Fb"), ("/a%2fb", "/a%2Fb"), ("/a/%2f../b", "/a/%2F../b"), ("/%2e%2e%2fadmin", "/..%2Fadmin"),
+            ("/a\\b", "/a%5Cb"), ("/a%5cb", "/a%5Cb"),
+        ]
+        for (input, expected) in kept {
+            XCTAssertEqual(try PathNormalizer.normalize(input, separators: .keep), expected, input)
+        }
+    }
+
+    /// A segment some upstream reads as nothing once it cuts `;parameters`, trailing dots and
+    /// trailing spaces is refused: it would be an empty or dot segment there.
+    func testSegmentsEmptyOnceCutAreRefused() {
+        for bad in ["/;x/admin", "/a/;/b", "/...", "/a/.../b", "/a/..%20/b", "/a/.%20", "/%20/x", "/a/...;x/b", "/a/;"] {
+            XCTAssertThrowsError(try PathNormalizer.normalize(bad), bad) {
+                XCTAssertEqual($0 as? PathNormalizationError, .segmentEmptyOnceCut, bad)
+            }
+        }
+        for good in ["/a./b", "/a;x/b", "/a%20b/c", "/x.y./z", "/.well-known/x", "/a/"] {
+            XCTAssertNoThrow(try PathNormalizer.normalize(good), good)
+        }
+    }
+
     func testIdempotent() throws {
-        for input in ["/public/%2e%2e/admin", "/a/%2f../b", "/x%20y%c3%a9/./", "/a|b"] {
+        for input in ["/public/%2e%2e/admin", "//a//b", "/x%20y%c3%a9/./", "/a|b", "/A;x/B./"] {
             let once = try PathNormalizer.normalize(input)
             XCTAssertEqual(try PathNormalizer.normalize(once), once, input)
         }
@@ -81,6 +122,52 @@ final class PathNormalizerTests: XCTestCase {
         var out = Array("GET ".utf8)
         try Array("/a/../b".utf8).withUnsafeBytes { try PathNormalizer.normalize($0, into: &out) }
         XCTAssertEqual(String(decoding: out, as: UTF8.self), "GET /b")
+    }
+}
+
+final class LenientPathTests: XCTestCase {
+    private func lenient(_ path: String) -> String {
+        var out: [UInt8] = []
+        Array(path.utf8).withUnsafeBytes { LenientPath.append($0, into: &out) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private func same(_ path: String) -> Bool { Array(path.utf8).withUnsafeBytes { LenientPath.isSame($0) } }
+
+    func testReading() {
+        let cases: [(String, String)] = [
+            ("/", "/"),
+            ("/admin/x", "/admin/x"),
+            ("/ADMIN/X", "/admin/x"),
+            ("/admin;x/y", "/admin/y"),
+            ("/internal;/x", "/internal/x"),
+            ("/admin;jsessionid=1;a=b/y;z", "/admin/y"),
+            ("/admin./x", "/admin/x"),
+            ("/admin.../x", "/admin/x"),
+            ("/admin%20/x", "/admin/x"),
+            ("/admin.%20./x", "/admin/x"),
+            ("/Admin.;X/", "/admin/"),
+            ("/a.b/c.d", "/a.b/c.d"),
+            ("/a%2Fb", "/a%2fb"),
+            ("/x/", "/x/"),
+        ]
+        for (input, expected) in cases {
+            XCTAssertEqual(lenient(input), expected, input)
+            XCTAssertEqual(same(input), input == expected, input)
+        }
+    }
+
+    /// `isSame` agrees with the reading itself on random paths over the bytes that matter.
+    func testIsSameAgreesWithTheReading() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("aZ.;/%20".utf8)
+        for _ in 0..<5_000 {
+            var path: [UInt8] = [UInt8(ascii: "/")]
+            for _ in 0..<Int.random(in: 0...10, using: &generator) { path.append(alphabet.randomElement(using: &generator)!) }
+            var out: [UInt8] = []
+            path.withUnsafeBytes { LenientPath.append($0, into: &out) }
+            XCTAssertEqual(path.withUnsafeBytes { LenientPath.isSame($0) }, out == path, String(decoding: path, as: UTF8.self))
+        }
     }
 }
 

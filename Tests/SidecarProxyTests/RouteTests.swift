@@ -53,6 +53,114 @@ final class RouteTests: XCTestCase {
         XCTAssertEqual(match(route, "/open/x", .get), 2)
     }
 
+    private func verdict(
+        _ route: Route, _ path: String, _ method: HTTPMethod = .get, overrides: [HTTPMethod] = [],
+        host: String? = nil, publicPaths: PublicPaths? = nil
+    ) -> RuleVerdict {
+        let normalized = Array(try! PathNormalizer.normalize(path).utf8)
+        var lenient: [UInt8] = []
+        normalized.withUnsafeBytes { LenientPath.append($0, into: &lenient) }
+        let hostBytes = host.map { Array($0.utf8) } ?? []
+        return normalized.withUnsafeBytes { p in
+            lenient.withUnsafeBytes { l in
+                hostBytes.withUnsafeBytes { h in
+                    route.verdict(
+                        RequestReadings(path: p, lenient: l, method: method, overrides: HTTPMethodSet(overrides),
+                                        host: host == nil ? nil : h),
+                        publicPaths: publicPaths)
+                }
+            }
+        }
+    }
+
+    private var attacked: Route {
+        Route([
+            rule("/admin/**", emails: ["boss@example.com"]),  // 0
+            rule("/internal/**", deny: true),  // 1
+            rule("/open/**", isPublic: true),  // 2
+            rule("/writes/**", methods: ["DELETE"], deny: true),  // 3
+            rule("/docs/**", methods: ["GET"], isPublic: true),  // 4
+        ])
+    }
+
+    /// Every spelling an upstream reads as a restricted path is held to its rule.
+    func testEverySpellingIsHeldToTheRestrictingRule() {
+        let route = attacked
+        for path in ["/admin/x", "/ADMIN/x", "/Admin/x", "/admin;x/y", "/admin./x", "/admin%20/x", "//admin/x",
+                     "/ADMIN;jsessionid=1./x"] {
+            let v = verdict(route, path)
+            XCTAssertTrue(v.needsSession, path)
+            XCTAssertEqual(v.restricting.count, 1, path)
+            XCTAssertEqual(v.restricting[0], 0, path)
+            XCTAssertEqual(route.refusal(v, subject: "s", email: "maria@example.com", privateEmail: false)?.rule, 0, path)
+            XCTAssertNil(route.refusal(v, subject: "s", email: "boss@example.com", privateEmail: false), path)
+        }
+        for path in ["/internal/x", "/INTERNAL/x", "/internal;/x", "/internal./x", "/Internal.;a/x"] {
+            XCTAssertEqual(verdict(route, path).deny, 1, path)
+        }
+    }
+
+    /// A public rule admits only what every reading admits: the exact spelling.
+    func testPublicNeedsEveryReadingPublic() {
+        let route = attacked
+        XCTAssertFalse(verdict(route, "/open/a").needsSession)
+        XCTAssertNil(verdict(route, "/open/a").deny)
+        for path in ["/OPEN/a", "/Open/a", "/open;x/a", "/open./a"] {
+            XCTAssertTrue(verdict(route, path).needsSession, path)
+        }
+        // Parameters on a public path's later segment: both readings are public.
+        XCTAssertFalse(verdict(route, "/open/a;v=1").needsSession)
+        let publicPaths = PublicPaths(["/static/**"])
+        XCTAssertFalse(verdict(Route([]), "/static/x", publicPaths: publicPaths).needsSession)
+        XCTAssertTrue(verdict(Route([]), "/STATIC/x", publicPaths: publicPaths).needsSession)
+        XCTAssertTrue(verdict(Route([]), "/static;/x", publicPaths: publicPaths).needsSession)
+        XCTAssertTrue(verdict(Route([]), "/other", publicPaths: publicPaths).needsSession)
+        // Without public paths (forward-auth) an unmatched reading needs a session.
+        XCTAssertTrue(verdict(Route([]), "/static/x").needsSession)
+    }
+
+    /// A rule written with capitals restricts every case of it too.
+    func testUpperCaseGlobsRestrictEveryCase() {
+        let route = Route([rule("/Admin/**", deny: true)])
+        XCTAssertTrue(route.foldingMatters)
+        for path in ["/Admin/x", "/admin/x", "/ADMIN/x"] { XCTAssertEqual(verdict(route, path).deny, 0, path) }
+        XCTAssertFalse(Route([rule("/admin/**", deny: true)]).foldingMatters)
+    }
+
+    /// Method overrides: a refusing rule matches the request's method or an override's; a
+    /// public rule by method admits only if it admits every one of them.
+    func testMethodOverrides() {
+        let route = attacked
+        XCTAssertTrue(route.methodsMatter)
+        XCTAssertNil(verdict(route, "/writes/x").deny)
+        XCTAssertEqual(verdict(route, "/writes/x", .get, overrides: [.delete]).deny, 3)
+        XCTAssertEqual(verdict(route, "/writes/x", .post, overrides: [.other]).deny, 3)
+        XCTAssertEqual(verdict(route, "/WRITES/x", .post, overrides: [.delete]).deny, 3)
+        XCTAssertFalse(verdict(route, "/docs/a").needsSession)
+        XCTAssertTrue(verdict(route, "/docs/a", .get, overrides: [.delete]).needsSession)
+        XCTAssertFalse(verdict(route, "/docs/a", .get, overrides: [.get]).needsSession)
+    }
+
+    /// The upstream is the normalized path's rule's, under the request's own method.
+    func testTheNormalizedPathsRuleChoosesTheUpstream() {
+        let route = Route([rule("/api/**", upstream: 2), rule("/API/**", upstream: 3)])
+        XCTAssertEqual(verdict(route, "/api/x").rule, 0)
+        XCTAssertEqual(verdict(route, "/API/x").rule, 1)
+        XCTAssertNil(verdict(route, "/Api/x").rule)
+    }
+
+    /// More distinct restricting rules than the verdict holds refuse the request.
+    func testTooManyReadingsRefuse() {
+        var rules: [ProxyOptions.Rule] = []
+        for method in ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT"] {
+            rules.append(rule("/x/**", methods: [method], emails: ["\(method.lowercased())@example.com"]))
+        }
+        let route = Route(rules)
+        let v = verdict(route, "/x/a", .get, overrides: [.head, .post, .put, .delete, .options, .patch, .trace, .connect])
+        XCTAssertTrue(v.restricting.overflowed)
+        XCTAssertEqual(route.refusal(v, subject: "s", email: "get@example.com", privateEmail: false)?.reason, "too_many_readings")
+    }
+
     func testNoRules() {
         let route = Route([])
         XCTAssertTrue(route.isEmpty)

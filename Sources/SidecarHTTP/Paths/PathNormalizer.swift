@@ -8,18 +8,39 @@ public enum PathNormalizationError: Error, Sendable, Hashable {
     /// from `%2e%2e;`): Tomcat, Jetty and Spring cut them and then resolve the dot segment,
     /// so `/public/..;/admin` would reach `/admin` behind a decision made on another path.
     case dotSegmentWithParameters
+    /// A segment that is nothing once its `;parameters`, trailing dots and trailing spaces
+    /// are cut (`;x`, `...`, `..%20`): IIS and Windows trim dots and spaces, servlet
+    /// containers cut parameters, and what is left is an empty or a dot segment to them.
+    case segmentEmptyOnceCut
+    /// `%2F`, `%5C` or a raw `\` with `paths.encoded_slashes: reject`: many upstreams
+    /// (WSGI, PHP, IIS, Tomcat with `ALLOW_BACKSLASH`) decode them into separators.
+    case encodedSeparator
 }
 
-/// Path normalization: the form access decisions are made on and that is
-/// forwarded. Percent-encoded unreserved characters are decoded (`%2e` → `.`, `%7E` → `~`),
-/// other escapes are kept with upper-case hex (`%2f` → `%2F`, still not a separator), bytes
-/// that may not appear raw in a path are percent-encoded, and dot segments are removed
-/// (RFC 3986 §5.2.4) after decoding. The query is not part of the input.
+/// What `%2F`, `%5C` and a raw `\` in a path mean (`paths.encoded_slashes`).
+public enum EncodedSeparators: String, Sendable, Hashable, CaseIterable {
+    /// Refused with 400 before any decision: the only choice safe in front of every upstream.
+    case reject
+    /// Taken for `/`, then normalized like one: the decision and the forwarded path agree.
+    case decode
+    /// Kept escaped (`%2F`, `%5C`), not a separator to the decision: unsafe in front of an
+    /// upstream that decodes them.
+    case keep
+}
+
+/// Path normalization: the form access decisions are made on and that is forwarded.
+/// Percent-encoded unreserved characters are decoded (`%2e` → `.`, `%7E` → `~`), other
+/// escapes are kept with upper-case hex, bytes that may not appear raw in a path are
+/// percent-encoded, empty segments are merged (`//a` → `/a`), and dot segments are removed
+/// (RFC 3986 §5.2.4) after decoding. Encoded separators follow `EncodedSeparators`. The query
+/// is not part of the input. `LenientPath` gives the other readings decisions must also hold for.
 public enum PathNormalizer {
     /// Appends the normalized form of `path` to `out`. An empty path (absolute-form target
-    /// without a path) normalizes to `/`.
+    /// without a path) normalizes to `/`. On failure `out` is as it was. `mergingEmptySegments`
+    /// false keeps `//` (for a redirect target, which a browser resolves, not an upstream).
     public static func normalize(
-        _ path: UnsafeRawBufferPointer, into out: inout [UInt8]
+        _ path: UnsafeRawBufferPointer, separators: EncodedSeparators = .reject, mergingEmptySegments: Bool = true,
+        into out: inout [UInt8]
     ) throws(PathNormalizationError) {
         let n = path.count
         let base = out.count
@@ -32,61 +53,103 @@ public enum PathNormalizer {
         var segmentStart = base  // index of the '/' that opens the current segment
         var i = 1
         while i < n {
-            let c = path[i]
-            if c == ASCII.slash {
-                try endSegment(&out, base: base, segmentStart: segmentStart, isLast: false)
-                out.append(ASCII.slash)
-                segmentStart = out.count - 1
-                i += 1
-            } else if c == ASCII.percent {
-                guard i + 2 < n, let hi = ASCII.hexValue(path[i + 1]), let lo = ASCII.hexValue(path[i + 2])
-                else {
+            var c = path[i]
+            var width = 1
+            if c == ASCII.percent {
+                guard i + 2 < n, let hi = ASCII.hexValue(path[i + 1]), let lo = ASCII.hexValue(path[i + 2]) else {
                     out.removeSubrange(base...)
                     throw .invalidEscape
                 }
-                let v = hi << 4 | lo
-                if PercentEncoding.isUnreserved(v) {
-                    out.append(v)
-                } else {
-                    PercentEncoding.appendEscape(v, to: &out)
+                c = hi << 4 | lo
+                width = 3
+                if c != ASCII.slash && c != backslash {
+                    if PercentEncoding.isUnreserved(c) { out.append(c) } else { PercentEncoding.appendEscape(c, to: &out) }
+                    i += 3
+                    continue
                 }
-                i += 3
-            } else {
-                if isPathChar(c) { out.append(c) } else { PercentEncoding.appendEscape(c, to: &out) }
-                i += 1
             }
+            let separator: Bool
+            if c == backslash || (width == 3 && c == ASCII.slash) {
+                switch separators {
+                case .reject:
+                    out.removeSubrange(base...)
+                    throw .encodedSeparator
+                case .decode:
+                    separator = true
+                case .keep:
+                    separator = false
+                }
+            } else {
+                separator = c == ASCII.slash
+            }
+            if separator {
+                // An empty segment (`//`) is merged: nothing is appended.
+                if out.count - 1 != segmentStart || !mergingEmptySegments {
+                    do throws(PathNormalizationError) {
+                        try endSegment(&out, base: base, segmentStart: segmentStart, isLast: false)
+                    } catch {
+                        out.removeSubrange(base...)
+                        throw error
+                    }
+                    out.append(ASCII.slash)
+                    segmentStart = out.count - 1
+                }
+            } else if width == 1 && isPathChar(c) {
+                out.append(c)
+            } else {
+                PercentEncoding.appendEscape(c, to: &out)
+            }
+            i += width
         }
-        try endSegment(&out, base: base, segmentStart: segmentStart, isLast: true)
+        do throws(PathNormalizationError) {
+            try endSegment(&out, base: base, segmentStart: segmentStart, isLast: true)
+        } catch {
+            out.removeSubrange(base...)
+            throw error
+        }
     }
 
     /// Normalized form of a path given as text (configuration, tests).
-    public static func normalize(_ path: String) throws(PathNormalizationError) -> String {
+    public static func normalize(
+        _ path: String, separators: EncodedSeparators = .reject
+    ) throws(PathNormalizationError) -> String {
         var out: [UInt8] = []
         var s = path
         let result = s.withUTF8 { buf in
             Result { () throws(PathNormalizationError) in
-                try normalize(UnsafeRawBufferPointer(buf), into: &out)
+                try normalize(UnsafeRawBufferPointer(buf), separators: separators, into: &out)
             }
         }
         try result.get()
         return String(decoding: out, as: UTF8.self)
     }
 
+    private static let backslash: UInt8 = 0x5C
+
     /// Removes the segment after `segmentStart` if it is `.` or `..` (with its parent); refuses
-    /// one that is `.` or `..` followed by `;parameters`.
+    /// one that some upstream reads as empty or as a dot segment (`..;`, `...`, `;x`).
     private static func endSegment(
         _ out: inout [UInt8], base: Int, segmentStart: Int, isLast: Bool
     ) throws(PathNormalizationError) {
-        let length = out.count - segmentStart - 1
-        guard length >= 1, out[segmentStart + 1] == 0x2E else { return }  // only dot segments matter
-        let dots = length >= 2 && out[segmentStart + 2] == 0x2E ? 2 : 1
-        if length > dots {
-            guard out[segmentStart + 1 + dots] == ASCII.semicolon else { return }
-            out.removeSubrange(base...)
-            throw .dotSegmentWithParameters
+        let start = segmentStart + 1
+        let length = out.count - start
+        guard length >= 1 else { return }
+        let plainDots = length <= 2 && out[start] == 0x2E && out[out.count - 1] == 0x2E
+        guard plainDots else {
+            // What a servlet container or IIS keeps of the segment: up to its first `;`,
+            // less trailing dots and spaces.
+            var end = start
+            while end < out.count, out[end] != ASCII.semicolon { end += 1 }
+            let core = LenientPath.trimmedEnd(out, start: start, end: end)
+            guard core == start else { return }
+            let dots = end - start
+            if dots >= 1, dots <= 2, end < out.count, out[start] == 0x2E, out[end - 1] == 0x2E {
+                throw .dotSegmentWithParameters
+            }
+            throw .segmentEmptyOnceCut
         }
         out.removeSubrange(segmentStart...)
-        if dots == 2 {
+        if length == 2 {
             var p = out.count - 1
             while p >= base, out[p] != ASCII.slash { p -= 1 }
             if p >= base { out.removeSubrange(p...) }

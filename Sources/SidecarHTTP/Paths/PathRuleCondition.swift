@@ -11,6 +11,15 @@ public struct HTTPMethodSet: Sendable, Hashable {
 
     public var isEmpty: Bool { bits == 0 }
 
+    /// Each method in the set, `.other` last.
+    public var methods: [HTTPMethod] {
+        [.get, .head, .post, .put, .delete, .options, .patch, .trace, .connect, .other].filter { contains($0) }
+    }
+
+    @inline(__always) public func contains(_ method: HTTPMethod) -> Bool { bits & Self.bit(method) != 0 }
+
+    public mutating func remove(_ method: HTTPMethod) { bits &= ~Self.bit(method) }
+
     public mutating func insert(_ method: HTTPMethod) { bits |= Self.bit(method) }
 
     @inline(__always) public func admits(_ method: HTTPMethod) -> Bool { bits == 0 || bits & Self.bit(method) != 0 }
@@ -30,6 +39,36 @@ public struct HTTPMethodSet: Sendable, Hashable {
         case .trace: 1 << 7
         case .connect: 1 << 8
         case .other: 1 << 15
+        }
+    }
+
+    /// The methods a method-override field value names (`X-HTTP-Method-Override: DELETE`):
+    /// frameworks upper-case it and some split a list, so each comma-separated item counts,
+    /// in any case; a name the sidecar does not know is `.other`.
+    public mutating func insertOverrides(_ value: UnsafeRawBufferPointer) {
+        var i = 0
+        let n = value.count
+        while i < n {
+            var end = i
+            while end < n, value[end] != UInt8(ascii: ",") { end += 1 }
+            var start = i, stop = end
+            while start < stop, value[start] == 0x20 || value[start] == 0x09 { start += 1 }
+            while stop > start, value[stop - 1] == 0x20 || value[stop - 1] == 0x09 { stop -= 1 }
+            if stop > start {
+                let length = stop - start
+                let method: HTTPMethod =
+                    length > 7
+                    ? .other
+                    : withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8) { name in
+                        for k in 0..<length {
+                            let c = value[start + k]
+                            name[k] = c >= 0x61 && c <= 0x7A ? c & ~0x20 : c
+                        }
+                        return HTTPMethod.classify(UnsafeRawBufferPointer(name), 0, length)
+                    }
+                insert(method)
+            }
+            i = end + 1
         }
     }
 
@@ -61,7 +100,9 @@ public struct PathRuleCondition: Sendable, Hashable {
     public init(glob: String, methods: HTTPMethodSet = HTTPMethodSet(), host: String? = nil) {
         self.glob = PathGlob(glob)
         self.methods = methods
-        self.host = host?.lowercased()
+        var host = host?.lowercased()
+        while host?.hasSuffix(".") == true { host?.removeLast() }
+        self.host = host
     }
 
     /// The reference meaning of a condition, one rule at a time (what the table must agree with).

@@ -248,14 +248,17 @@ public final class PathRuleTable: @unchecked Sendable {
         conditions.firstIndex { $0.matches(path: path, method: method, host: host) }
     }
 
-    /// `given` (a `Host` value: `name`, `name:port`, `[v6]:port`) names `host` (lower case),
-    /// ignoring the case of letters and the port.
+    /// `given` (a `Host` value: `name`, `name:port`, `[v6]:port`) names `host` (lower case,
+    /// no trailing dot), ignoring the case of letters, the port and trailing dots
+    /// (`admin.example.com.` is the same host to DNS, to the upstream and to most vhost
+    /// matchers, so a rule for one holds for the other).
     static func hostEquals<C: Collection>(_ given: UnsafeRawBufferPointer, _ host: C) -> Bool where C.Element == UInt8 {
         var end = given.count
         if given.first == UInt8(ascii: "[") {
             if let close = given.firstIndex(of: UInt8(ascii: "]")) { end = close + 1 }
-        } else if let colon = given.firstIndex(of: UInt8(ascii: ":")) {
-            end = colon
+        } else {
+            if let colon = given.firstIndex(of: UInt8(ascii: ":")) { end = colon }
+            while end > 0, given[end - 1] == UInt8(ascii: ".") { end -= 1 }
         }
         guard end == host.count else { return false }
         var i = 0

@@ -75,7 +75,9 @@ public struct RedirectPolicy: Sendable, Hashable {
         // Nor may removing dot segments turn it into `//host` (`/a/..//evil.com`).
         var normalized: [UInt8] = []
         let valid = bytes.withUnsafeBytes { buf in
-            (try? PathNormalizer.normalize(UnsafeRawBufferPointer(rebasing: buf[0..<pathEnd]), into: &normalized)) != nil
+            (try? PathNormalizer.normalize(
+                UnsafeRawBufferPointer(rebasing: buf[0..<pathEnd]), separators: .keep, mergingEmptySegments: false,
+                into: &normalized)) != nil
         }
         return valid && !(normalized.count >= 2 && normalized[1] == 0x2F)
     }

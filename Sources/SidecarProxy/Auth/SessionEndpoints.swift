@@ -141,28 +141,28 @@ extension Authenticator {
     /// Forward-auth: 200 with the identity headers on the response, or 401 (never a
     /// redirect), or 403 when the rule for the request asked about refuses it.
     func check(_ request: EndpointRequest) -> LocalResponse {
-        var rule: (index: Int, route: Route)?
+        var rules: (verdict: RuleVerdict, route: Route)?
         switch request.forwardAuth {
-        case .noRules, .unmatched:
+        case .noRules:
             break
         case .unknown(let reason):
             return ruleRefusal(request, rule: nil, reason: reason)
-        case .rule(let index, let route):
-            if route.action(index).deny { return ruleRefusal(request, rule: index, reason: "deny") }
+        case .verdict(let verdict, let route):
+            if let rule = verdict.deny { return ruleRefusal(request, rule: rule, reason: "deny") }
             // No identity headers: a public path is served as to someone not signed in.
-            if route.action(index).isPublic { return LocalResponse(status: 200, reason: "OK", body: []) }
-            rule = (index, route)
+            if !verdict.needsSession { return LocalResponse(status: 200, reason: "OK", body: []) }
+            rules = (verdict, route)
         }
         var identity = RequestIdentity()
         identify(request.head, trace: request.trace, into: &identity)
         guard let opened = identity.opened else { return unauthenticatedJSON() }
         let subject = opened.withSubject { String(decoding: $0, as: UTF8.self) }
-        if let rule {
+        if let rules, rules.verdict.restricting.count > 0 {
             // The lists a rule may check need the decoded session (kept on the cached entry).
             let session = opened.session
-            if let denial = rule.route.refusal(
-                rule.index, subject: session.subject, email: session.email, privateEmail: session.privateEmail) {
-                var answer = ruleRefusal(request, rule: rule.index, reason: denial.rawValue)
+            if let (rule, reason) = rules.route.refusal(
+                rules.verdict, subject: session.subject, email: session.email, privateEmail: session.privateEmail) {
+                var answer = ruleRefusal(request, rule: rule, reason: reason)
                 answer.userID = subject
                 return answer
             }

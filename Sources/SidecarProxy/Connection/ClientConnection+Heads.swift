@@ -70,25 +70,30 @@ extension ClientConnection {
         chooseRequestId(view)
         chooseTrace(view)
         markSpanStart()
-        let valid: Bool
+        let refusal: PathNormalizationError?
         do {
-            try PathNormalizer.normalize(view[head.path], into: &exchange.path)
-            valid = true
+            try PathNormalizer.normalize(view[head.path], separators: worker.options.encodedSlashes, into: &exchange.path)
+            refusal = nil
         } catch {
-            valid = false
+            refusal = error
         }
-        guard valid else {
+        if let refusal {
+            logPathRefusal(refusal, head, view)
             refuse(400)
             return
         }
 
         // One inout access to `exchange` at a time (two overlap: a debug build's exclusivity
-        // check traps), so the upstream's index goes through a local.
+        // check traps), so the upstream's index and the lenient scratch go through locals.
         var upstreamIndex = exchange.upstreamIndex
+        var lenient = exchange.lenientPath
+        exchange.lenientPath = []
         let decision = worker.policy.decide(
-            head, view, path: exchange.path, trace: exchange.trace, identity: &exchange.identity,
+            head, view, path: exchange.path, lenient: &lenient, trace: exchange.trace, identity: &exchange.identity,
             upstream: &upstreamIndex)
         exchange.upstreamIndex = upstreamIndex
+        lenient.removeAll(keepingCapacity: true)
+        exchange.lenientPath = lenient
         switch decision {
         case .respond(let answer):
             _ = machine.receive(.answerWithoutReadingBody)
@@ -121,6 +126,31 @@ extension ClientConnection {
                 limit: worker.options.maxUploadBytes)
         }
         connectUpstream(head, view, fresh: false)
+    }
+
+    /// A path refused before any decision, with why (an operator who sees 400s can tell an
+    /// encoded slash from a bad escape), the request id and the path as sent, escaped; at most
+    /// one line per interval, since any client can send such paths.
+    func logPathRefusal(_ error: PathNormalizationError, _ head: HTTPRequestHead, _ view: HeadView) {
+        let reason: String
+        switch error {
+        case .invalidEscape: reason = "path_invalid_escape"
+        case .notAbsolute: reason = "path_not_absolute"
+        case .dotSegmentWithParameters: reason = "path_dot_segment_with_parameters"
+        case .segmentEmptyOnceCut: reason = "path_segment_empty_once_cut"
+        case .encodedSeparator: reason = "path_encoded_separator"
+        }
+        guard let suppressed = worker.pathRefusalLog.shouldLog(nowMs: worker.nowMs) else { return }
+        var sent: [UInt8] = []
+        for c in view[head.path].prefix(256) {
+            if c > 0x20 && c < 0x7F { sent.append(c) } else { PercentEncoding.appendEscape(c, to: &sent) }
+        }
+        var metadata: Logger.Metadata = [
+            "reason": .string(reason), "path": .string(String(decoding: sent, as: UTF8.self)),
+            "request_id": .string(String(decoding: exchange.requestId, as: UTF8.self)),
+        ]
+        if suppressed > 0 { metadata["suppressed"] = .stringConvertible(suppressed) }
+        Logger(label: "sidecar").info("request path refused with 400", metadata: metadata)
     }
 
     /// A request a rule refused, with the rule (its index in `rules`), why, and the ids that

@@ -78,7 +78,9 @@ extension ClientConnection {
             trace: exchange.trace)
         if endpoint == .check {
             call.forwardAuth = request.withView { view in
-                ForwardAuthRoute(worker.policy.route, request, view, peerTrusted: peerTrusted)
+                ForwardAuthRoute(
+                    worker.policy.route, request, view, peerTrusted: peerTrusted,
+                    separators: worker.options.encodedSlashes)
             }
         }
         localGeneration &+= 1
