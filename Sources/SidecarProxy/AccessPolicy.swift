@@ -26,6 +26,9 @@ final class AccessPolicy {
     /// Neither rules nor public paths: every request outside the prefix needs a session,
     /// whatever its readings.
     private let sessionAlwaysNeeded: Bool
+    /// The lenient reading of the request being decided, when it differs from its path (the
+    /// worker decides one request at a time; the capacity is kept).
+    private var lenient: [UInt8] = []
 
     init(options: ProxyOptions, auth: Authenticator?) {
         self.auth = auth
@@ -41,13 +44,12 @@ final class AccessPolicy {
     }
 
     /// `identity` (reset by the caller) receives the session and what to strip; `view` is
-    /// `head`'s borrowed bytes; `path` the normalized path and `lenient` an empty scratch
-    /// buffer for its lenient reading; `upstream` the upstream of the rule that decided
+    /// `head`'s borrowed bytes; `path` the normalized path; `upstream` the upstream of the rule that decided
     /// (left as it is, the top-level one, when none did).
     /// `trace`: the request's, whose span a session revalidation started here records its calls under.
     func decide(
-        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], lenient: inout [UInt8],
-        trace: TraceContext = TraceContext(), identity: inout RequestIdentity, upstream: inout Int
+        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], trace: TraceContext = TraceContext(),
+        identity: inout RequestIdentity, upstream: inout Int
     ) -> Decision {
         if isUnderPrefix(path) {
             guard auth != nil else { return .respond(localError(404, head, path: path)) }
@@ -63,7 +65,7 @@ final class AccessPolicy {
         guard !sessionAlwaysNeeded else {
             return authenticate(head, view, path: path, trace: trace, identity: &identity, verdict: RuleVerdict())
         }
-        let verdict = verdict(head, view, path: path, lenient: &lenient)
+        let verdict = verdict(head, view, path: path)
         if let rule = verdict.rule { upstream = route.action(rule).upstream }
         if let rule = verdict.deny {
             auth?.noteCookie(view, into: &identity)
@@ -77,19 +79,22 @@ final class AccessPolicy {
     }
 
     /// Every reading of the request, judged by the rules and public paths.
-    private func verdict(_ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], lenient: inout [UInt8]) -> RuleVerdict {
-        path.withUnsafeBytes { pathBytes in
+    private func verdict(_ head: HTTPRequestHead, _ view: HeadView, path: [UInt8]) -> RuleVerdict {
+        // The host the upstream is told (an absolute-form target's authority takes the place
+        // of Host, as `RequestRewriter` forwards it) is the host a rule is matched on.
+        let host = (head.authority ?? head.host).map { view[$0] }
+        let overrides = route.methodsMatter ? Self.methodOverrides(view) : HTTPMethodSet()
+        return path.withUnsafeBytes { pathBytes in
             let folding = route.foldingMatters || publicPaths.foldingMatters
-            let same = !folding && LenientPath.isSame(pathBytes)
-            if !same { LenientPath.append(pathBytes, into: &lenient) }
+            guard folding || !LenientPath.isSame(pathBytes) else {
+                let readings = RequestReadings(path: pathBytes, lenient: nil, method: head.method, overrides: overrides, host: host)
+                return route.verdict(readings, publicPaths: publicPaths)
+            }
+            lenient.removeAll(keepingCapacity: true)
+            LenientPath.append(pathBytes, into: &lenient)
             return lenient.withUnsafeBytes { lenientBytes in
-                // The host the upstream is told (an absolute-form target's authority takes
-                // the place of Host, as `RequestRewriter` forwards it) is the host a rule is
-                // matched on.
-                var readings = RequestReadings(
-                    path: pathBytes, lenient: same ? nil : lenientBytes, method: head.method,
-                    host: (head.authority ?? head.host).map { view[$0] })
-                if route.methodsMatter { readings.overrides = Self.methodOverrides(view) }
+                let readings = RequestReadings(
+                    path: pathBytes, lenient: lenientBytes, method: head.method, overrides: overrides, host: host)
                 return route.verdict(readings, publicPaths: publicPaths)
             }
         }

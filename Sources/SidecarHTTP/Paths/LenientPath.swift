@@ -11,23 +11,35 @@ public enum LenientPath {
     /// Appends the lenient reading of the normalized `path` to `out`.
     public static func append(_ path: UnsafeRawBufferPointer, into out: inout [UInt8]) {
         let n = path.count
-        var i = 0
-        while i < n {
-            // One segment: [i, end), its kept part [i, cut).
-            var end = i
-            while end < n, path[end] != ASCII.slash { end += 1 }
-            var cut = i
-            while cut < end, path[cut] != ASCII.semicolon { cut += 1 }
-            let kept = trimmedEnd(path, start: i, end: cut)
-            var j = i
-            while j < kept {
-                let c = path[j]
-                out.append(c >= 0x41 && c <= 0x5A ? c | 0x20 : c)
-                j += 1
+        // Never longer than the path: written in place, without a uniqueness check per byte.
+        let base = out.count
+        out.append(contentsOf: repeatElement(0, count: n))
+        let written = out.withUnsafeMutableBufferPointer { buffer -> Int in
+            var w = base
+            var i = 0
+            while i < n {
+                // One segment: [i, end), its kept part [i, cut).
+                var end = i
+                while end < n, path[end] != ASCII.slash { end += 1 }
+                var cut = i
+                while cut < end, path[cut] != ASCII.semicolon { cut += 1 }
+                let kept = trimmedEnd(path, start: i, end: cut)
+                var j = i
+                while j < kept {
+                    let c = path[j]
+                    buffer[w] = c >= 0x41 && c <= 0x5A ? c | 0x20 : c
+                    w += 1
+                    j += 1
+                }
+                if end < n {
+                    buffer[w] = ASCII.slash
+                    w += 1
+                }
+                i = end + 1
             }
-            if end < n { out.append(ASCII.slash) }
-            i = end + 1
+            return w
         }
+        out.removeSubrange(written...)
     }
 
     /// Whether the lenient reading of `path` is `path` itself: no `;`, no upper-case letter,

@@ -51,9 +51,21 @@ public enum PathNormalizer {
             throw .notAbsolute
         }
         var segmentStart = base  // index of the '/' that opens the current segment
+        var hasSemicolon = false  // in the current segment
         var i = 1
         while i < n {
             var c = path[i]
+            // The common byte first: a pchar that is neither `%` nor a separator.
+            if c != ASCII.percent && c != ASCII.slash && c != backslash {
+                if isPathChar(c) {
+                    out.append(c)
+                    if c == ASCII.semicolon { hasSemicolon = true }
+                } else {
+                    PercentEncoding.appendEscape(c, to: &out)
+                }
+                i += 1
+                continue
+            }
             var width = 1
             if c == ASCII.percent {
                 guard i + 2 < n, let hi = ASCII.hexValue(path[i + 1]), let lo = ASCII.hexValue(path[i + 2]) else {
@@ -68,41 +80,35 @@ public enum PathNormalizer {
                     continue
                 }
             }
-            let separator: Bool
-            if c == backslash || (width == 3 && c == ASCII.slash) {
+            if c == backslash || width == 3 {
                 switch separators {
                 case .reject:
                     out.removeSubrange(base...)
                     throw .encodedSeparator
                 case .decode:
-                    separator = true
+                    break
                 case .keep:
-                    separator = false
+                    PercentEncoding.appendEscape(c, to: &out)
+                    i += width
+                    continue
                 }
-            } else {
-                separator = c == ASCII.slash
             }
-            if separator {
-                // An empty segment (`//`) is merged: nothing is appended.
-                if out.count - 1 != segmentStart || !mergingEmptySegments {
-                    do throws(PathNormalizationError) {
-                        try endSegment(&out, base: base, segmentStart: segmentStart, isLast: false)
-                    } catch {
-                        out.removeSubrange(base...)
-                        throw error
-                    }
-                    out.append(ASCII.slash)
-                    segmentStart = out.count - 1
+            // A separator. An empty segment (`//`) is merged: nothing is appended.
+            if out.count - 1 != segmentStart || !mergingEmptySegments {
+                do throws(PathNormalizationError) {
+                    try endSegment(&out, base: base, segmentStart: segmentStart, hasSemicolon: hasSemicolon, isLast: false)
+                } catch {
+                    out.removeSubrange(base...)
+                    throw error
                 }
-            } else if width == 1 && isPathChar(c) {
-                out.append(c)
-            } else {
-                PercentEncoding.appendEscape(c, to: &out)
+                out.append(ASCII.slash)
+                segmentStart = out.count - 1
+                hasSemicolon = false
             }
             i += width
         }
         do throws(PathNormalizationError) {
-            try endSegment(&out, base: base, segmentStart: segmentStart, isLast: true)
+            try endSegment(&out, base: base, segmentStart: segmentStart, hasSemicolon: hasSemicolon, isLast: true)
         } catch {
             out.removeSubrange(base...)
             throw error
@@ -129,12 +135,15 @@ public enum PathNormalizer {
     /// Removes the segment after `segmentStart` if it is `.` or `..` (with its parent); refuses
     /// one that some upstream reads as empty or as a dot segment (`..;`, `...`, `;x`).
     private static func endSegment(
-        _ out: inout [UInt8], base: Int, segmentStart: Int, isLast: Bool
+        _ out: inout [UInt8], base: Int, segmentStart: Int, hasSemicolon: Bool, isLast: Bool
     ) throws(PathNormalizationError) {
         let start = segmentStart + 1
         let length = out.count - start
         guard length >= 1 else { return }
-        let plainDots = length <= 2 && out[start] == 0x2E && out[out.count - 1] == 0x2E
+        let last = out[out.count - 1]
+        // Only a segment with `;`, or ending in a dot or in `%20`, can be cut to nothing.
+        guard hasSemicolon || last == 0x2E || last == 0x30 else { return }
+        let plainDots = length <= 2 && out[start] == 0x2E && last == 0x2E
         guard plainDots else {
             // What a servlet container or IIS keeps of the segment: up to its first `;`,
             // less trailing dots and spaces.

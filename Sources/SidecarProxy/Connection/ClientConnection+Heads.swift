@@ -84,16 +84,12 @@ extension ClientConnection {
         }
 
         // One inout access to `exchange` at a time (two overlap: a debug build's exclusivity
-        // check traps), so the upstream's index and the lenient scratch go through locals.
+        // check traps), so the upstream's index goes through a local.
         var upstreamIndex = exchange.upstreamIndex
-        var lenient = exchange.lenientPath
-        exchange.lenientPath = []
         let decision = worker.policy.decide(
-            head, view, path: exchange.path, lenient: &lenient, trace: exchange.trace, identity: &exchange.identity,
+            head, view, path: exchange.path, trace: exchange.trace, identity: &exchange.identity,
             upstream: &upstreamIndex)
         exchange.upstreamIndex = upstreamIndex
-        lenient.removeAll(keepingCapacity: true)
-        exchange.lenientPath = lenient
         switch decision {
         case .respond(let answer):
             _ = machine.receive(.answerWithoutReadingBody)

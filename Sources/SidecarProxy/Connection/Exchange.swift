@@ -11,8 +11,6 @@ struct Exchange {
     /// optional-chained read of it copies the head: two retains and two releases).
     var facts = RequestFacts()
     var path: [UInt8] = []
-    /// Scratch for the path's lenient reading while the request is decided (`LenientPath`).
-    var lenientPath: [UInt8] = []
     var requestId: [UInt8] = []
     /// The request's trace: continued from the client or started here, decided with the
     /// request id.
@@ -71,7 +69,6 @@ struct Exchange {
         let head = request.take()
         facts = RequestFacts()
         if !path.isEmpty { path.removeAll(keepingCapacity: true) }
-        if !lenientPath.isEmpty { lenientPath.removeAll(keepingCapacity: true) }
         if !requestId.isEmpty { requestId.removeAll(keepingCapacity: true) }
         trace = TraceContext()
         spanStartNs = 0
