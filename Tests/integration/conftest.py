@@ -52,6 +52,13 @@ def _ephemeral_low():
 
 
 _EPHEMERAL_LOW = _ephemeral_low()
+
+
+def _xdist_worker():
+    """(index, count) of this pytest-xdist worker; (0, 1) when not under xdist."""
+    name = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    return (int(name[2:]) if name.startswith("gw") and name[2:].isdigit() else 0), max(1, count)
 _handed_out = set()
 
 
@@ -62,6 +69,12 @@ def free_port():
     given the very port just handed out for a sidecar not yet started. Never the same port
     twice in one run, and free when handed out."""
     low, high = 10000, _EPHEMERAL_LOW - 1
+    # Under pytest-xdist each worker draws from its own slice, so two workers never hand out
+    # the same port.
+    worker, workers = _xdist_worker()
+    if workers > 1 and high - low >= 1000 * workers:
+        span = (high - low) // workers
+        low, high = low + worker * span, low + (worker + 1) * span - 1
     if high - low < 1000:  # an unusual ephemeral range: fall back to the kernel's choice
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))

@@ -12,9 +12,19 @@ apt_ensure() {
 ensure_build_deps() { apt_ensure libevent-dev libssl-dev liburing-dev libnghttp2-dev pkg-config; }
 ensure_test_deps() {
   apt_ensure nginx libnginx-mod-stream openssl curl chromium chromium-driver caddy redis-server redis-sentinel redis-tools haproxy nghttp2-client
-  python3 -c 'import pytest, cryptography' 2>/dev/null || python3 -m pip install -q pytest cryptography
-  python3 -c 'import selenium' 2>/dev/null || python3 -m pip install -q selenium
-  python3 -c 'import jwt' 2>/dev/null || python3 -m pip install -q pyjwt
-  python3 -c 'import h2, httpx' 2>/dev/null || python3 -m pip install -q h2 'httpx[http2]'
+  # The pinned versions, installed only where one is missing or differs (pip's own check).
+  local requirements=Tests/integration/requirements.txt
+  if ! python3 - "$requirements" <<'PY' 2>/dev/null; then
+import sys
+from importlib.metadata import version
+for line in open(sys.argv[1]):
+    line = line.split("#", 1)[0].strip()
+    if line:
+        name, pinned = line.split("==")
+        assert version(name.split("[")[0]) == pinned, name
+PY
+    echo "== installing the pinned Python test dependencies ($requirements)"
+    python3 -m pip install -q -r "$requirements"
+  fi
 }
 ensure_bench_deps() { apt_ensure nginx wrk openssl procps haproxy; }
