@@ -193,6 +193,8 @@ public struct Config: Sendable {
         public var access: Bool
         /// Log emails only when true.
         public var pii: Bool
+        /// Query parameters whose values access lines mask, beside the built-in credentials.
+        public var redactQuery: [String] = []
     }
 
     /// W3C trace context, always propagated: which requests may continue a client's trace,

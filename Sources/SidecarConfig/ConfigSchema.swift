@@ -497,7 +497,8 @@ struct ConfigSchema {
             format: log.value("format", default: .json, Parse.oneOf(LogFormat.self)),
             level: log.value("level", default: .info, Parse.oneOf(LogLevel.self)),
             access: log.bool("access", default: ConfigDefaults.accessLog),
-            pii: log.bool("pii", default: false))
+            pii: log.bool("pii", default: false),
+            redactQuery: log.list("redact_query", default: [], Names.queryParameter))
     }
 
     private func readLimits(_ limits: Section) -> Config.Limits {

@@ -69,6 +69,8 @@ public struct ProxyOptions: Sendable {
     public var accessLog = ConfigDefaults.accessLog
     /// `log.format: text`: access lines in the application log's text layout.
     public var textLogs = false
+    /// `log.redact_query`: query parameters masked in access lines beside the built-in ones.
+    public var logRedactQuery: [String] = []
     public var maxHeaderBytes = ConfigDefaults.maxHeaderBytes
     /// 0 = unlimited.
     public var maxUploadBytes = UInt64(ConfigDefaults.maxUploadBytes)
@@ -114,6 +116,7 @@ extension ProxyOptions {
         adminListen = config.admin.listen.description
         accessLog = config.log.access
         textLogs = config.log.format == .text
+        logRedactQuery = config.log.redactQuery
         version = SidecarVersion.version
         maxHeaderBytes = config.limits.maxHeaderBytes
         maxUploadBytes = UInt64(max(0, config.limits.maxUploadBytes))

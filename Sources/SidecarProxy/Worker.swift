@@ -105,7 +105,7 @@ final class Worker {
         maxConnections = max(1, options.maxConnections / max(1, options.workers))
         reaper = Reaper(loop: loop)
         applyUpstreams(options, addresses: upstreamAddresses)
-        if options.accessLog { accessLog = AccessLog(loop: loop, sink: logSink, format: options.textLogs ? .text : .json) }
+        if options.accessLog { accessLog = Self.accessLog(options, loop: loop, sink: logSink) }
         holdLimit = Self.holdLimit(options)
         listener = Listener(loop: loop, fd: listenFD) { [unowned self] fd, peer in
             self.accept(fd, peer: peer)
@@ -145,7 +145,12 @@ final class Worker {
         applyUpstreams(options, addresses: addresses)
         holdLimit = Self.holdLimit(options)
         accessLog?.flush()
-        accessLog = options.accessLog ? AccessLog(loop: loop, sink: logSink, format: options.textLogs ? .text : .json) : nil
+        accessLog = options.accessLog ? Self.accessLog(options, loop: loop, sink: logSink) : nil
+    }
+
+    private static func accessLog(_ options: ProxyOptions, loop: EventLoop, sink: LogSink) -> AccessLog {
+        AccessLog(loop: loop, sink: sink, format: options.textLogs ? .text : .json,
+                  redaction: QueryRedaction(extra: options.logRedactQuery))
     }
 
     /// The options with this worker's own copy of the sign-in settings, which the request
