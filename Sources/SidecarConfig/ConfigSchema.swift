@@ -92,7 +92,10 @@ struct ConfigSchema {
         return Config.Tracing(
             trustIncoming: tracing.bool("trust_incoming", default: ConfigDefaults.traceTrustIncoming),
             otlpEndpoint: endpoint, otlpCAFile: caFile,
-            sampleRatio: tracing.value("sample_ratio", default: ConfigDefaults.traceSampleRatio, Parse.ratio))
+            sampleRatio: tracing.value("sample_ratio", default: ConfigDefaults.traceSampleRatio, Parse.ratio),
+            maxIncomingSampledPerSecond: tracing.value(
+                "max_incoming_sampled_per_second", default: ConfigDefaults.traceMaxIncomingSampledPerSecond,
+                Parse.integer(in: 0...1_000_000)))
     }
 
     /// On, every connection must come from a proxy in `trusted_proxies`: with none listed, or

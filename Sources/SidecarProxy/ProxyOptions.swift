@@ -47,6 +47,8 @@ public struct ProxyOptions: Sendable {
     public var traceCAFile: String?
     /// `tracing.sample_ratio`: the share of new traces sampled.
     public var traceSampleRatio = ConfigDefaults.traceSampleRatio
+    /// `tracing.max_incoming_sampled_per_second`: continued sampled traces honoured per second.
+    public var traceMaxIncomingSampledPerSecond = ConfigDefaults.traceMaxIncomingSampledPerSecond
     /// Sign in with Apple and sessions; nil: no sessions (non-public paths are refused and
     /// the endpoints under `routePrefix` answer 404).
     public var auth: AuthSettings?
@@ -131,5 +133,6 @@ extension ProxyOptions {
         traceEndpoint = config.tracing.otlpEndpoint
         traceCAFile = config.tracing.otlpCAFile
         traceSampleRatio = config.tracing.sampleRatio
+        traceMaxIncomingSampledPerSecond = config.tracing.maxIncomingSampledPerSecond
     }
 }
