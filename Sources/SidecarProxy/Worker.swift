@@ -40,8 +40,7 @@ final class Worker {
     /// `TraceContext.samplingThreshold` of `tracing.sample_ratio`, for the traces started here.
     private(set) var sampleThreshold: UInt64 = .max
     /// `tracing.max_incoming_sampled_per_second`, this worker's share.
-    var incomingSampled = SampledTraceBudget(perSecond: 0, nowMs: 0)
-    private var incomingSampledApplied = false
+    var incomingSampled = SampledTraceBudget(perSecond: 0, nowMs: nil)
     /// Scratch buffers for composing heads (never used re-entrantly).
     var lineScratch = ByteBuilder()
     /// Arrays of heads this loop is done with, refilled by its next parses (no allocation
@@ -167,13 +166,7 @@ final class Worker {
     private func applyTracing(_ options: ProxyOptions) {
         exportsSpans = options.traceEndpoint != nil
         sampleThreshold = TraceContext.samplingThreshold(ratio: options.traceSampleRatio)
-        let share = Double(options.traceMaxIncomingSampledPerSecond) / Double(max(1, options.workers))
-        if incomingSampledApplied {
-            incomingSampled.resize(perSecond: share)
-        } else {
-            incomingSampled = SampledTraceBudget(perSecond: share, nowMs: nowMs)
-            incomingSampledApplied = true
-        }
+        incomingSampled.resize(perSecond: Double(options.traceMaxIncomingSampledPerSecond) / Double(max(1, options.workers)))
         auth?.spans = exportsSpans ? SpanSink(queue: spanQueue, ids: traceIDs) : nil
     }
 

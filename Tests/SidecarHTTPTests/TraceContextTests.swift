@@ -127,9 +127,11 @@ final class TraceContextTests: XCTestCase {
              IncomingTrace(parent: parent, tracestateFits: true)),
             (valid + "tracestate:\n", IncomingTrace(parent: parent)),
             // At most 512 bytes, counted with the commas that join the fields.
-            (valid + "tracestate: a=\(String(repeating: "x", count: 510))\n",
+            // (A member's value is at most 256 characters: two members make 512.)
+            (valid + "tracestate: a=\(String(repeating: "x", count: 254)),b=\(String(repeating: "x", count: 253))\n",
              IncomingTrace(parent: parent, tracestateFits: true)),
-            (valid + "tracestate: a=\(String(repeating: "x", count: 511))\n", IncomingTrace(parent: parent)),
+            (valid + "tracestate: a=\(String(repeating: "x", count: 254)),b=\(String(repeating: "x", count: 254))\n",
+             IncomingTrace(parent: parent)),
             (valid + "tracestate: a=\(String(repeating: "x", count: 254))\ntracestate: b=\(String(repeating: "x", count: 253))\n",
              IncomingTrace(parent: parent, tracestateFits: true)),
             (valid + "tracestate: a=\(String(repeating: "x", count: 254))\ntracestate: b=\(String(repeating: "x", count: 254))\n",

@@ -26,6 +26,12 @@ final class SampledTraceBudgetTests: XCTestCase {
         XCTAssertFalse(budget.admit(nowMs: 1_000_000))
     }
 
+    func testAnUnsizedBudgetFillsAtItsFirstUse() {
+        var budget = SampledTraceBudget(perSecond: 0, nowMs: nil)
+        budget.resize(perSecond: 3)
+        XCTAssertEqual((0..<10).filter { _ in budget.admit(nowMs: 5) }.count, 3)
+    }
+
     func testAResizeKeepsNoMoreThanTheNewCapacity() {
         var budget = SampledTraceBudget(perSecond: 100, nowMs: 0)
         budget.resize(perSecond: 2)

@@ -10,12 +10,13 @@ struct SampledTraceBudget {
     private var tokens: Double
     private var lastMs: Int64
 
-    /// `perSecond`: this worker's share (the setting divided by the workers).
-    init(perSecond: Double, nowMs: Int64) {
+    /// `perSecond`: this worker's share (the setting divided by the workers). `nowMs` nil:
+    /// the bucket fills at its first use, whenever that is.
+    init(perSecond: Double, nowMs: Int64?) {
         perMs = max(0, perSecond) / 1000
         capacity = perSecond > 0 ? max(1, perSecond) : 0
         tokens = capacity
-        lastMs = nowMs
+        lastMs = nowMs ?? .min
     }
 
     /// The same budget at a new rate (a reload), keeping what is left of the current one.
@@ -27,7 +28,10 @@ struct SampledTraceBudget {
 
     /// Takes one sampled trace from the budget; false when none is left.
     mutating func admit(nowMs: Int64) -> Bool {
-        if nowMs > lastMs {
+        if lastMs == .min {
+            tokens = capacity
+            lastMs = nowMs
+        } else if nowMs > lastMs {
             tokens = min(capacity, tokens + Double(nowMs - lastMs) * perMs)
             lastMs = nowMs
         }
