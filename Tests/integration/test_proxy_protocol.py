@@ -21,6 +21,7 @@ import pytest
 
 import rawhttp
 from conftest import free_port, poll, seen
+from h2_support import H2Client
 from nginx_support import Nginx, TLSConn
 from tls_support import TestCA
 
@@ -155,6 +156,28 @@ def test_a_header_naming_no_client_does_not_lend_the_balancer_trust(start_sideca
     assert seen(e, "X-Forwarded-Proto") == ["http"]
     assert "6.6.6.6" not in json.dumps(e) and "evil.test" not in json.dumps(e)
     assert access_entry(sc, "pp-unnamed")["client"] == "127.0.0.1"
+
+
+def test_an_h2_connection_behind_a_header_naming_no_client_is_untrusted(start_sidecar, monkeypatch):
+    """The same over h2c: each stream's ClientConnection inherits the connection's trust."""
+    sc = start_sidecar(TRUSTED)
+    connect = socket.create_connection
+
+    def behind_unknown(*args, **kwargs):
+        sock = connect(*args, **kwargs)
+        sock.sendall(b"PROXY UNKNOWN\r\n")
+        return sock
+    monkeypatch.setattr(socket, "create_connection", behind_unknown)
+    c = H2Client(sc.port)
+    try:
+        r = c.request("GET", "/echo", [("x-forwarded-for", "6.6.6.6"), ("x-real-ip", "6.6.6.6"),
+                                       ("x-request-id", "pp-unnamed-h2")])
+        assert r.status == 200, (r.status, r.reset)
+        e = json.loads(r.body)
+    finally:
+        c.close()
+    assert seen(e, "X-Forwarded-For") == ["127.0.0.1"] and seen(e, "X-Real-IP") == []
+    assert access_entry(sc, "pp-unnamed-h2")["client"] == "127.0.0.1"
 
 
 def test_a_header_naming_no_client_shares_the_balancer_sign_in_budget(start_auth_sidecar):
