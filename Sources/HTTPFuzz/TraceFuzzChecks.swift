@@ -20,10 +20,9 @@ extension FuzzChecks {
         written.withUnsafeMutableBytes { trace.writeTraceparent(to: $0.baseAddress!) }
         let again = written.withUnsafeBytes { TraceParent.parse($0) }
         check(again == parsed, "written traceparent parses to the same fields")
+        check(parsed.flags & ~TraceContext.sampled == 0, "only the sampled flag is kept")
         if input[0] == UInt8(ascii: "0") && input[1] == UInt8(ascii: "0") {
-            check(written.elementsEqual(input), "version 00 round-trips byte for byte")
-        } else {
-            check(parsed.flags & ~TraceContext.sampled == 0, "a higher version keeps only the sampled flag")
+            check(written.prefix(53).elementsEqual(input.prefix(53)), "version 00 round-trips but for its flags")
         }
         inHead(input, expecting: parsed)
     }

@@ -196,6 +196,8 @@ public struct Config: Sendable {
         public var access: Bool
         /// Log emails only when true.
         public var pii: Bool
+        /// Query parameters whose values access lines mask, beside the built-in credentials.
+        public var redactQuery: [String] = []
     }
 
     /// W3C trace context, always propagated: which requests may continue a client's trace,
@@ -208,15 +210,20 @@ public struct Config: Sendable {
         public var otlpEndpoint: HTTPURL?
         /// Extra trust anchors for an `https` collector (a private CA), beside the system's.
         public var otlpCAFile: String?
-        /// The share of new traces sampled (0…1); a continued trace keeps its parent's choice.
+        /// The share of new traces sampled (0…1); a continued trace keeps its parent's choice,
+        /// within `maxIncomingSampledPerSecond`.
         public var sampleRatio = ConfigDefaults.traceSampleRatio
+        /// Continued traces whose sampled flag is honoured per second; the rest go on unsampled.
+        public var maxIncomingSampledPerSecond = ConfigDefaults.traceMaxIncomingSampledPerSecond
 
         public init(trustIncoming: Bool = ConfigDefaults.traceTrustIncoming, otlpEndpoint: HTTPURL? = nil,
-                    otlpCAFile: String? = nil, sampleRatio: Double = ConfigDefaults.traceSampleRatio) {
+                    otlpCAFile: String? = nil, sampleRatio: Double = ConfigDefaults.traceSampleRatio,
+                    maxIncomingSampledPerSecond: Int = ConfigDefaults.traceMaxIncomingSampledPerSecond) {
             self.trustIncoming = trustIncoming
             self.otlpEndpoint = otlpEndpoint
             self.otlpCAFile = otlpCAFile
             self.sampleRatio = sampleRatio
+            self.maxIncomingSampledPerSecond = maxIncomingSampledPerSecond
         }
     }
 

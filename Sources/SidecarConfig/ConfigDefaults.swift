@@ -12,6 +12,9 @@ public enum ConfigDefaults {
     public static let traceTrustIncoming = true
     /// `tracing.sample_ratio`: every new trace is sampled.
     public static let traceSampleRatio = 1.0
+    /// `tracing.max_incoming_sampled_per_second`: a client's sampled flag is honoured at most
+    /// this often (all workers together).
+    public static let traceMaxIncomingSampledPerSecond = 100
     /// The collector's path when `tracing.otlp_endpoint` names none (OTLP/HTTP's traces path).
     public static let otlpTracesPath = "/v1/traces"
 

@@ -3,7 +3,7 @@
 /// `description` reads `sidecar.yaml:12:3: limits.header_timeout: invalid duration "10x" (…)`,
 /// or for a value from the environment
 /// `environment SIDECAR_LIMITS_HEADER_TIMEOUT: limits.header_timeout: invalid duration "10x" (…)`.
-/// Messages never contain secret values.
+/// Messages never contain secret values, nor a URL's `user:password@` (`Userinfo`).
 public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
         /// The file is not well-formed YAML (or cannot be read at all).
@@ -37,7 +37,7 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
         self.path = path
         self.line = line
         self.column = column
-        self.message = message
+        self.message = Userinfo.redacted(message)
         self.variable = variable
     }
 
@@ -49,7 +49,7 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
         }
         text += ": "
         if !path.isEmpty { text += "\(path): " }
-        return text + message
+        return text + Userinfo.redacted(message)
     }
 }
 
@@ -72,12 +72,15 @@ public struct ConfigWarning: Sendable, Equatable, CustomStringConvertible {
 
     public init(path: String, message: String, line: Int? = nil, column: Int? = nil) {
         self.path = path
-        self.message = message
+        self.message = Userinfo.redacted(message)
         self.line = line
         self.column = column
     }
 
-    public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+    public var description: String {
+        let message = Userinfo.redacted(message)
+        return path.isEmpty ? message : "\(path): \(message)"
+    }
 
     /// `sidecar.yaml:14:5: warning: rules[2]: …` (without a position: `sidecar.yaml: warning: …`).
     public func line(file: String) -> String {

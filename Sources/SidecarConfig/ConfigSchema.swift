@@ -109,7 +109,10 @@ struct ConfigSchema {
         return Config.Tracing(
             trustIncoming: tracing.bool("trust_incoming", default: ConfigDefaults.traceTrustIncoming),
             otlpEndpoint: endpoint, otlpCAFile: caFile,
-            sampleRatio: tracing.value("sample_ratio", default: ConfigDefaults.traceSampleRatio, Parse.ratio))
+            sampleRatio: tracing.value("sample_ratio", default: ConfigDefaults.traceSampleRatio, Parse.ratio),
+            maxIncomingSampledPerSecond: tracing.value(
+                "max_incoming_sampled_per_second", default: ConfigDefaults.traceMaxIncomingSampledPerSecond,
+                Parse.integer(in: 0...1_000_000)))
     }
 
     /// On, every connection must come from a proxy in `trusted_proxies`: with none listed, or
@@ -514,7 +517,8 @@ struct ConfigSchema {
             format: log.value("format", default: .json, Parse.oneOf(LogFormat.self)),
             level: log.value("level", default: .info, Parse.oneOf(LogLevel.self)),
             access: log.bool("access", default: ConfigDefaults.accessLog),
-            pii: log.bool("pii", default: false))
+            pii: log.bool("pii", default: false),
+            redactQuery: log.list("redact_query", default: [], Names.queryParameter))
     }
 
     private func readLimits(_ limits: Section) -> Config.Limits {

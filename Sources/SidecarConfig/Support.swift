@@ -17,6 +17,9 @@ struct ValueError: Error {
 
 /// `"text"` with quotes, control characters escaped, long values shortened — safe to print.
 func quoted(_ text: String) -> String {
+    // Before the cut at 120: a long password would otherwise lose its `@`, and with it the
+    // mark of where it ends.
+    let text = Userinfo.redacted(text)
     var out = "\""
     for scalar in text.unicodeScalars.prefix(120) {
         switch scalar {

@@ -49,6 +49,8 @@ public struct ProxyOptions: Sendable {
     public var traceCAFile: String?
     /// `tracing.sample_ratio`: the share of new traces sampled.
     public var traceSampleRatio = ConfigDefaults.traceSampleRatio
+    /// `tracing.max_incoming_sampled_per_second`: continued sampled traces honoured per second.
+    public var traceMaxIncomingSampledPerSecond = ConfigDefaults.traceMaxIncomingSampledPerSecond
     /// Sign in with Apple and sessions; nil: no sessions (non-public paths are refused and
     /// the endpoints under `routePrefix` answer 404).
     public var auth: AuthSettings?
@@ -71,6 +73,8 @@ public struct ProxyOptions: Sendable {
     public var accessLog = ConfigDefaults.accessLog
     /// `log.format: text`: access lines in the application log's text layout.
     public var textLogs = false
+    /// `log.redact_query`: query parameters masked in access lines beside the built-in ones.
+    public var logRedactQuery: [String] = []
     public var maxHeaderBytes = ConfigDefaults.maxHeaderBytes
     /// 0 = unlimited.
     public var maxUploadBytes = UInt64(ConfigDefaults.maxUploadBytes)
@@ -117,6 +121,7 @@ extension ProxyOptions {
         adminListen = config.admin.listen.description
         accessLog = config.log.access
         textLogs = config.log.format == .text
+        logRedactQuery = config.log.redactQuery
         version = SidecarVersion.version
         maxHeaderBytes = config.limits.maxHeaderBytes
         maxUploadBytes = UInt64(max(0, config.limits.maxUploadBytes))
@@ -131,5 +136,6 @@ extension ProxyOptions {
         traceEndpoint = config.tracing.otlpEndpoint
         traceCAFile = config.tracing.otlpCAFile
         traceSampleRatio = config.tracing.sampleRatio
+        traceMaxIncomingSampledPerSecond = config.tracing.maxIncomingSampledPerSecond
     }
 }

@@ -39,6 +39,8 @@ final class Worker {
     private(set) var exportsSpans = false
     /// `TraceContext.samplingThreshold` of `tracing.sample_ratio`, for the traces started here.
     private(set) var sampleThreshold: UInt64 = .max
+    /// `tracing.max_incoming_sampled_per_second`, this worker's share.
+    var incomingSampled = SampledTraceBudget(perSecond: 0, nowMs: nil)
     /// Scratch buffers for composing heads (never used re-entrantly).
     var lineScratch = ByteBuilder()
     /// Arrays of heads this loop is done with, refilled by its next parses (no allocation
@@ -107,7 +109,7 @@ final class Worker {
         maxConnections = max(1, options.maxConnections / max(1, options.workers))
         reaper = Reaper(loop: loop)
         applyUpstreams(options, addresses: upstreamAddresses)
-        if options.accessLog { accessLog = AccessLog(loop: loop, sink: logSink, format: options.textLogs ? .text : .json) }
+        if options.accessLog { accessLog = Self.accessLog(options, loop: loop, sink: logSink) }
         holdLimit = Self.holdLimit(options)
         listener = Listener(loop: loop, fd: listenFD) { [unowned self] fd, peer in
             self.accept(fd, peer: peer)
@@ -147,7 +149,12 @@ final class Worker {
         applyUpstreams(options, addresses: addresses)
         holdLimit = Self.holdLimit(options)
         accessLog?.flush()
-        accessLog = options.accessLog ? AccessLog(loop: loop, sink: logSink, format: options.textLogs ? .text : .json) : nil
+        accessLog = options.accessLog ? Self.accessLog(options, loop: loop, sink: logSink) : nil
+    }
+
+    private static func accessLog(_ options: ProxyOptions, loop: EventLoop, sink: LogSink) -> AccessLog {
+        AccessLog(loop: loop, sink: sink, format: options.textLogs ? .text : .json,
+                  redaction: QueryRedaction(extra: options.logRedactQuery))
     }
 
     /// The options with this worker's own copy of the sign-in settings, which the request
@@ -161,6 +168,7 @@ final class Worker {
     private func applyTracing(_ options: ProxyOptions) {
         exportsSpans = options.traceEndpoint != nil
         sampleThreshold = TraceContext.samplingThreshold(ratio: options.traceSampleRatio)
+        incomingSampled.resize(perSecond: Double(options.traceMaxIncomingSampledPerSecond) / Double(max(1, options.workers)))
         auth?.spans = exportsSpans ? SpanSink(queue: spanQueue, ids: traceIDs) : nil
     }
 

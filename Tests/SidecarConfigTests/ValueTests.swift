@@ -189,7 +189,7 @@ final class ValueTests: XCTestCase {
         let invalid: [(String, String)] = [
             ("https://app.example.com/path", #""https://app.example.com/path" must not have a path (only scheme, host and port)"#),
             ("https://app.example.com?x=1", #""https://app.example.com?x=1" must not have a ?query"#),
-            ("https://user:pw@app.example.com", #""https://user:pw@app.example.com" must not contain user:password@"#),
+            ("https://user:pw@app.example.com", #""https://***@app.example.com" must not contain user:password@"#),
             ("https://app.example.com#top", #""https://app.example.com#top" must not have a #fragment"#),
             ("ftp://app.example.com", #""ftp://app.example.com" must use http or https"#),
             ("app.example.com", #""app.example.com" is not an absolute URL (e.g. https://app.example.com)"#),

@@ -27,7 +27,9 @@ final class TraceContextTests: XCTestCase {
         let cases: [(String, UInt64, UInt64, UInt64, UInt8)] = [
             ("00-\(traceId)-\(parentId)-01", 0x4bf9_2f35_77b3_4da6, 0xa3ce_929d_0e0e_4736, 0x00f0_67aa_0ba9_02b7, 1),
             ("00-\(traceId)-\(parentId)-00", 0x4bf9_2f35_77b3_4da6, 0xa3ce_929d_0e0e_4736, 0x00f0_67aa_0ba9_02b7, 0),
-            ("00-\(traceId)-\(parentId)-ff", 0x4bf9_2f35_77b3_4da6, 0xa3ce_929d_0e0e_4736, 0x00f0_67aa_0ba9_02b7, 0xff),
+            // Version 00: only the sampled flag, the one bit level 1 defines.
+            ("00-\(traceId)-\(parentId)-ff", 0x4bf9_2f35_77b3_4da6, 0xa3ce_929d_0e0e_4736, 0x00f0_67aa_0ba9_02b7, 1),
+            ("00-\(traceId)-\(parentId)-02", 0x4bf9_2f35_77b3_4da6, 0xa3ce_929d_0e0e_4736, 0x00f0_67aa_0ba9_02b7, 0),
             // Only one half of an id zero is still an id.
             ("00-00000000000000000000000000000001-0000000000000001-01", 0, 1, 1, 1),
             // A higher version: its first four fields, and only the sampled flag.
@@ -125,9 +127,11 @@ final class TraceContextTests: XCTestCase {
              IncomingTrace(parent: parent, tracestateFits: true)),
             (valid + "tracestate:\n", IncomingTrace(parent: parent)),
             // At most 512 bytes, counted with the commas that join the fields.
-            (valid + "tracestate: a=\(String(repeating: "x", count: 510))\n",
+            // (A member's value is at most 256 characters: two members make 512.)
+            (valid + "tracestate: a=\(String(repeating: "x", count: 254)),b=\(String(repeating: "x", count: 253))\n",
              IncomingTrace(parent: parent, tracestateFits: true)),
-            (valid + "tracestate: a=\(String(repeating: "x", count: 511))\n", IncomingTrace(parent: parent)),
+            (valid + "tracestate: a=\(String(repeating: "x", count: 254)),b=\(String(repeating: "x", count: 254))\n",
+             IncomingTrace(parent: parent)),
             (valid + "tracestate: a=\(String(repeating: "x", count: 254))\ntracestate: b=\(String(repeating: "x", count: 253))\n",
              IncomingTrace(parent: parent, tracestateFits: true)),
             (valid + "tracestate: a=\(String(repeating: "x", count: 254))\ntracestate: b=\(String(repeating: "x", count: 254))\n",
@@ -135,7 +139,13 @@ final class TraceContextTests: XCTestCase {
             // Two traceparents: neither is continued.
             (valid + valid + "tracestate: a=1\n", IncomingTrace()),
             (valid + "traceparent: 00-\(traceId)-\(parentId)-00\n", IncomingTrace()),
-            ("traceparent: garbage\ntracestate: a=1\n", IncomingTrace(parent: nil, tracestateFits: true)),
+            // Without a continued trace the tracestate goes nowhere.
+            ("traceparent: garbage\ntracestate: a=1\n", IncomingTrace()),
+            // Read as one list across fields: a key twice, 33 members.
+            (valid + "tracestate: a=1\ntracestate: a=2\n", IncomingTrace(parent: parent)),
+            (valid + "tracestate: " + (0..<20).map { "k\($0)=v" }.joined(separator: ",") + "\ntracestate: "
+                + (20..<33).map { "k\($0)=v" }.joined(separator: ",") + "\n", IncomingTrace(parent: parent)),
+            (valid + "tracestate: <script>,\"},{\"inj\":1\n", IncomingTrace(parent: parent)),
         ]
         for (fields, expected) in cases {
             guard let head = head(fields) else {
@@ -144,5 +154,27 @@ final class TraceContextTests: XCTestCase {
             }
             XCTAssertEqual(head.withView { $0.incomingTrace() }, expected, fields)
         }
+    }
+
+    private func tracestateIsValid(_ value: String) -> Bool {
+        guard let head = head(value.isEmpty ? "" : "tracestate: \(value)\n") else { return false }
+        return head.withView { $0.tracestateIsValid() }
+    }
+
+    func testTracestateFollowsTheLevel1Grammar() {
+        let valid = [
+            "a=1", "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7", "tenant@system=v", "1tenant@sys=x", "a*/-_9=x y <z>",
+            "a=1, ,b=2", "a=1,\tb=2 ,c=3", "a=1,", (0..<32).map { "k\($0)=v" }.joined(separator: ","),
+            String(repeating: "k", count: 256) + "=1", "a=" + String(repeating: "v", count: 256),
+            String(repeating: "t", count: 241) + "@" + String(repeating: "s", count: 14) + "=1",
+        ]
+        for value in valid { XCTAssertTrue(tracestateIsValid(value), value) }
+        let invalid = [
+            "<script>,\"},{\"inj\":1", "a=1,a=2", (0..<33).map { "k\($0)=v" }.joined(separator: ","), "A=1", "1a=1",
+            "a", "a=", "=1", "a=b=c", "t@1system=1", "t@systemidtoolong=1", "@s=1", "t@=1", "a=1;b=2",
+            String(repeating: "k", count: 257) + "=1", "a=" + String(repeating: "v", count: 257),
+            String(repeating: "t", count: 242) + "@s=1", "a@b@c=1", "a=\u{e9}",
+        ]
+        for value in invalid { XCTAssertFalse(tracestateIsValid(value), value) }
     }
 }

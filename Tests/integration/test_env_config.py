@@ -109,3 +109,31 @@ def test_check_without_a_file_names_the_variables_to_set():
     assert code == 1, out
     assert 'environment: public_url: missing required key "public_url"; set SIDECAR_PUBLIC_URL' in err, err
     assert "environment: apple.team_id:" in err and "set SIDECAR_APPLE_TEAM_ID" in err, err
+
+
+def test_check_never_prints_a_urls_password(tmp_path, base_config):
+    """`user:password@` in a refused URL — from the file or a SIDECAR_* variable — is shown
+    as `***@`: the error names the key and the host, never the credential."""
+    config = base_config(free_port(), free_port())
+    config["upstream"] = "http://deploy:hunter2-upstream@127.0.0.1:3000"
+    config["public_url"] = "https://admin:hunter2-public@app.example.com"
+    config["tracing"] = {"otlp_endpoint": "https://otel:hunter2/otlp@collector.example.com:4318"}
+    path = tmp_path / "sidecar.yaml"
+    path.write_text(to_yaml(config) + "\n")
+    rc, out, err = check(path, {})
+    assert rc == 1, (out, err)
+    assert "hunter2" not in out + err, err
+    for key in ("upstream", "public_url", "tracing.otlp_endpoint"):
+        assert key + ":" in err, err
+    assert "http://***@127.0.0.1:3000" in err and "https://***@app.example.com" in err, err
+
+    del config["tracing"]
+    config["upstream"] = "http://127.0.0.1:3000"
+    config["public_url"] = "http://127.0.0.1:8080"
+    path.write_text(to_yaml(config) + "\n")
+    rc, out, err = check(path, {"SIDECAR_UPSTREAM": "http://u:hunter2-env@127.0.0.1:3000",
+                                "SIDECAR_TRACING_OTLP_ENDPOINT": "http://u:hunter2@env@collector:4318"})
+    assert rc == 1, (out, err)
+    assert "hunter2" not in out + err, err
+    assert "environment SIDECAR_UPSTREAM: upstream:" in err and "http://***@127.0.0.1:3000" in err, err
+    assert "environment SIDECAR_TRACING_OTLP_ENDPOINT" in err and "http://***@collector:4318" in err, err

@@ -21,6 +21,7 @@ import pytest
 
 import rawhttp
 from conftest import free_port, poll, seen
+from h2_support import H2Client
 from nginx_support import Nginx, TLSConn
 from tls_support import TestCA
 
@@ -115,14 +116,81 @@ def test_the_header_source_is_the_client(start_sidecar, header, client):
         assert entry and entry["client"] == client, (rid, entry)
 
 
-@pytest.mark.parametrize("header", [b"PROXY UNKNOWN\r\n", b"PROXY UNKNOWN 1.2.3.4 5.6.7.8 1 2\r\n", V2_LOCAL],
-                         ids=["v1-unknown", "v1-unknown-with-addresses", "v2-local"])
+UNNAMED_CLIENT_HEADERS = [
+    b"PROXY UNKNOWN\r\n",
+    b"PROXY UNKNOWN 1.2.3.4 5.6.7.8 1 2\r\n",
+    V2_LOCAL,
+    # LOCAL with an address block: the addresses are to be ignored
+    V2_SIGNATURE + bytes([0x20, 0x11, 0x00, 0x0C]) + bytes([203, 0, 113, 9, 127, 0, 0, 1]) + struct.pack("!HH", 1, 2),
+    V2_SIGNATURE + bytes([0x21, 0x31]) + struct.pack("!H", 216) + b"/run/lb.sock".ljust(216, b"\0"),  # AF_UNIX
+    V2_SIGNATURE + bytes([0x21, 0x00, 0x00, 0x00]),  # AF_UNSPEC
+]
+UNNAMED_CLIENT_IDS = ["v1-unknown", "v1-unknown-with-addresses", "v2-local", "v2-local-with-addresses", "v2-unix",
+                      "v2-unspec"]
+
+
+@pytest.mark.parametrize("header", UNNAMED_CLIENT_HEADERS, ids=UNNAMED_CLIENT_IDS)
 def test_local_and_unknown_mean_the_peer_itself(start_sidecar, header):
-    """A balancer's own connection (a health check) names no client: the peer is the client."""
+    """A balancer's own connection (a health check) names no client: the peer's address is
+    the client's."""
     sc = start_sidecar(TRUSTED)
     resp, _ = exchange(sc.port, header + get("pp-local"))
     assert resp is not None and resp.status == 200
     assert seen(resp.json(), "X-Forwarded-For") == ["127.0.0.1"]
+
+
+@pytest.mark.parametrize("header", UNNAMED_CLIENT_HEADERS, ids=UNNAMED_CLIENT_IDS)
+def test_a_header_naming_no_client_does_not_lend_the_balancer_trust(start_sidecar, header):
+    """Whoever is behind UNKNOWN, LOCAL, a unix or unspecified family is not the balancer:
+    its forwarding fields are stripped, and neither the upstream nor the access line takes
+    its word for its address."""
+    sc = start_sidecar(TRUSTED)
+    resp, _ = exchange(sc.port, header + get("pp-unnamed", [
+        ("X-Forwarded-For", "6.6.6.6"), ("X-Real-IP", "6.6.6.6"), ("Forwarded", "for=6.6.6.6;host=evil.test"),
+        ("X-Forwarded-Host", "evil.test"), ("X-Forwarded-Proto", "https")]))
+    assert resp is not None and resp.status == 200
+    e = resp.json()
+    assert seen(e, "X-Forwarded-For") == ["127.0.0.1"]
+    assert seen(e, "X-Real-IP") == [] and seen(e, "Forwarded") == []
+    assert seen(e, "X-Forwarded-Host") == ["t"]
+    assert seen(e, "X-Forwarded-Proto") == ["http"]
+    assert "6.6.6.6" not in json.dumps(e) and "evil.test" not in json.dumps(e)
+    assert access_entry(sc, "pp-unnamed")["client"] == "127.0.0.1"
+
+
+def test_an_h2_connection_behind_a_header_naming_no_client_is_untrusted(start_sidecar, monkeypatch):
+    """The same over h2c: each stream's ClientConnection inherits the connection's trust."""
+    sc = start_sidecar(TRUSTED)
+    connect = socket.create_connection
+
+    def behind_unknown(*args, **kwargs):
+        sock = connect(*args, **kwargs)
+        sock.sendall(b"PROXY UNKNOWN\r\n")
+        return sock
+    monkeypatch.setattr(socket, "create_connection", behind_unknown)
+    c = H2Client(sc.port)
+    try:
+        r = c.request("GET", "/echo", [("x-forwarded-for", "6.6.6.6"), ("x-real-ip", "6.6.6.6"),
+                                       ("x-request-id", "pp-unnamed-h2")])
+        assert r.status == 200, (r.status, r.reset)
+        e = json.loads(r.body)
+    finally:
+        c.close()
+    assert seen(e, "X-Forwarded-For") == ["127.0.0.1"] and seen(e, "X-Real-IP") == []
+    assert access_entry(sc, "pp-unnamed-h2")["client"] == "127.0.0.1"
+
+
+def test_a_header_naming_no_client_shares_the_balancer_sign_in_budget(start_auth_sidecar):
+    """The sign-in rate limiter's key is the balancer's address, whatever X-Forwarded-For the
+    client behind an UNKNOWN header claims: a new claim per request buys no new budget."""
+    sc, _ = start_auth_sidecar({**TRUSTED, "limits": {"sign_in_rate": "1/m", "sign_in_burst": 2}})
+    statuses = []
+    for i in range(3):
+        with rawhttp.Conn(sc.port, timeout=5) as c:
+            c.send(b"PROXY UNKNOWN\r\n")
+            statuses.append(c.request("GET", "/.auth/login", [
+                ("Accept", "text/html"), ("X-Forwarded-For", "6.6.6.%d" % i)]).status)
+    assert statuses == [302, 302, 429]
 
 
 def test_keep_alive_requests_after_the_header_keep_its_client(start_sidecar):

@@ -136,3 +136,59 @@ def test_a_login_failure_is_logged_with_the_requests_trace_id(start_auth_sidecar
     line = poll(failure)
     assert line and line["trace_id"] == TRACE, sc.output()
     assert access_line(sc, "cb-trace")["trace_id"] == TRACE
+
+
+# -- tracestate per W3C Trace Context level 1 ---------------------------------------------------
+@pytest.mark.parametrize("value", [
+    '<script>,"},{"inj":1',
+    '<script>,"},{"inj":1' + "x" * 490,  # 512 bytes: the size alone let it through
+    "a=1,a=2",  # a key twice
+    ",".join("k%d=v" % i for i in range(33)),  # 33 members
+    "A=1",  # keys are lower-case
+    "1a=1",  # a simple key starts with a letter
+    "a",  # no value
+    "a=",  # an empty value
+    "=1",  # an empty key
+    "a=b=c",  # `=` in a value
+    "t@1system=1",  # a system id starts with a letter
+    "t@systemidtoolong=1",  # a system id of 15
+    "@s=1",  # an empty tenant
+    "a=1;b=2",  # `;` is no separator, and `=` cannot be in a value
+    "k" * 257 + "=1",  # a key of 257
+    "a=" + "v" * 257,  # a value of 257
+], ids=["injection", "injection-512", "duplicate", "33-members", "upper-case", "digit-first", "no-value", "empty-value",
+        "empty-key", "equals-in-value", "system-digit-first", "system-too-long", "empty-tenant", "semicolon",
+        "key-257", "value-257"])
+def test_an_invalid_tracestate_is_dropped(sidecar, value):
+    e = sidecar.request("GET", "/echo", [("traceparent", VALID), ("tracestate", value)]).json()
+    assert forwarded(e)[0] == TRACE
+    assert seen(e, "tracestate") == []
+
+
+def test_an_invalid_tracestate_field_beside_a_valid_one_drops_both(sidecar):
+    e = sidecar.request("GET", "/echo", [("traceparent", VALID), ("tracestate", "a=1"), ("tracestate", "a=2")]).json()
+    assert seen(e, "tracestate") == []
+    e = sidecar.request("GET", "/echo", [("traceparent", VALID), ("tracestate", "a=1"), ("tracestate", "B=2")]).json()
+    assert seen(e, "tracestate") == []
+
+
+@pytest.mark.parametrize("value", [
+    "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7",
+    "tenant@system=v",
+    "1tenant@sys=x",
+    "a*/-_9=x y <z> \"q\"",
+    "a=1, ,b=2",  # empty members are allowed
+    "a=1,\tb=2 ,c=3",
+    ",".join("k%d=v" % i for i in range(32)),
+    "k" * 256 + "=1",
+], ids=["example", "multi-tenant", "tenant-digit-first", "every-key-char", "empty-member", "ows", "32-members",
+        "key-256"])
+def test_a_valid_tracestate_is_forwarded(sidecar, value):
+    e = sidecar.request("GET", "/echo", [("traceparent", VALID), ("tracestate", value)]).json()
+    assert seen(e, "tracestate") == [value]
+
+
+@pytest.mark.parametrize("flags, sent", [("01", "01"), ("00", "00"), ("ff", "01"), ("fe", "00"), ("02", "00"), ("81", "01")])
+def test_version_00_forwards_only_the_sampled_flag(sidecar, flags, sent):
+    e = sidecar.request("GET", "/echo", [("traceparent", "00-%s-%s-%s" % (TRACE, PARENT, flags))]).json()
+    assert forwarded(e)[0::2] == (TRACE, sent)

@@ -504,3 +504,28 @@ def test_a_forwarded_notification_exports_its_queued_event_and_a_duplicate_the_e
         assert len(spans) == 5
     finally:
         receiver.close()
+
+
+def test_incoming_sampled_traces_are_limited_per_second(start_sidecar, collector):
+    """A client sending sampled traceparents as fast as it can gets a burst of
+    `max_incoming_sampled_per_second` recorded; beyond it, its traces are continued unsampled
+    (flag 00 upstream, no span exported), so it cannot flood the collector."""
+    config = tracing(collector.url, sample_ratio=0.0)
+    config["tracing"]["max_incoming_sampled_per_second"] = 3
+    sc = start_sidecar(config)
+    sampled, unsampled = [], []
+    with sc.conn() as c:
+        for i in range(30):
+            trace = "%032x" % (0xabc000 + i)
+            flags = forwarded(c.request("GET", "/echo", [("traceparent", "00-%s-%s-01" % (trace, PARENT))]).json())[2]
+            (sampled if flags == "01" else unsampled).append(trace)
+    assert 3 <= len(sampled) <= 6, sampled
+    for trace in sampled:
+        collector.of_trace(trace, 2)
+    time.sleep(1.5)
+    assert not [s for s in collector.spans() if s["traceId"] in unsampled]
+    # The budget refills: a second later, sampled parents are honoured again.
+    time.sleep(1.0)
+    trace = "%032x" % 0xdef000
+    assert forwarded(sc.request("GET", "/echo", [("traceparent", "00-%s-%s-01" % (trace, PARENT))]).json())[2] == "01"
+    collector.of_trace(trace, 2)

@@ -46,16 +46,20 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         let authority = rest[..<authorityEnd]
         var path = String(rest[authorityEnd...])
         if authority.contains("@") { return fail("must not contain user:password@") }
+        // A password with an unencoded `/`, `?` or `#` ends the authority early: what looks
+        // like its host or port is then part of the password, and must not be echoed alone.
+        let mayHoldPassword = text.contains("@")
         guard let (rawHost, portText) = HostName.splitHostPort(String(authority)), !rawHost.isEmpty else {
             return fail("has no valid host")
         }
         guard let host = HostName.normalized(rawHost, allowUnderscore: allowUnderscoreHost) else {
-            return fail("has an invalid host \(quoted(rawHost))")
+            return fail(mayHoldPassword ? "has an invalid host (user:password@ is not allowed)" : "has an invalid host \(quoted(rawHost))")
         }
         var port: UInt16 = scheme == "https" ? 443 : 80
         if let portText {
             guard let parsed = HostName.port(portText, allowZero: false) else {
-                return fail("has an invalid port \(quoted(String(portText))) (1-65535)")
+                return fail(mayHoldPassword ? "has an invalid port (user:password@ is not allowed)"
+                    : "has an invalid port \(quoted(String(portText))) (1-65535)")
             }
             port = parsed
         }

@@ -7,11 +7,11 @@ import Glibc
 /// Parsed strictly, as haproxy itself does: one space between fields, addresses of the family
 /// named, ports without leading zeros, `\r\n` only, a v2 address block as long as its family
 /// needs and TLVs that fit their block (their contents are ignored). `LOCAL` (v2), `UNKNOWN`
-/// (v1) and unspecified or unix families mean the balancer speaks for itself (health checks):
-/// the peer is the client.
+/// (v1) and unspecified or unix families name no client: the peer's address stands for it, but
+/// not the peer's trust (`ClientConnection.distrustUnnamedClient`).
 public struct ProxyProtocolHeader: Equatable, Sendable {
     public enum Source: Equatable, Sendable {
-        /// Use the connection's own peer address.
+        /// No client named: use the connection's own peer address, as an untrusted client's.
         case peer
         /// `address` is 4 (IPv4) or 16 (IPv6) bytes in network order.
         case client(address: [UInt8], port: UInt16)

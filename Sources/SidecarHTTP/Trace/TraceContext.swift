@@ -12,7 +12,7 @@ public struct TraceContext: Sendable, Equatable {
     /// The client's `traceparent` was continued.
     public var continued = false
     /// The client's `tracestate` is forwarded: only with a continued trace, and only when it
-    /// fits `maxTracestateBytes`.
+    /// fits `maxTracestateBytes` and is a valid list (`TraceState`).
     public var forwardsTracestate = false
 
     /// `00-` + 32 + `-` + 16 + `-` + 2.
@@ -113,8 +113,10 @@ public struct TraceParent: Sendable, Equatable {
 
     /// Version `00`: exactly `00-<32 hex>-<16 hex>-<2 hex>`, lower-case, ids not all zeros.
     /// A higher version (not `ff`): its first four fields read the same way, and anything
-    /// after them must begin with `-` (the specification's forward compatibility); only its
-    /// sampled flag is kept, as the other bits may mean something else there. Nil otherwise.
+    /// after them must begin with `-` (the specification's forward compatibility). Only the
+    /// sampled flag is kept, whatever the version: it is the one bit level 1 defines, and a
+    /// bit passed on that the sidecar does not understand is a client's say in what the
+    /// upstream's tracing does. Nil otherwise.
     public static func parse(_ value: UnsafeRawBufferPointer) -> TraceParent? {
         guard value.count >= TraceContext.traceparentLength,
               let version = byte(value, at: 0), version != 0xff,
@@ -129,7 +131,7 @@ public struct TraceParent: Sendable, Equatable {
               let parent = word(value, at: 36), parent != 0,
               var flags = byte(value, at: 53)
         else { return nil }
-        if version != 0 { flags &= TraceContext.sampled }
+        flags &= TraceContext.sampled
         return TraceParent(traceIdHigh: high, traceIdLow: low, parentId: parent, flags: flags)
     }
 
@@ -179,7 +181,8 @@ public enum Hex16 {
 public struct IncomingTrace: Sendable, Equatable {
     /// Its one valid `traceparent`; nil when there is none, more than one, or it is malformed.
     public var parent: TraceParent?
-    /// It has `tracestate` fields, `maxTracestateBytes` or fewer together (joined by commas).
+    /// It has `tracestate` fields, `maxTracestateBytes` or fewer together (joined by commas),
+    /// that make one valid list (`TraceState`): what may be forwarded.
     public var tracestateFits = false
 
     public init(parent: TraceParent? = nil, tracestateFits: Bool = false) {
@@ -205,9 +208,13 @@ extension HeadView {
                 tracestateBytes += field.value.count + 1
             }
         }
-        guard parents == 1, let parentField else { return IncomingTrace() }
+        guard parents == 1, let parentField, let parent = TraceParent.parse(self[parentField]) else {
+            return IncomingTrace()
+        }
+        // The list is read only when it could travel: a continued trace, within the size.
         return IncomingTrace(
-            parent: TraceParent.parse(self[parentField]),
-            tracestateFits: tracestateBytes > 0 && tracestateBytes <= TraceContext.maxTracestateBytes)
+            parent: parent,
+            tracestateFits: tracestateBytes > 0 && tracestateBytes <= TraceContext.maxTracestateBytes
+                && tracestateIsValid())
     }
 }

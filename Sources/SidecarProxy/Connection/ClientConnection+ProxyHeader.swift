@@ -40,7 +40,7 @@ extension ClientConnection {
             refuseProxyHeader(.invalid, reason)
         case .header(let header):
             proxyHeaderBytes = []
-            if case .client(let address, _) = header.source { adoptClient(address) }
+            if case .client(let address, _) = header.source { adoptClient(address) } else { distrustUnnamedClient() }
             stream.endPreamble()
             perform(machine.receive(.proxyHeaderRead))
         }
@@ -50,9 +50,18 @@ extension ClientConnection {
     /// listed proxy (the balancer is, the browser behind it normally is not).
     private func adoptClient(_ address: [UInt8]) {
         let unmapped = Self.isIPv4Mapped(address) ? Array(address[12...]) : address
-        guard let text = ProxyProtocolHeader.text(of: unmapped) else { return }
+        guard let text = ProxyProtocolHeader.text(of: unmapped) else { return distrustUnnamedClient() }
         peerText = Array(text.utf8)
         peerTrusted = worker.rewriter.isTrusted(address: unmapped)
+    }
+
+    /// `UNKNOWN`, `LOCAL`, a unix or unspecified family: the balancer names no client, yet
+    /// whoever is behind it may still be anyone (a relay, a misrouted client), and the
+    /// balancer's trust is its own, not its client's. The address stays the balancer's (the
+    /// access line, the sign-in budget); what the client says of itself in forwarding fields
+    /// is stripped, as from any untrusted peer.
+    private func distrustUnnamedClient() {
+        peerTrusted = false
     }
 
     /// `::ffff:a.b.c.d`: written as IPv4, as accepted peers are (`SocketAddress.ipBytes`).

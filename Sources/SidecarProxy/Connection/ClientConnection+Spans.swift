@@ -4,8 +4,13 @@ import SidecarHTTP
 /// its upstream exchange's (a client span, a child of it). Only a sampled exchange with
 /// exporting on pays for them: two clock reads and one queue push.
 extension ClientConnection {
-    /// Starts the request's span once its trace is decided.
+    /// Starts the request's span once its trace is decided. A continued trace's sampled flag
+    /// is the client's to set: honoured within `tracing.max_incoming_sampled_per_second`,
+    /// cleared beyond it (the upstream then sees 00, and nothing is exported).
     func markSpanStart() {
+        if exchange.trace.continued, exchange.trace.isSampled, !worker.incomingSampled.admit(nowMs: worker.nowMs) {
+            exchange.trace.flags &= ~TraceContext.sampled
+        }
         if exchange.trace.isSampled, worker.exportsSpans { exchange.spanStartNs = SpanClock.nowNs() }
     }
 

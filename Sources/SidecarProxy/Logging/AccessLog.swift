@@ -11,6 +11,7 @@ final class AccessLog {
     private var line = LogLineWriter()
     private let sink: LogSink
     private let format: Format
+    private let redaction: QueryRedaction
     private var flushTimer: Timer?
     /// Whether `flushTimer` is set (kept here: asking libevent is a call per line).
     private var flushScheduled = false
@@ -26,9 +27,10 @@ final class AccessLog {
     private static let flushThreshold = 32 * 1024
     private static let flushDelayMs: Int64 = 200
 
-    init(loop: EventLoop, sink: LogSink, format: Format = .json) {
+    init(loop: EventLoop, sink: LogSink, format: Format = .json, redaction: QueryRedaction = .standard) {
         self.sink = sink
         self.format = format
+        self.redaction = redaction
         line.out.reserveCapacity(Self.flushThreshold + 2048)
         flushTimer = Timer(loop: loop) { [unowned self] in self.flush() }
     }
@@ -105,7 +107,7 @@ final class AccessLog {
         if e.http2 { line.bare(Key.protocolName, Self.http2Name) }
         if !e.host.isEmpty { line.string(Key.host, e.host) }
         line.string(Key.path, e.path)
-        if !e.query.isEmpty { line.maskedQuery("query", e.query) }
+        if !e.query.isEmpty { line.maskedQuery("query", e.query, redaction) }
         line.int(Key.status, Int64(e.status))
         line.int(Key.bytes, Int64(clamping: e.bytes))
         line.int(Key.durationMs, e.durationMs)

@@ -16,6 +16,9 @@ struct LogLineWriter {
 
     let out = LineBuffer()
     var format = Format.json
+    /// Where a masked query is composed before it is written (escaped, quoted): one buffer
+    /// kept for every line, not one per line.
+    private let scratch = LineBuffer(capacity: 256)
 
     /// A copy of what was written (tests and diagnostics; the access log writes `out.bytes`).
     var buffer: [UInt8] { out.array }
@@ -190,26 +193,38 @@ struct LogLineWriter {
         }
     }
 
-    /// A query string with the values of parameters that carry secrets (`code`, `state`,
-    /// `id_token`, `token`, …) replaced by `***`, so no access log holds a credential.
-    mutating func maskedQuery(_ key: StaticString, _ query: UnsafeRawBufferPointer) {
-        var masked: [UInt8] = []
-        masked.reserveCapacity(query.count)
+    /// A query string with the values of parameters that carry secrets (`QueryRedaction`)
+    /// replaced by `***`, so no access log holds a credential. Pairs end at `&`, `;` (an old
+    /// separator some frameworks still split on) and `?` (a second query inside a value, e.g.
+    /// `next=/a?code=…`, which a redirect would read), each kept as written.
+    mutating func maskedQuery(_ key: StaticString, _ query: UnsafeRawBufferPointer, _ redaction: QueryRedaction) {
+        let masked = scratch
+        masked.removeAll()
         var start = 0
         while start <= query.count {
-            let end = query[start...].firstIndex(of: UInt8(ascii: "&")) ?? query.count
-            let pair = query[start..<end]
-            if let equals = pair.firstIndex(of: UInt8(ascii: "=")), SensitiveParameters.contains(pair[..<equals]) {
-                masked += pair[...equals]
-                masked += [UInt8(ascii: "*"), UInt8(ascii: "*"), UInt8(ascii: "*")]
+            var end = start
+            while end < query.count, !Self.endsPair(query[end]) { end += 1 }
+            let pair = UnsafeRawBufferPointer(rebasing: query[start..<end])
+            if let equals = pair.firstIndex(of: UInt8(ascii: "=")),
+               redaction.masks(UnsafeRawBufferPointer(rebasing: pair[..<equals])) {
+                masked.append(pair.prefix(equals + 1))
+                masked.append(UInt8(ascii: "*"))
+                masked.append(UInt8(ascii: "*"))
+                masked.append(UInt8(ascii: "*"))
             } else {
-                masked += pair
+                masked.append(pair[...])
             }
             if end == query.count { break }
-            masked.append(UInt8(ascii: "&"))
+            masked.append(query[end])
             start = end + 1
         }
-        string(key, masked[...])
+        writeKey(key)
+        quoted(masked.bytes.assumingMemoryBound(to: UInt8.self))
+    }
+
+    @inline(__always)
+    private static func endsPair(_ b: UInt8) -> Bool {
+        b == UInt8(ascii: "&") || b == UInt8(ascii: ";") || b == UInt8(ascii: "?")
     }
 
     private mutating func writeKey(_ key: StaticString) {
@@ -322,77 +337,5 @@ struct LogLineWriter {
             number /= 10
         } while number > 0
         out.commit(length)
-    }
-}
-
-/// Growable bytes written through a pointer (`reserve` then `commit`), for log lines.
-/// Loop thread only.
-final class LineBuffer {
-    private var base: UnsafeMutablePointer<UInt8>
-    private var capacity: Int
-    private(set) var count = 0
-
-    init(capacity: Int = 4096) {
-        self.capacity = max(capacity, 64)
-        base = .allocate(capacity: self.capacity)
-    }
-
-    deinit { base.deallocate() }
-
-    var isEmpty: Bool { count == 0 }
-    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
-    var array: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
-
-    func reserveCapacity(_ total: Int) { if total > capacity { grow(to: total) } }
-
-    /// Room for `n` more bytes at the end; `commit` then counts what was written there.
-    @inline(__always)
-    func reserve(_ n: Int) -> UnsafeMutablePointer<UInt8> {
-        if count + n > capacity { grow(to: count + n) }
-        return base + count
-    }
-
-    @inline(__always)
-    func commit(_ n: Int) { count += n }
-
-    @inline(__always)
-    func append(_ byte: UInt8) {
-        reserve(1).pointee = byte
-        count += 1
-    }
-
-    @inline(__always)
-    func append(_ bytes: UnsafeBufferPointer<UInt8>) {
-        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-        SmallCopy.copy(reserve(bytes.count), source, bytes.count)
-        count += bytes.count
-    }
-
-    func removeAll() { count = 0 }
-
-    private func grow(to needed: Int) {
-        var size = capacity * 2
-        while size < needed { size *= 2 }
-        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: size)
-        grown.update(from: base, count: count)
-        base.deallocate()
-        base = grown
-        capacity = size
-    }
-}
-
-/// Query parameters whose values are credentials or one-time secrets (compared
-/// case-insensitively on the raw, still percent-encoded name).
-enum SensitiveParameters {
-    static let names: [[UInt8]] = [
-        "code", "state", "id_token", "token", "access_token", "refresh_token", "client_secret",
-        "nonce", "password", "secret", "identitytoken", "authorizationcode", "code_verifier", "session",
-    ].map { Array($0.utf8) }
-
-    static func contains(_ name: some Collection<UInt8>) -> Bool {
-        names.contains { candidate in
-            candidate.count == name.count
-                && zip(candidate, name).allSatisfy { $0 == ($1 | (($1 >= 0x41 && $1 <= 0x5a) ? 0x20 : 0)) }
-        }
     }
 }
