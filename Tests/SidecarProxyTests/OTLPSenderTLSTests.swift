@@ -27,9 +27,9 @@ final class OTLPSenderTLSTests: XCTestCase {
                              "-subj", "/CN=collector", "-addext", "subjectAltName=\(names)", "-keyout", key, "-out", cert]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { throw XCTSkip("openssl is not available") }
+        do { try process.run() } catch { throw SetupFailure("openssl is not available") }
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw XCTSkip("openssl could not make a certificate") }
+        guard process.terminationStatus == 0 else { throw SetupFailure("openssl could not make a certificate") }
         return (cert, key)
     }
 
@@ -134,7 +134,7 @@ private final class TLSCollector: @unchecked Sendable {
         guard let ctx = SSL_CTX_new(TLS_server_method()),
               SSL_CTX_use_certificate_chain_file(ctx, cert) == 1,
               SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) == 1 else {
-            throw XCTSkip("the test collector's TLS context could not be made")
+            throw SetupFailure("the test collector's TLS context could not be made")
         }
         self.ctx = ctx
         (fd, port) = try Self.listen()
@@ -204,8 +204,15 @@ enum TLSCollectorSocket {
         }
         guard ok else {
             close(fd)
-            throw XCTSkip("no listening socket")
+            throw SetupFailure("no listening socket")
         }
         return (fd, UInt16(bigEndian: address.sin_port))
     }
+}
+
+/// The test's own TLS collector or certificate could not be set up: a failure, never a skip,
+/// so a test that could not test does not pass.
+private struct SetupFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }

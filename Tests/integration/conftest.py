@@ -627,3 +627,19 @@ def pytest_sessionstart(session):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "deadline(seconds): a longer per-test deadline than TEST_TIMEOUT")
+    config.addinivalue_line("markers", "serial: measures memory, descriptors or floods of its own; run alone "
+                            "(scripts/test runs `-m 'not serial'` in parallel, then `-m serial`)")
+
+
+# Files whose tests measure what the sidecar holds (RSS, descriptors) or time floods of
+# hundreds of connections: on two cores shared with other workers' sidecars they would measure
+# the neighbours, so they run after the parallel part, one at a time.
+SERIAL_FILES = {"test_attack_limits.py", "test_sign_in_floods.py", "test_descriptors.py"}
+# ...except those that only wait on the sidecar's own clock.
+PARALLEL_IN_SERIAL_FILES = {"test_a_body_slower_than_min_body_rate_gets_408_and_a_fast_enough_upload_passes"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in SERIAL_FILES and item.originalname not in PARALLEL_IN_SERIAL_FILES:
+            item.add_marker(pytest.mark.serial)

@@ -20,7 +20,7 @@ def test_each_endpoint_answers_once_and_closes(start_sidecar):
             assert c.wait_closed(5), target  # one request per connection
     r = rawhttp.request(sc.admin_port, "GET", "/metrics", timeout=5)
     assert r.status == 200 and r.header("Content-Type").startswith("text/plain; version=0.0.4")
-    assert b"sidecar_requests_total" in r.body or b"sidecar_" in r.body
+    assert b"\nsidecar_requests_total{" in r.body or r.body.startswith(b"sidecar_requests_total{"), r.body[:500]
 
 
 def test_head_has_no_body_and_other_methods_get_405(start_sidecar):
