@@ -62,8 +62,14 @@ struct ConfigSchema {
         let http2 = root.bool("http2", default: ConfigDefaults.http2)
         limits.maxStreams = limitsSection.value(
             "max_streams", default: ConfigDefaults.maxStreams, Parse.integer(in: 1...1000))
+        limits.upstreamConnectionsPerClient = limitsSection.value(
+            "upstream_connections_per_client", default: ConfigDefaults.upstreamConnectionsPerClient,
+            Parse.integer(in: 1...1000))
+        let upstreamMaxConnections = root.value(
+            "upstream_max_connections", default: ConfigDefaults.upstreamMaxConnections, Parse.integer(in: 0...1_000_000))
 
-        let upstreams = readUpstreams(root, timeout: upstreamTimeout, connectTimeout: upstreamConnectTimeout)
+        let upstreams = readUpstreams(
+            root, timeout: upstreamTimeout, connectTimeout: upstreamConnectTimeout, maxConnections: upstreamMaxConnections)
         let rules = readRules(root, upstreams: upstreams, access: access)
 
         guard let publicURL, let upstream, let apple, let session else { return nil }
@@ -75,6 +81,7 @@ struct ConfigSchema {
             notifications: notifications, revocations: revocations, admin: admin, log: log, limits: limits,
             pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
         config.http2 = http2
+        config.upstreamMaxConnections = upstreamMaxConnections
         return config
     }
 
