@@ -117,7 +117,7 @@ final class UpstreamAdmissionTests: XCTestCase {
     }
 
     func testTheShortfallCountsTwoPerConnectionAndTheScaledReserve() {
-        XCTAssertNil(DescriptorLimit.shortfall(maxConnections: 48, limits: limits(128)))
+        XCTAssertNil(DescriptorLimit.shortfall(maxConnections: 32, limits: limits(128)))  // 32 x 2 + 64 = 128
         let warning = DescriptorLimit.shortfall(maxConnections: 100, limits: limits(128)) ?? ""
         XCTAssertTrue(warning.contains("100 connections need about 264 file descriptors (2 per proxied connection + 64)"), warning)
         XCTAssertTrue(warning.hasSuffix("lower max_connections to 32"), warning)
