@@ -8,6 +8,13 @@ import SidecarHTTP
 extension ClientConnection {
     @inline(__always)
     func upstreamAdmission(_ pool: UpstreamPool, fresh: Bool) -> UpstreamAdmission {
+        // The common case, decided without the counts: an HTTP/1.1 exchange (no cap of its
+        // own) and an idle connection to reuse, which no cap can refuse.
+        if upstreamAllowance == nil, !fresh, pool.idleCount > 0 { return .reuse }
+        return admissionCounted(pool, fresh: fresh)
+    }
+
+    func admissionCounted(_ pool: UpstreamPool, fresh: Bool) -> UpstreamAdmission {
         let budget = pool.budget
         var counts = UpstreamAdmission.Counts(
             idleInPool: pool.idleCount, openInPool: pool.open, poolLimit: pool.limit,
