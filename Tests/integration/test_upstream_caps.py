@@ -7,13 +7,14 @@ clients side by side."""
 import json
 import resource
 import socket
+import subprocess
 import threading
 import time
 
 import pytest
 
 import rawhttp
-from conftest import poll
+from conftest import free_port, poll, sidecar_binary, to_yaml
 from h2_support import H2Client
 
 
@@ -288,3 +289,18 @@ def test_at_the_descriptor_limit_the_busiest_h2_connection_sheds_its_oldest_stre
     finally:
         for c in conns:
             c.close()
+
+
+def test_check_warns_when_the_limit_leaves_room_for_few_clients(base_config, tmp_path):
+    """`sidecar check` under nofile 128:128 with max_connections unset: one warning that only
+    32 clients fit, naming the limit and the reserve (at 256 and above: none, see
+    test_descriptors)."""
+    path = tmp_path / "sidecar.yaml"
+    path.write_text(to_yaml(base_config(free_port(), free_port())) + "\n")
+    done = subprocess.run([str(sidecar_binary()), "check", "--config", str(path)], capture_output=True, text=True,
+                          timeout=30, preexec_fn=limit_nofile(128, 128))
+    assert done.returncode == 0, done.stdout + done.stderr
+    warnings = [l for l in done.stderr.splitlines() if "limits.max_connections" in l]
+    assert len(warnings) == 1, done.stderr
+    assert warnings[0].startswith("%s: warning: limits.max_connections: 32, " % path), warnings
+    assert "only 32 clients can be served at once (the limit is 128, 64 kept aside)" in warnings[0], warnings
