@@ -6,6 +6,8 @@ extension Config {
         public var target: Upstream
         public var timeout: TimeSpan
         public var connectTimeout: TimeSpan
+        /// Open connections to it at once (all workers together); 0 = no cap of its own.
+        public var maxConnections = ConfigDefaults.upstreamMaxConnections
 
         public init(name: String, target: Upstream, timeout: TimeSpan, connectTimeout: TimeSpan) {
             self.name = name

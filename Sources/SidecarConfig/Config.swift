@@ -27,6 +27,8 @@ public struct Config: Sendable {
     public var upstream: Upstream
     public var upstreamTimeout: TimeSpan
     public var upstreamConnectTimeout: TimeSpan
+    /// `upstream_max_connections`: the top-level upstream's cap, and the default of `upstreams`'; 0 = none.
+    public var upstreamMaxConnections = ConfigDefaults.upstreamMaxConnections
     public var preserveHost: Bool
 
     public var routes: Routes
@@ -255,6 +257,8 @@ public struct Config: Sendable {
         public var signInRate: SignInRate = .default
         /// Concurrent streams on one HTTP/2 connection.
         public var maxStreams = ConfigDefaults.maxStreams
+        /// Upstream connections one client connection may hold at once.
+        public var upstreamConnectionsPerClient = ConfigDefaults.upstreamConnectionsPerClient
     }
 }
 

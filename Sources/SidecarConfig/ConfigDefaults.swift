@@ -42,6 +42,12 @@ public enum ConfigDefaults {
     public static let headerTimeout = TimeSpan.seconds(10)
     public static let idleTimeout = TimeSpan.seconds(60)
     public static let maxConnections = 10_000
+    /// `limits.upstream_connections_per_client`: upstream connections one client connection
+    /// holds at once (an HTTP/2 connection's streams beyond it queue); a third of `max_streams`.
+    public static let upstreamConnectionsPerClient = 32
+    /// `upstream_max_connections` (and `upstreams.<name>.max_connections`): 0 = no cap of
+    /// the upstream's own; the descriptor budget (`max_connections` per worker) still bounds it.
+    public static let upstreamMaxConnections = 0
     public static let responseBuffer = 64 << 10
     public static let minBodyRate = 256
 }

@@ -7,16 +7,19 @@ extension ConfigSchema {
     static let maxUpstreams = 32
     static let maxRules = 1_000
 
-    mutating func readUpstreams(_ root: Section, timeout: TimeSpan, connectTimeout: TimeSpan) -> [Config.NamedUpstream] {
+    mutating func readUpstreams(
+        _ root: Section, timeout: TimeSpan, connectTimeout: TimeSpan, maxConnections: Int
+    ) -> [Config.NamedUpstream] {
         _ = readUpstream(root.entryTemplate("upstreams").entryTemplate("<name>"), name: "",
-                         timeout: timeout, connectTimeout: connectTimeout)
+                         timeout: timeout, connectTimeout: connectTimeout, maxConnections: maxConnections)
         let entries = root.sections(inNamedMap: "upstreams")
         if entries.count > Self.maxUpstreams {
             reader.report(.invalidValue, "upstreams", at: root.location(of: "upstreams"),
                           "\(entries.count) upstreams; at most \(Self.maxUpstreams)")
         }
         return entries.compactMap { name, at, section in
-            let upstream = readUpstream(section, name: name, timeout: timeout, connectTimeout: connectTimeout)
+            let upstream = readUpstream(
+                section, name: name, timeout: timeout, connectTimeout: connectTimeout, maxConnections: maxConnections)
             guard Self.isUpstreamName(name) else {
                 reader.report(.invalidValue, section.path, at: at, name == Config.defaultUpstreamName
                     ? "\(quoted(name)) is the top-level upstream's name; choose another"
@@ -27,12 +30,17 @@ extension ConfigSchema {
         }
     }
 
-    private func readUpstream(_ section: Section, name: String, timeout: TimeSpan, connectTimeout: TimeSpan) -> Config.NamedUpstream? {
+    private func readUpstream(
+        _ section: Section, name: String, timeout: TimeSpan, connectTimeout: TimeSpan, maxConnections: Int
+    ) -> Config.NamedUpstream? {
         let target = section.required("url") { Upstream.parse($0, baseDirectory: baseDirectory) }
         let timeout = section.value("upstream_timeout", default: timeout, Parse.positiveDuration)
         let connectTimeout = section.value("upstream_connect_timeout", default: connectTimeout, Parse.positiveDuration)
+        let maxConnections = section.value("max_connections", default: maxConnections, Parse.integer(in: 0...1_000_000))
         guard let target else { return nil }
-        return Config.NamedUpstream(name: name, target: target, timeout: timeout, connectTimeout: connectTimeout)
+        var upstream = Config.NamedUpstream(name: name, target: target, timeout: timeout, connectTimeout: connectTimeout)
+        upstream.maxConnections = maxConnections
+        return upstream
     }
 
     static func isUpstreamName(_ name: String) -> Bool {

@@ -63,8 +63,14 @@ struct ConfigSchema {
         let http2 = root.bool("http2", default: ConfigDefaults.http2)
         limits.maxStreams = limitsSection.value(
             "max_streams", default: ConfigDefaults.maxStreams, Parse.integer(in: 1...1000))
+        limits.upstreamConnectionsPerClient = limitsSection.value(
+            "upstream_connections_per_client", default: ConfigDefaults.upstreamConnectionsPerClient,
+            Parse.integer(in: 1...1000))
+        let upstreamMaxConnections = root.value(
+            "upstream_max_connections", default: ConfigDefaults.upstreamMaxConnections, Parse.integer(in: 0...1_000_000))
 
-        let upstreams = readUpstreams(root, timeout: upstreamTimeout, connectTimeout: upstreamConnectTimeout)
+        let upstreams = readUpstreams(
+            root, timeout: upstreamTimeout, connectTimeout: upstreamConnectTimeout, maxConnections: upstreamMaxConnections)
         let rules = readRules(root, upstreams: upstreams, access: access)
         let encodedSlashes = readPaths(root.section("paths"), access: access, rules: rules)
 
@@ -78,6 +84,7 @@ struct ConfigSchema {
             pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
         config.http2 = http2
         config.encodedSlashes = encodedSlashes
+        config.upstreamMaxConnections = upstreamMaxConnections
         return config
     }
 

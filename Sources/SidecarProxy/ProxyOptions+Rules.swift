@@ -8,6 +8,8 @@ extension ProxyOptions {
         public var upstream: Upstream
         public var timeoutMs: Int64
         public var connectTimeoutMs: Int64
+        /// `upstreams.<name>.max_connections`, all workers together; 0 = no cap of its own.
+        public var maxConnections = 0
 
         public init(name: String, upstream: Upstream, timeoutMs: Int64, connectTimeoutMs: Int64) {
             self.name = name
@@ -54,17 +56,20 @@ extension ProxyOptions {
         index == 0 ? Config.defaultUpstreamName : namedUpstreams[index - 1].name
     }
 
-    /// Every upstream, the top-level one first: (target, timeout, connect timeout).
-    var allUpstreams: [(upstream: Upstream, timeoutMs: Int64, connectTimeoutMs: Int64)] {
-        [(upstream, upstreamTimeoutMs, upstreamConnectTimeoutMs)]
-            + namedUpstreams.map { ($0.upstream, $0.timeoutMs, $0.connectTimeoutMs) }
+    /// Every upstream, the top-level one first: (target, timeout, connect timeout, cap).
+    var allUpstreams: [(upstream: Upstream, timeoutMs: Int64, connectTimeoutMs: Int64, maxConnections: Int)] {
+        [(upstream, upstreamTimeoutMs, upstreamConnectTimeoutMs, upstreamMaxConnections)]
+            + namedUpstreams.map { ($0.upstream, $0.timeoutMs, $0.connectTimeoutMs, $0.maxConnections) }
     }
 
     /// Maps `upstreams` and `rules` of the configuration.
     mutating func applyRules(_ config: Config) {
         namedUpstreams = config.upstreams.map { named in
-            NamedUpstream(name: named.name, upstream: Upstream(named.target), timeoutMs: named.timeout.milliseconds,
-                          connectTimeoutMs: named.connectTimeout.milliseconds)
+            var upstream = NamedUpstream(
+                name: named.name, upstream: Upstream(named.target), timeoutMs: named.timeout.milliseconds,
+                connectTimeoutMs: named.connectTimeout.milliseconds)
+            upstream.maxConnections = named.maxConnections
+            return upstream
         }
         let names = namedUpstreams.map(\.name)
         rules = config.rules.map { rule in

@@ -25,6 +25,12 @@ public struct ProxyOptions: Sendable {
     public var rules: [Rule] = []
     /// Idle keep-alive upstream connections kept per worker (per upstream).
     public var upstreamPoolSize = 128
+    /// `upstream_max_connections`: open connections to the top-level upstream, all workers
+    /// together; 0 = no cap of its own (the worker's descriptor budget still bounds it).
+    public var upstreamMaxConnections = ConfigDefaults.upstreamMaxConnections
+    /// `limits.upstream_connections_per_client`: what one client connection (an HTTP/2 one's
+    /// streams together) may hold of upstream connections at once; its other streams queue.
+    public var upstreamConnectionsPerClient = ConfigDefaults.upstreamConnectionsPerClient
     /// Where the sidecar's own endpoints live (`routes.prefix`).
     public var routePrefix = ConfigDefaults.routePrefix
     /// Globs on the normalized path served without a session.
@@ -108,6 +114,8 @@ extension ProxyOptions {
         applyRules(config)
         upstreamTimeoutMs = config.upstreamTimeout.milliseconds
         upstreamConnectTimeoutMs = config.upstreamConnectTimeout.milliseconds
+        upstreamMaxConnections = config.upstreamMaxConnections
+        upstreamConnectionsPerClient = config.limits.upstreamConnectionsPerClient
         preserveHost = config.preserveHost
         routePrefix = config.routes.prefix
         publicPaths = config.access.publicPaths

@@ -35,11 +35,14 @@ public final class ProxyServer {
             ])
         }
         if options.maxConnectionsIsDefault {
-            let fitting = DescriptorLimit.fittingConnections(limits: limits.after)
-            if fitting < options.maxConnections {
-                logger.info("limits.max_connections: \(fitting), what the file-descriptor limit allows (the default is \(options.maxConnections))",
-                            metadata: ["limit": .stringConvertible(max(limits.after.soft, limits.after.hard))])
-                self.options.maxConnections = fitting
+            if let automatic = DescriptorLimit.automatic(defaultConnections: options.maxConnections, limits: limits.after) {
+                let metadata: Logger.Metadata = ["limit": .stringConvertible(limits.after.usable)]
+                if automatic.warn {
+                    logger.warning("\(automatic.message)", metadata: metadata)
+                } else {
+                    logger.info("\(automatic.message)", metadata: metadata)
+                }
+                self.options.maxConnections = automatic.connections
             }
         } else if let warning = DescriptorLimit.shortfall(maxConnections: options.maxConnections, limits: limits.after) {
             logger.warning("\(warning)")

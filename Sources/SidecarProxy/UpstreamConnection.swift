@@ -18,6 +18,11 @@ final class UpstreamConnection: StreamDelegate {
     let pool: UpstreamPool
     /// Served at least one response before (a failure on it may be a stale keep-alive).
     var isReused = false
+    /// The client connection's allowance it counts against while it serves an exchange of
+    /// an HTTP/2 connection (given back by `UpstreamPool.release`/`discard`).
+    var allowance: UpstreamAllowance?
+    /// Counted in its pool's and the worker's open connections until closed.
+    var isCounted = true
 
     init(stream: Stream, pool: UpstreamPool) {
         self.stream = stream
@@ -49,7 +54,12 @@ final class UpstreamPool {
     let address: SocketAddress
     let capacity: Int
     private let reaper: Reaper
+    let budget: UpstreamBudget
     private var idle: [UpstreamConnection] = []
+    /// Open connections (busy, connecting or idle), and `max_connections`' share of this
+    /// worker (0: no cap of its own).
+    private(set) var open = 0
+    var limit = 0
     /// Replaced (reload) or shutting down: connections coming back are closed.
     private var isRetired = false
     /// As access lines and error messages name it (`127.0.0.1:3000`).
@@ -59,9 +69,12 @@ final class UpstreamPool {
     var timeoutMs: Int64 = 60_000
     var connectTimeoutMs: Int64 = 5_000
 
-    init(loop: EventLoop, address: SocketAddress, capacity: Int, reaper: Reaper) {
+    var idleCount: Int { idle.count }
+
+    init(loop: EventLoop, address: SocketAddress, capacity: Int, reaper: Reaper, budget: UpstreamBudget) {
         self.loop = loop
         self.reaper = reaper
+        self.budget = budget
         self.address = address
         self.capacity = capacity
         idle.reserveCapacity(capacity)
@@ -72,7 +85,10 @@ final class UpstreamPool {
     /// cannot be retried safely (a POST sent on a half-closed connection would be lost).
     func take(verify: Bool) -> UpstreamConnection? {
         while let connection = idle.popLast() {
-            if connection.stream.isClosed { continue }
+            if connection.stream.isClosed {
+                uncount(connection)
+                continue
+            }
             if verify && !Socket.isOpenForReading(connection.stream.fd) {
                 discard(connection)
                 continue
@@ -87,8 +103,10 @@ final class UpstreamPool {
     func connect() -> ConnectResult {
         switch Socket.connect(to: address) {
         case .connected(let fd):
+            counted()
             return .ready(UpstreamConnection(stream: Stream(loop: loop, fd: fd), pool: self))
         case .inProgress(let fd):
+            counted()
             return .connecting(UpstreamConnection(stream: Stream(loop: loop, fd: fd, connecting: true), pool: self))
         case .failed(let code):
             return .failed(code)
@@ -98,6 +116,7 @@ final class UpstreamPool {
     /// Returns a connection whose last exchange ended cleanly.
     func release(_ connection: UpstreamConnection) {
         connection.owner = nil
+        giveBack(connection)
         guard !isRetired, idle.count < capacity, !connection.stream.isClosed,
               connection.stream.pendingInput == 0, connection.stream.pendingOutput == 0
         else {
@@ -107,24 +126,58 @@ final class UpstreamPool {
         connection.isReused = true
         if connection.stream.isReadPaused { connection.stream.resumeReading() }
         idle.append(connection)
+        budget.freed()
     }
 
     /// Closes a connection; it is freed only after the current callback (it may be the
     /// caller's own).
     func discard(_ connection: UpstreamConnection) {
         connection.owner = nil
+        giveBack(connection)
         connection.close()
         if let index = idle.firstIndex(where: { $0 === connection }) { idle.remove(at: index) }
+        uncount(connection)
         reaper.retire(connection)
     }
 
     /// Closes the idle connections and refuses returning ones.
     func retire() {
         isRetired = true
-        for connection in idle {
+        closeIdle(idle.count)
+    }
+
+    /// Closes up to `count` idle connections, the oldest first (to make room under a cap,
+    /// or descriptors at the limit). Returns how many.
+    @discardableResult
+    func closeIdle(_ count: Int) -> Int {
+        let closing = idle.prefix(count)
+        idle.removeFirst(closing.count)
+        for connection in closing {
             connection.close()
+            uncount(connection)
             reaper.retire(connection)
         }
-        idle.removeAll()
+        return closing.count
+    }
+
+    private func counted() {
+        open += 1
+        budget.opened()
+    }
+
+    private func uncount(_ connection: UpstreamConnection) {
+        guard connection.isCounted else { return }
+        connection.isCounted = false
+        open -= 1
+        budget.closed()
+    }
+
+    /// Its client connection's allowance gets the connection back.
+    @inline(__always)
+    private func giveBack(_ connection: UpstreamConnection) {
+        guard let allowance = connection.allowance else { return }
+        allowance.held -= 1
+        connection.allowance = nil
+        budget.freed()
     }
 }

@@ -22,6 +22,9 @@ final class Worker {
     /// One pool per upstream: the top-level one first, then `upstreams` in order.
     private(set) var upstreams: [UpstreamPool] = []
     private(set) var reaper: Reaper
+    /// The upstream connections this worker may have open, all pools together, and the
+    /// exchanges waiting for one (`UpstreamAdmission`).
+    let upstreamBudget: UpstreamBudget
     private(set) var accessLog: AccessLog?
     var requestIDs = RequestIDGenerator()
     /// Trace and span ids. Behind a pointer the worker owns: a connection draws through it
@@ -108,6 +111,7 @@ final class Worker {
         headLimits = HTTPHeadLimits(maxHeadBytes: options.maxHeaderBytes)
         maxConnections = max(1, options.maxConnections / max(1, options.workers))
         reaper = Reaper(loop: loop)
+        upstreamBudget = UpstreamBudget(loop: loop, limit: maxConnections)
         applyUpstreams(options, addresses: upstreamAddresses)
         if options.accessLog { accessLog = Self.accessLog(options, loop: loop, sink: logSink) }
         holdLimit = Self.holdLimit(options)
@@ -120,6 +124,7 @@ final class Worker {
         shutdownWakeup = Wakeup(loop: loop, channel: shutdown) { [unowned self] in self.beginDrain() }
         reloadWakeup = Wakeup(loop: loop, channel: reload) { [unowned self] in self.applySettings() }
         applyTracing(options)
+        upstreamBudget.pass = { [unowned self] in self.admitUpstreamWaiters() }
     }
 
     deinit {
@@ -183,8 +188,10 @@ final class Worker {
                 pool = upstreams[index]
             } else {
                 if index < upstreams.count { upstreams[index].retire() }
-                pool = UpstreamPool(loop: loop, address: address, capacity: options.upstreamPoolSize, reaper: reaper)
+                pool = UpstreamPool(
+                    loop: loop, address: address, capacity: options.upstreamPoolSize, reaper: reaper, budget: upstreamBudget)
             }
+            pool.limit = Self.share(of: target.maxConnections, workers: options.workers)
             pool.text = Self.describe(target.upstream)
             pool.name = options.upstreamName(index)
             pool.timeoutMs = target.timeoutMs
@@ -377,6 +384,8 @@ final class Worker {
         if suppressed > 0 { metadata["suppressed"] = .stringConvertible(suppressed) }
         Logger(label: "sidecar").error("upstream \(stage) failed (\(code): \(String(cString: strerror(code))))", metadata: metadata)
     }
+
+    var upstreamBusyLog = RateLimitedLog(intervalMs: 10_000)
 
     private static func holdLimit(_ options: ProxyOptions) -> Int {
         max(0, options.responseBufferBytes - EventLoop.readScratchSize)

@@ -14,8 +14,8 @@ struct ServingConfiguration {
     /// The same, each a whole line starting with the file (and the line, where the warning is
     /// about one entry, e.g. of `rules`): what `check` prints.
     let warningLines: [String]
-    /// `limits.max_connections` cannot fit the descriptor limit: `check` prints it with the
-    /// warnings; `run` leaves it to `ProxyServer`, which logs it once, after raising the soft limit.
+    /// `limits.max_connections` cannot fit the descriptor limit (or, unset, leaves room for
+    /// only a few clients): `check` prints it with the warnings; `run` leaves it to `ProxyServer`, which logs it once, after raising the soft limit.
     let descriptorWarning: String?
 
     /// Why the file cannot be served; each line starts with the file (and, where the config
@@ -80,8 +80,12 @@ struct ServingConfiguration {
         } catch {
             throw Refusal(lines: ["\(label(file)): \(error)"])
         }
-        let descriptorWarning = config.limits.maxConnectionsIsDefault ? nil : DescriptorLimit.shortfall(
-            maxConnections: config.limits.maxConnections, limits: DescriptorLimit.current())
+        // Unset, max_connections follows the limit: worth a warning only when few clients fit.
+        let limits = DescriptorLimit.current()
+        let descriptorWarning = config.limits.maxConnectionsIsDefault
+            ? DescriptorLimit.automatic(defaultConnections: config.limits.maxConnections, limits: limits)
+                .flatMap { $0.warn ? $0.message : nil }
+            : DescriptorLimit.shortfall(maxConnections: config.limits.maxConnections, limits: limits)
         return ServingConfiguration(
             config: config, options: options, warnings: config.warnings.map { warning in warning.line.map { "\(warning) (line \($0))" } ?? warning.description }
                 + tlsWarnings,

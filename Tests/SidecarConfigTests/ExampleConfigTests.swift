@@ -86,7 +86,7 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 40)
+        XCTAssertEqual(uncommented, 41)
 
         let config = try load(text, preparing: directory,
                               environment: Fixture.environment.merging(
@@ -107,6 +107,7 @@ final class ExampleConfigTests: XCTestCase {
         XCTAssertEqual(config.revocations.maxSingleUseKeys, 100_000)
         XCTAssertEqual(config.tracing.otlpEndpoint?.description, "http://127.0.0.1:4318/v1/traces")
         XCTAssertEqual(config.upstreams.map(\.name), ["api"])
+        XCTAssertEqual(config.upstreams.map(\.maxConnections), [64])
         XCTAssertEqual(config.rules.map(\.path), ["/admin/**", "/api/**", "/static/**", "/internal/**"])
         XCTAssertEqual(config.rules[0].methods, ["GET", "POST"])
         XCTAssertEqual(config.rules[1].upstream, "api")

@@ -52,6 +52,10 @@ extension ClientConnection {
             exchange.clearLocal()
             refuse(408)
         case .connectTimedOut:
+            if upstreamWait != .none {
+                upstreamWaitOver()
+                return
+            }
             metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
             worker.logUpstreamFailure("connect()", errno: ETIMEDOUT, upstream: exchange.upstream?.pool)
             failUpstream(504, upstreamFault: true)

@@ -12,10 +12,23 @@ extension ClientConnection {
             failUpstream(502, upstreamFault: true)
             return
         }
-        if !fresh, let pooled = pool.take(verify: !isRetryable) {
-            attach(pooled)
-            sendRequest(head, view)
+        var admission = upstreamAdmission(pool, fresh: fresh)
+        if admission == .reuse {
+            if let pooled = pool.take(verify: !isRetryable) {
+                attach(pooled)
+                sendRequest(head, view)
+                return
+            }
+            admission = upstreamAdmission(pool, fresh: true)  // none of the idle ones was alive
+        }
+        switch admission {
+        case .wait:
+            waitForUpstream(pool, fresh: fresh)
             return
+        case .openAfterClosingIdle:
+            worker.closeIdleUpstream(preferring: pool)
+        case .open, .reuse:
+            break
         }
         switch pool.connect() {
         case .ready(let connection):
@@ -39,6 +52,10 @@ extension ClientConnection {
 
     func attach(_ connection: UpstreamConnection) {
         connection.owner = self
+        if let upstreamAllowance {
+            upstreamAllowance.held += 1
+            connection.allowance = upstreamAllowance
+        }
         exchange.upstream = connection
         exchange.upstreamStartedMs = worker.nowMs
     }
@@ -334,6 +351,7 @@ extension ClientConnection {
     }
 
     func dropUpstream() {
+        if upstreamWait != .none { leaveUpstreamQueue() }
         guard let upstream = exchange.upstream else { return }
         exchange.upstream = nil
         upstream.pool.discard(upstream)

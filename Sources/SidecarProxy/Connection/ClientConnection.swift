@@ -40,6 +40,13 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     var readingHeads = false
     /// Bumped per local exchange: a late answer for an earlier one is dropped.
     var localGeneration: UInt64 = 0
+    /// The HTTP/2 connection's cap on upstream connections its streams hold at once (nil:
+    /// an HTTP/1.1 connection, which holds one at most).
+    let upstreamAllowance: UpstreamAllowance?
+    /// Queued for an upstream connection (`UpstreamBudget.waiters`), and whether for a fresh one.
+    var upstreamWait = UpstreamWait.none
+
+    enum UpstreamWait { case none, waiting, waitingFresh }
 
     var phase: Phase { machine.phase }
 
@@ -56,6 +63,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         metrics = worker.metrics
         deadline = Timer(loop: worker.loop)
         openedMs = worker.nowMs
+        upstreamAllowance = nil
         let options = worker.options
         let tls = options.tls
         machine = ConnectionStateMachine(
@@ -79,6 +87,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         metrics = worker.metrics
         deadline = Timer(loop: worker.loop)
         openedMs = worker.nowMs
+        upstreamAllowance = connection.upstreamAllowance
         machine = ConnectionStateMachine(timeouts: Self.timeouts(worker.options), handshake: false, proxyHeader: false)
         stream = Stream(loop: worker.loop, carrier: connection)
         self.peerText = peerText

@@ -54,6 +54,9 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     let headerTimeoutMs: Int64
     let idleTimeoutMs: Int64
     let maxStreams: Int
+    /// `limits.upstream_connections_per_client`: the upstream connections its streams hold at
+    /// once; a stream beyond it waits for one of them (the caps: `UpstreamAdmission`).
+    let upstreamAllowance: UpstreamAllowance
 
     init(worker: Worker, stream: Stream, peerText: [UInt8], peerTrusted: Bool, openedMs: Int64) {
         self.worker = worker
@@ -67,6 +70,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
         headerTimeoutMs = options.headerTimeoutMs
         idleTimeoutMs = options.idleTimeoutMs
         maxStreams = options.maxStreams
+        upstreamAllowance = UpstreamAllowance(limit: options.upstreamConnectionsPerClient)
         session = H2Session(
             limits: .init(maxStreams: options.maxStreams, maxHeaderBytes: options.maxHeaderBytes), nowMs: worker.nowMs)
         session.delegate = self
@@ -274,6 +278,27 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
         session.goAway()
         send()
     }
+
+    var upstreamsHeld: Int { upstreamAllowance.held }
+
+    /// The oldest streams holding an upstream connection reset, then GOAWAY (the client opens
+    /// a new connection for what comes next): their exchanges end, and their upstream
+    /// connections close, on the loop's next turn. Its streams queued for a connection are
+    /// reset too, or they would take the descriptors just freed.
+    func shed(_ count: Int) -> Int {
+        let open = exchanges.all.filter { !$0.exchangeClosed }
+        let oldest = open.filter { $0.client.exchange.upstream != nil }.sorted { $0.id < $1.id }.prefix(count)
+        for exchange in oldest { session.reset(exchange.id, code: Self.enhanceYourCalm) }
+        for exchange in open where exchange.client.upstreamWait != .none {
+            exchange.client.leaveUpstreamQueue()
+            session.reset(exchange.id, code: Self.enhanceYourCalm)
+        }
+        drain()  // after the resets: a client may take no frame of a stream after GOAWAY
+        send()  // already draining: `drain` sends nothing
+        return oldest.count
+    }
+
+    static let enhanceYourCalm: UInt32 = 0xb
 
     func closeIfIdle() {
         if exchanges.isEmpty { close() }
