@@ -154,9 +154,17 @@ struct ConfigSchema {
     }
 
     private mutating func readApple(_ apple: Section, publicURL: HTTPURL?) -> Config.Apple? {
-        let teamID = apple.required("team_id") { Names.appleID($0, what: "team id") }
+        let teamID = apple.required("team_id") { text in
+            Names.appleID(text, what: "team id").flatMap {
+                Placeholders.appleID($0, what: "Team ID", whereToFind: "top right of developer.apple.com/account")
+            }
+        }
         let clientID = apple.required("client_id") { Names.bundleID($0, what: "client id (Services ID)") }
-        let keyID = apple.required("key_id") { Names.appleID($0, what: "key id") }
+        let keyID = apple.required("key_id") { text in
+            Names.appleID(text, what: "key id").flatMap {
+                Placeholders.appleID($0, what: "Sign in with Apple key's Key ID", whereToFind: "Keys, in Certificates, Identifiers & Profiles")
+            }
+        }
         let (privateKeyFile, privateKey) = readApplePrivateKey(apple)
         let scopes = apple.list("scopes", default: ["name", "email"]) { scope in
             ["name", "email"].contains(scope) ? .success(scope)
@@ -229,7 +237,9 @@ struct ConfigSchema {
             return (nil, nil)
         case (false, true):
             let key = apple.optional("private_key") { text in
-                Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { key in
+                Placeholders.appleKey(text).flatMap {
+                    Secret.resolve($0, environment: environment, baseDirectory: baseDirectory)
+                }.flatMap { key in
                     AppleSigningKey.check(key, named: key.source == "inline" ? "the inline key" : key.source)
                 }
             }
@@ -237,7 +247,7 @@ struct ConfigSchema {
         case (true, false):
             var path: String?
             let key = apple.optional("private_key_file") { text in
-                Parse.path(baseDirectory: baseDirectory)(text).flatMap { resolved in
+                Parse.path(baseDirectory: baseDirectory)(text).flatMap(Placeholders.appleKey).flatMap { resolved in
                     path = resolved
                     return FilePath.contents(resolved, limit: 64 * 1024)
                         .map { Secret(bytes: $0, source: "file:\(resolved)") }
