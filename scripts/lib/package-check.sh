@@ -84,6 +84,8 @@ if command -v systemd-analyze >/dev/null; then
 fi
 zcat /usr/share/man/man1/sidecar.1.gz | grep -q SIGHUP || fail "the manual page lacks the signals"
 grep -q 'License: Apache-2.0' /usr/share/doc/sidecar/copyright || fail "copyright names no Apache-2.0"
+zcat /usr/share/doc/sidecar/changelog.gz | head -n 1 | grep -q "^sidecar ($version) " \
+  || fail "/usr/share/doc/sidecar/changelog.gz does not start with this version"
 
 echo "== dpkg -i again (an upgrade in place keeps the generated secret)"
 secret="$($SUDO sha256sum /etc/sidecar/cookie-secret)"
