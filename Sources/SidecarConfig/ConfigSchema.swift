@@ -333,7 +333,8 @@ struct ConfigSchema {
     /// `sidecar secret`; raw passphrases are refused because their entropy is unknown.
     private mutating func readSessionSecrets(_ session: Section) -> [Secret]? {
         guard session.contains("secrets") else {
-            session.requireMissing("secrets", because: "e.g. [env:SIDECAR_COOKIE_SECRET]; generate one with `sidecar secret`")
+            session.requireMissing("secrets", because: "e.g. [file:/etc/sidecar/cookie-secret], a file of mode 0640 "
+                + "made with `sidecar secret`, or [env:SIDECAR_COOKIE_SECRET]")
             return nil
         }
         var failed = false
