@@ -61,13 +61,13 @@ echo "== sidecar check --config /etc/sidecar/sidecar.yaml (refused: placeholders
 expect_placeholders_refused sidecar
 expect_placeholders_refused runuser -u sidecar -- /usr/bin/sidecar
 filled="$(mktemp)"
-trap '$SUDO dpkg --purge sidecar >/dev/null 2>&1 || true; rm -f "$filled"' EXIT
 $SUDO cp -p /etc/sidecar/AuthKey_placeholder.p8 /etc/sidecar/AuthKey_XYZ123ABCD.p8
 sed -e 's/TEAMID0000/ABCDE12345/; s/KEYID00000/XYZ123ABCD/; s/AuthKey_placeholder.p8/AuthKey_XYZ123ABCD.p8/' \
   /etc/sidecar/sidecar.yaml > "$filled"
 chmod 0644 "$filled"
 $SUDO runuser -u sidecar -- /usr/bin/sidecar check --config "$filled" >/dev/null \
-  || fail "the service's user cannot load the packaged configuration once filled in"
+  || { rm -f "$filled"; fail "the service's user cannot load the packaged configuration once filled in"; }
+rm -f "$filled"
 $SUDO rm -f /etc/sidecar/AuthKey_XYZ123ABCD.p8
 
 unit=/lib/systemd/system/sidecar.service
@@ -84,7 +84,7 @@ if command -v systemd-analyze >/dev/null; then
 fi
 zcat /usr/share/man/man1/sidecar.1.gz | grep -q SIGHUP || fail "the manual page lacks the signals"
 grep -q 'License: Apache-2.0' /usr/share/doc/sidecar/copyright || fail "copyright names no Apache-2.0"
-zcat /usr/share/doc/sidecar/changelog.gz | head -n 1 | grep -q "^sidecar ($version) " \
+[[ "$(zcat /usr/share/doc/sidecar/changelog.gz)" == "sidecar ($version) "* ]] \
   || fail "/usr/share/doc/sidecar/changelog.gz does not start with this version"
 
 echo "== dpkg -i again (an upgrade in place keeps the generated secret)"
@@ -95,7 +95,7 @@ expect_placeholders_refused sidecar >/dev/null
 
 echo "== dpkg --purge sidecar"
 $SUDO dpkg --purge sidecar
-trap 'rm -f "$filled"' EXIT
+trap - EXIT
 [ "$(dpkg-query -W -f='${db:Status-Status}' sidecar 2>/dev/null || echo not-installed)" = not-installed ] \
   || fail "sidecar is still known to dpkg"
 for path in /usr/bin/sidecar /lib/systemd/system/sidecar.service /etc/sidecar /var/lib/sidecar; do
