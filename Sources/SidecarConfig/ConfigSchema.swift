@@ -154,17 +154,9 @@ struct ConfigSchema {
     }
 
     private mutating func readApple(_ apple: Section, publicURL: HTTPURL?) -> Config.Apple? {
-        let teamID = apple.required("team_id") { text in
-            Names.appleID(text, what: "team id").flatMap {
-                Placeholders.appleID($0, what: "Team ID", whereToFind: "top right of developer.apple.com/account")
-            }
-        }
+        let teamID = apple.required("team_id", Placeholders.teamID)
         let clientID = apple.required("client_id") { Names.bundleID($0, what: "client id (Services ID)") }
-        let keyID = apple.required("key_id") { text in
-            Names.appleID(text, what: "key id").flatMap {
-                Placeholders.appleID($0, what: "Sign in with Apple key's Key ID", whereToFind: "Keys, in Certificates, Identifiers & Profiles")
-            }
-        }
+        let keyID = apple.required("key_id", Placeholders.keyID)
         let (privateKeyFile, privateKey) = readApplePrivateKey(apple)
         let scopes = apple.list("scopes", default: ["name", "email"]) { scope in
             ["name", "email"].contains(scope) ? .success(scope)

@@ -12,7 +12,21 @@ enum Placeholders {
         return name.lowercased().contains("placeholder")
     }
 
-    static func appleID(_ text: String, what: String, whereToFind: String) -> Result<String, ValueError> {
+    /// `apple.team_id`: a valid id that is not the package's.
+    static func teamID(_ text: String) -> Result<String, ValueError> {
+        Names.appleID(text, what: "team id").flatMap {
+            appleID($0, what: "Team ID", whereToFind: "top right of developer.apple.com/account")
+        }
+    }
+
+    /// `apple.key_id`: a valid id that is not the package's.
+    static func keyID(_ text: String) -> Result<String, ValueError> {
+        Names.appleID(text, what: "key id").flatMap {
+            appleID($0, what: "Sign in with Apple key's Key ID", whereToFind: "Keys, in Certificates, Identifiers & Profiles")
+        }
+    }
+
+    private static func appleID(_ text: String, what: String, whereToFind: String) -> Result<String, ValueError> {
         guard appleIDs.contains(text) || text.contains("REPLACE") else { return .success(text) }
         return .failure(ValueError("\(quoted(text)) is a placeholder: put your \(what) here (\(whereToFind))"))
     }
