@@ -164,9 +164,9 @@ struct ConfigSchema {
     }
 
     private mutating func readApple(_ apple: Section, publicURL: HTTPURL?) -> Config.Apple? {
-        let teamID = apple.required("team_id") { Names.appleID($0, what: "team id") }
+        let teamID = apple.required("team_id", Placeholders.teamID)
         let clientID = apple.required("client_id") { Names.bundleID($0, what: "client id (Services ID)") }
-        let keyID = apple.required("key_id") { Names.appleID($0, what: "key id") }
+        let keyID = apple.required("key_id", Placeholders.keyID)
         let (privateKeyFile, privateKey) = readApplePrivateKey(apple)
         let scopes = apple.list("scopes", default: ["name", "email"]) { scope in
             ["name", "email"].contains(scope) ? .success(scope)
@@ -239,7 +239,9 @@ struct ConfigSchema {
             return (nil, nil)
         case (false, true):
             let key = apple.optional("private_key") { text in
-                Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { key in
+                Placeholders.appleKey(text).flatMap {
+                    Secret.resolve($0, environment: environment, baseDirectory: baseDirectory)
+                }.flatMap { key in
                     AppleSigningKey.check(key, named: key.source == "inline" ? "the inline key" : key.source)
                 }
             }
@@ -247,7 +249,7 @@ struct ConfigSchema {
         case (true, false):
             var path: String?
             let key = apple.optional("private_key_file") { text in
-                Parse.path(baseDirectory: baseDirectory)(text).flatMap { resolved in
+                Parse.path(baseDirectory: baseDirectory)(text).flatMap(Placeholders.appleKey).flatMap { resolved in
                     path = resolved
                     return FilePath.contents(resolved, limit: 64 * 1024)
                         .map { Secret(bytes: $0, source: "file:\(resolved)") }
@@ -333,7 +335,8 @@ struct ConfigSchema {
     /// `sidecar secret`; raw passphrases are refused because their entropy is unknown.
     private mutating func readSessionSecrets(_ session: Section) -> [Secret]? {
         guard session.contains("secrets") else {
-            session.requireMissing("secrets", because: "e.g. [env:SIDECAR_COOKIE_SECRET]; generate one with `sidecar secret`")
+            session.requireMissing("secrets", because: "e.g. [file:/etc/sidecar/cookie-secret], a file of mode 0640 "
+                + "made with `sidecar secret`, or [env:SIDECAR_COOKIE_SECRET]")
             return nil
         }
         var failed = false

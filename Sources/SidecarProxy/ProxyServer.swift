@@ -199,7 +199,8 @@ public final class ProxyServer {
         _ = ProcessMetrics.startTime
         logger.info("listening", metadata: [
             "address": "\(boundAddress)", "workers": .stringConvertible(listenFDs.count), "version": "\(options.version)",
-            "admin": "\(options.adminListen ?? "off")", "tls": "\(options.tls?.summary ?? "off")",
+            // The bound address: a configured port 0 (the demo, tests) is the one the kernel chose.
+            "admin": "\(adminAddress.map { "\($0)" } ?? options.adminListen ?? "off")", "tls": "\(options.tls?.summary ?? "off")",
             "sends": "\(EventLoop.batchedSendsAvailable ? "io_uring" : "plain")",
         ])
         control.run()

@@ -18,6 +18,7 @@ public final class FileStore: SynchronousStore {
     public let path: String
     public let revocations: RevocationSet
     public let openingNotes: [String]
+    public let createdFile: String?
     let counters: StoreCounters
     let limits: StoreLimits
     let clock: StoreClock
@@ -48,6 +49,7 @@ public final class FileStore: SynchronousStore {
         self.counters = counters
         let now = clock.now()
         let opened = try LogFile.open(path: path, counters: counters)
+        let created = opened.created ? opened.log.path : nil
         var tables = StoreTables(claimCapacity: limits.fileClaimCapacity, limits: limits)
         var replayed = ReplayedRevocations()
         let replay = LogReplay.replay(opened.contents, from: opened.recordsStart) { record in
@@ -74,6 +76,7 @@ public final class FileStore: SynchronousStore {
         }
         self.state = Mutex(state)
         openingNotes = notes
+        createdFile = created
     }
 
     deinit { close() }

@@ -23,6 +23,7 @@ public final class MemoryStore: SynchronousStore {
     public var metrics: StoreMetrics { counters.snapshot(revocations: revocations) }
 
     public var openingNotes: [String] { [] }
+    public var createdFile: String? { nil }
 
     public func revokeSession(id: [UInt8], expiresAt: Int64) throws(StoreError) {
         try checkOpen()

@@ -31,6 +31,8 @@ public protocol StoreBackend: AnyObject, Sendable {
     /// What opening found and repaired (a torn last record dropped, a corrupt record
     /// skipped): one line each, for the start-up log. Empty for a clean open.
     var openingNotes: [String] { get }
+    /// The file this open created (a first start): news for the log, not a warning.
+    var createdFile: String? { get }
 
     /// Revokes one session (logout) until its own expiry; an expired one needs nothing.
     func revokeSession(id: [UInt8], expiresAt: Int64, completion: @escaping StoreCompletion<Void>)

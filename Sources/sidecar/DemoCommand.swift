@@ -182,14 +182,23 @@ private final class DemoUpstream: @unchecked Sendable {
             let value = request.header(name)
             rows += "<tr><th scope=\"row\">\(HTML.escape(name))</th><td>\(value.map { "<code>\(HTML.escape($0))</code>" } ?? "<em>absent</em>")</td></tr>\n"
         }
-        let name = request.header(ConfigDefaults.identityHeader("name")).flatMap(percentDecoded) ?? "there"
+        let decodedName = request.header(ConfigDefaults.identityHeader("name")).flatMap(percentDecoded)
+        let name = decodedName ?? "there"
+        // Apple sends the name once, at a user's first authorization of the app: a second
+        // sign-in without it looks like a bug unless the page says why.
+        let nameNote = decodedName != nil ? "" : """
+            <p class="notice" id="name-note">No name this time: Apple sends a user's name only at their first
+            authorization of an app, never again, so your app must store <code>X-Auth-Name</code> when it first sees
+            it. In the emulator's console, revoke this user's consent to be asked (and sent the name) again.</p>
+
+            """
         let body = PageDesign.head(title: "Sidecar demo app") + """
             <main class="wide">
             <p class="notice" id="demo-banner">Demo: "Apple" here is the local emulator. In its
             <a href="\(HTML.escape(console))" id="console-link">console</a> you can add test users, arm faults, revoke a
             user's consent or send Apple's notifications, and watch this session end.</p>
             <h1>Hello, \(HTML.escape(name))</h1>
-            <p>This page is the upstream app. It never saw Apple: the sidecar signed you in and told it who you are in
+            \(nameNote)            <p>This page is the upstream app. It never saw Apple: the sidecar signed you in and told it who you are in
             these request headers (any client-sent copy was removed).</p>
             <table>\(rows)</table>
             <p>Path: <code>\(HTML.escape(request.path))</code></p>

@@ -10,7 +10,28 @@ import SidecarStore
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
-        abstract: "Serve: proxy requests to the upstream behind Sign in with Apple.")
+        abstract: "Serve: proxy requests to the upstream behind Sign in with Apple.",
+        discussion: """
+            The default command: `sidecar --config F` is `sidecar run --config F`.
+            Loads the file exactly as `sidecar check` does (SIDECAR_* variables
+            override its keys), opens revocations.store, then serves on `listen`
+            and, on admin.listen (default 127.0.0.1:9090, keep it private),
+            answers /healthz, /readyz and /metrics. Logs go to stderr, one line
+            per event (log.format, log.level).
+
+            SIGNALS
+              SIGHUP           reload the configuration, TLS certificate,
+                               assertion key and page templates without
+                               dropping a request; a file that fails keeps
+                               the running one
+              SIGTERM, SIGINT  stop accepting, answer what is in flight
+                               (up to 11 s), exit 0
+
+            EXIT STATUS
+              0 stopped by a signal; 1 invalid configuration or usage (file,
+              key, line and column are named); 2 a runtime failure (a port in
+              use, a worker that cannot start)
+            """)
 
     @Option(name: .long, help: ArgumentHelp(
         "Path to sidecar.yaml, or none to take every setting from SIDECAR_* variables (which override the file's keys).",
@@ -51,6 +72,7 @@ struct RunCommand: ParsableCommand {
         for note in prepared.options.auth?.assertionNotes ?? [] { logger.notice("\(note)") }
         guard let shared = opened else { throw ExitCode(1) }
         let store = shared.store
+        if let created = store.createdFile { logger.info("store: created store file \(created)") }
         for note in store.openingNotes { logger.warning("store: \(note)") }
         logger.info("store opened", metadata: [
             "store": "\(store.health.location)", "durable": .stringConvertible(store.health.durable),

@@ -13,7 +13,6 @@ struct SidecarCommand: ParsableCommand {
         commandName: "sidecar",
         abstract: "Sign in with Apple in front of any web app.",
         discussion: SidecarCommand.manual,
-        version: SidecarVersion.description,
         subcommands: [
             RunCommand.self,
             SecretCommand.self,
@@ -24,6 +23,11 @@ struct SidecarCommand: ParsableCommand {
         ],
         defaultSubcommand: RunCommand.self
     )
+
+    // Not `CommandConfiguration.version`: ArgumentParser would list --version in every
+    // subcommand's help, where it means nothing; `main` answers it, this declares it here only.
+    @Flag(name: .long, help: "Show the version.")
+    var version = false
 
     /// What `sidecar --help` prints below the usage: the sections of a man page, since an
     /// installed binary may be all an operator has (`scripts/install` also installs sidecar.1).
@@ -36,11 +40,16 @@ struct SidecarCommand: ParsableCommand {
 
         FILES
           sidecar.yaml     the configuration (--config; default
-                           ./sidecar.yaml); every key with its default
-                           and an example: Docs/configuration.md in the
-                           source tree
+                           ./sidecar.yaml); the package's is
+                           /etc/sidecar/sidecar.yaml, every key with its
+                           default in
+                           /usr/share/doc/sidecar/examples/sidecar.yaml
+          cookie-secret    the session secret (session.secrets:
+                           [file:/etc/sidecar/cookie-secret]), mode 0640,
+                           group sidecar; the package makes it
           AuthKey_*.p8     Apple's ES256 key that signs client secrets
-                           (apple.private_key_file)
+                           (apple.private_key_file), mode 0640, group
+                           sidecar
 
         SIGNALS
           SIGHUP           reload the configuration, TLS certificate,
@@ -65,7 +74,9 @@ struct SidecarCommand: ParsableCommand {
           revocations.sentinel_password, revocations.store).
 
         EXAMPLES
-          sidecar secret > cookie.secret       a fresh session secret
+          (umask 027; sidecar secret > /etc/sidecar/cookie-secret)
+                                               a fresh session secret,
+                                               then chgrp sidecar
           sidecar check --config sidecar.yaml  validate, print a summary
           sidecar run --config sidecar.yaml    serve
           sidecar demo                         try it with the built-in
@@ -74,6 +85,10 @@ struct SidecarCommand: ParsableCommand {
 
     static func main() {
         EventMemory.install()  // before anything of libevent's is allocated
+        if Array(CommandLine.arguments.dropFirst()) == ["--version"] {
+            print(SidecarVersion.description)
+            return
+        }
         do {
             var command = try parseAsRoot()
             try command.run()
@@ -84,7 +99,9 @@ struct SidecarCommand: ParsableCommand {
             let code = exitCode(for: error)
             guard code != .success else { exit(withError: error) }
             // ArgumentParser's usage errors exit 64; the sidecar promises 1 for usage errors.
-            writeStandardError(fullMessage(for: error) + "\n")
+            // A bare ExitCode has no message: its command has printed its own.
+            let message = fullMessage(for: error)
+            if !message.isEmpty { writeStandardError(message + "\n") }
             Glibc.exit(code == .validationFailure ? 1 : code.rawValue)
         }
     }

@@ -29,28 +29,44 @@ def test_demo_signs_in_end_to_end(tmp_path):
         admin = re.search(r"admin\s+http://127\.0\.0\.1:(\d+)/metrics", text)
         assert admin, text  # the demo names its admin listener: an operator's next stop
         assert rawhttp.request(int(admin.group(1)), "GET", "/metrics").status == 200
-        # Unauthenticated: to the login, then to Apple (the emulator, another site).
-        r = rawhttp.request(port, "GET", "/", [HTML, ("Host", "localhost:%d" % port)])
-        assert r.status == 302 and r.header("Location").startswith("/.auth/login")
-        r = rawhttp.request(port, "GET", r.header("Location"), [HTML])
-        assert r.status == 302
-        cookies = [c.split(";")[0] for c in r.header_all("Set-Cookie")]
-        loc = urlsplit(r.header("Location"))
-        assert loc.netloc == "127.0.0.1:%d" % emulator_port
-        page = rawhttp.request(emulator_port, "GET", loc.path + "?" + loc.query
-                               + "&emulator_auto_approve=" + quote("maria.ruiz@example.com")).body.decode()
-        fields = re.findall(r'<input type="hidden" name="([^"]*)" value="([^"]*)">', page)
-        body = "&".join("%s=%s" % (n, quote(html.unescape(v), safe="")) for n, v in fields).encode()
-        r = rawhttp.request(port, "POST", "/.auth/callback", [
-            HTML, ("Cookie", "; ".join(cookies)),
-            ("Content-Type", "application/x-www-form-urlencoded")], body)
-        assert r.status == 303, (r.status, r.body)
-        session = [c.split(";")[0] for c in r.header_all("Set-Cookie") if "login" not in c.split("=")[0]]
-        r = rawhttp.request(port, "GET", "/", [HTML, ("Cookie", session[0])])
-        assert r.status == 200
-        assert b"Hello, Maria Ruiz" in r.body
-        assert b"maria.ruiz@example.com" in r.body
-        assert b'action="/.auth/logout"' in r.body
+        first = sign_in(port, emulator_port)
+        assert b"Hello, Maria Ruiz" in first
+        assert b"maria.ruiz@example.com" in first
+        assert b'action="/.auth/logout"' in first
+        assert b'id="name-note"' not in first
+        # Apple sends the name only at the first authorization: the page says so the second time.
+        second = sign_in(port, emulator_port)
+        assert b"Hello, there" in second
+        assert b'id="name-note"' in second and b"only at their first" in second
+        proc.terminate()
+        log = proc.stdout.read().decode()
+        # The log names the admin listener the banner shows, not the configured port 0.
+        listening = [l for l in log.splitlines() if "listening" in l]
+        assert listening and "admin=127.0.0.1:%s" % admin.group(1) in listening[0], log
     finally:
         proc.terminate()
         assert proc.wait(10) == 0
+
+
+def sign_in(port, emulator_port):
+    """A whole web sign-in as maria.ruiz through the demo; the demo app's page after it."""
+    # Unauthenticated: to the login, then to Apple (the emulator, another site).
+    r = rawhttp.request(port, "GET", "/", [HTML, ("Host", "localhost:%d" % port)])
+    assert r.status == 302 and r.header("Location").startswith("/.auth/login")
+    r = rawhttp.request(port, "GET", r.header("Location"), [HTML])
+    assert r.status == 302
+    cookies = [c.split(";")[0] for c in r.header_all("Set-Cookie")]
+    loc = urlsplit(r.header("Location"))
+    assert loc.netloc == "127.0.0.1:%d" % emulator_port
+    page = rawhttp.request(emulator_port, "GET", loc.path + "?" + loc.query
+                           + "&emulator_auto_approve=" + quote("maria.ruiz@example.com")).body.decode()
+    fields = re.findall(r'<input type="hidden" name="([^"]*)" value="([^"]*)">', page)
+    body = "&".join("%s=%s" % (n, quote(html.unescape(v), safe="")) for n, v in fields).encode()
+    r = rawhttp.request(port, "POST", "/.auth/callback", [
+        HTML, ("Cookie", "; ".join(cookies)),
+        ("Content-Type", "application/x-www-form-urlencoded")], body)
+    assert r.status == 303, (r.status, r.body)
+    session = [c.split(";")[0] for c in r.header_all("Set-Cookie") if "login" not in c.split("=")[0]]
+    r = rawhttp.request(port, "GET", "/", [HTML, ("Cookie", session[0])])
+    assert r.status == 200
+    return r.body

@@ -233,8 +233,21 @@ def test_a_used_code_is_refused(app):
 ])
 def test_malformed_bodies_are_400(app, body, reason):
     sc, _ = app
-    refused(post_native(sc, body), 400, reason)
+    r = post_native(sc, body)
+    assert r.status == 400, (r.status, r.body)
+    assert r.json()["error"] == reason, r.body
+    # An invalid body says what the endpoint reads, so the app's developer need not guess.
+    assert ("JSON object" in r.json()["message"]) if reason == "body_invalid" else ("message" not in r.json())
     assert metric(sc, 'sidecar_native_signins_total{outcome="%s"} 1' % reason)
+
+
+def test_a_form_encoded_body_is_told_json_is_expected(app):
+    sc, _ = app
+    r = post_native(sc, b"identityToken=abc&authorizationCode=def",
+                    [("Content-Type", "application/x-www-form-urlencoded"), ("Accept", "application/json")])
+    assert r.status == 400, (r.status, r.body)
+    assert r.json()["error"] == "body_invalid"
+    assert "Content-Type: application/json" in r.json()["message"]
 
 
 def test_body_over_max_body_bytes_is_413(start_native):

@@ -43,10 +43,32 @@ for file in /etc/sidecar/cookie-secret /etc/sidecar/AuthKey_placeholder.p8; do
 done
 [ "$(stat -c '%a %U:%G' /etc/sidecar/sidecar.yaml)" = "644 root:root" ] || fail "sidecar.yaml: $(stat -c '%a %U:%G' /etc/sidecar/sidecar.yaml)"
 
-echo "== sidecar check --config /etc/sidecar/sidecar.yaml (as root, then as the service's user)"
-$SUDO sidecar check --config /etc/sidecar/sidecar.yaml
-$SUDO runuser -u sidecar -- /usr/bin/sidecar check --config /etc/sidecar/sidecar.yaml >/dev/null \
-  || fail "the service's user cannot load the packaged configuration"
+# As installed the file holds the package's placeholders: `check` must refuse it (so the
+# unit's ExecStartPre keeps the service from starting), naming each line to fill in; filled
+# in, the service's user must be able to load it.
+expect_placeholders_refused() {
+  local out
+  if out="$($SUDO "$@" check --config /etc/sidecar/sidecar.yaml 2>&1)"; then
+    fail "sidecar check passed the packaged configuration with its placeholders: $out"
+  fi
+  echo "$out"
+  for key in apple.team_id apple.key_id apple.private_key_file; do
+    grep -q "^/etc/sidecar/sidecar.yaml:[0-9]*:[0-9]*: $key: " <<<"$out" || fail "check did not name $key: $out"
+  done
+  grep -q 'is a placeholder: put your Team ID here' <<<"$out" || fail "check did not say what the team id should be: $out"
+}
+echo "== sidecar check --config /etc/sidecar/sidecar.yaml (refused: placeholders; as root, then as the service's user)"
+expect_placeholders_refused sidecar
+expect_placeholders_refused runuser -u sidecar -- /usr/bin/sidecar
+filled="$(mktemp)"
+$SUDO cp -p /etc/sidecar/AuthKey_placeholder.p8 /etc/sidecar/AuthKey_XYZ123ABCD.p8
+sed -e 's/TEAMID0000/ABCDE12345/; s/KEYID00000/XYZ123ABCD/; s/AuthKey_placeholder.p8/AuthKey_XYZ123ABCD.p8/' \
+  /etc/sidecar/sidecar.yaml > "$filled"
+chmod 0644 "$filled"
+$SUDO runuser -u sidecar -- /usr/bin/sidecar check --config "$filled" >/dev/null \
+  || { rm -f "$filled"; fail "the service's user cannot load the packaged configuration once filled in"; }
+rm -f "$filled"
+$SUDO rm -f /etc/sidecar/AuthKey_XYZ123ABCD.p8
 
 unit=/lib/systemd/system/sidecar.service
 grep -qx 'User=sidecar' "$unit" && ! grep -q '^DynamicUser=' "$unit" || fail "$unit does not run as the sidecar user"
@@ -62,12 +84,14 @@ if command -v systemd-analyze >/dev/null; then
 fi
 zcat /usr/share/man/man1/sidecar.1.gz | grep -q SIGHUP || fail "the manual page lacks the signals"
 grep -q 'License: Apache-2.0' /usr/share/doc/sidecar/copyright || fail "copyright names no Apache-2.0"
+[[ "$(zcat /usr/share/doc/sidecar/changelog.gz)" == "sidecar ($version) "* ]] \
+  || fail "/usr/share/doc/sidecar/changelog.gz does not start with this version"
 
 echo "== dpkg -i again (an upgrade in place keeps the generated secret)"
 secret="$($SUDO sha256sum /etc/sidecar/cookie-secret)"
 $SUDO dpkg -i "$deb" >/dev/null
 [ "$($SUDO sha256sum /etc/sidecar/cookie-secret)" = "$secret" ] || fail "reinstalling replaced the cookie secret"
-$SUDO sidecar check --config /etc/sidecar/sidecar.yaml >/dev/null
+expect_placeholders_refused sidecar >/dev/null
 
 echo "== dpkg --purge sidecar"
 $SUDO dpkg --purge sidecar

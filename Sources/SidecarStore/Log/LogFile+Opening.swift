@@ -10,8 +10,10 @@ extension LogFile {
         var contents: [UInt8]
         /// Where the records start.
         var recordsStart: Int
-        /// Observations for the start-up log (a new file, loose permissions).
+        /// Warnings for the start-up log (loose permissions).
         var notes: [String]
+        /// The file did not exist and was made by this open.
+        var created: Bool
     }
 
     /// Opens (creating with mode 0600 if absent) and locks the store file, and checks its
@@ -35,7 +37,7 @@ extension LogFile {
             throw .io(path: path, operation: "flock", errno: errno)
         }
         var contents = try readAll(descriptor, path: path)
-        var notes: [String] = created ? ["created store file \(path)"] : []
+        var notes: [String] = []
         if status.st_mode & 0o077 != 0 {
             notes.append("store file \(path) is accessible to others (mode \(String(status.st_mode & 0o777, radix: 8))); chmod 600 is advised")
         }
@@ -52,7 +54,7 @@ extension LogFile {
             try log.append(header)
             contents = header
         }
-        return Opened(log: log, contents: contents, recordsStart: header.count, notes: notes)
+        return Opened(log: log, contents: contents, recordsStart: header.count, notes: notes, created: created)
     }
 
     /// Opens the existing file, else creates it complete: the header is written and synced

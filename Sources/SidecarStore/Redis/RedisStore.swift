@@ -72,6 +72,7 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
 
     public var metrics: StoreMetrics { counters.snapshot(revocations: revocations) }
     public var openingNotes: [String] { [] }
+    public var createdFile: String? { nil }
 
     /// Why a connection has no server to dial yet.
     var unresolvedReason: String {

@@ -29,6 +29,9 @@ extension Authenticator {
     private static let nativeHints = [
         "nonce_hashed": "send the nonce in the body exactly as /native/nonce gave it; only Apple's request "
             + "(ASAuthorizationAppleIDRequest.nonce) may carry its SHA-256 hex",
+        // A form-encoded body (the web callback's shape) is the usual cause.
+        "body_invalid": "the body must be a JSON object (Content-Type: application/json) with identityToken "
+            + "and optionally authorizationCode, nonce, firstName and lastName, each a string",
     ]
 
     static func nativeError(_ status: Int, _ reason: String) -> LocalResponse {
