@@ -634,7 +634,7 @@ def pytest_configure(config):
 # Files whose tests measure what the sidecar holds (RSS, descriptors) or time floods of
 # hundreds of connections: on two cores shared with other workers' sidecars they would measure
 # the neighbours, so they run after the parallel part, one at a time.
-SERIAL_FILES = {"test_attack_limits.py", "test_sign_in_floods.py", "test_descriptors.py"}
+SERIAL_FILES = {"test_attack_limits.py", "test_sign_in_floods.py", "test_descriptors.py", "test_upstream_caps.py"}
 # ...except those that only wait on the sidecar's own clock.
 PARALLEL_IN_SERIAL_FILES = {"test_a_body_slower_than_min_body_rate_gets_408_and_a_fast_enough_upload_passes"}
 
