@@ -20,7 +20,8 @@
 # in ROUNDS alternating rounds; prints req/s, p99, the server's CPU time and its context
 # switches (voluntary/involuntary) per request per case (median of rounds), each proxy case's throughput and CPU-per-request ratios to nginx,
 # the p99 it adds over direct, and RSS and private memory holding 1,000 idle keep-alive
-# connections. Any non-2xx answer seen by wrk fails the run (exit 1).
+# connections. Any non-2xx answer seen by wrk fails the run (exit 1), and so does a sidecar
+# over IDLE_RSS_LIMIT_MIB [30] MiB RSS holding them (0: no limit).
 #
 # Env: ROUNDS [3], DURATION [10s], CONNS [50], THREADS [1], IDLE_CONNS [1000],
 #      BENCH_PIN [1] (wrk on CPU 1, servers on CPU 0), SIDECAR_BIN [release build],
@@ -448,11 +449,21 @@ idle_rss() {  # idle_rss NAME PORT PID [MODE HEADER…] (idle_conns.py's mode: p
   printf ' private %5.1f MiB (%5.1f before)\n' "$(awk -v k="$private_after" 'BEGIN {print k/1024}')" \
     "$(awk -v k="$private_before" 'BEGIN {print k/1024}')"
   eval "exec ${IDLE[1]}>&-"; wait "$IDLE_PID" 2>/dev/null || true
+  IDLE_RSS_KIB=$after
 }
 echo
-has_case sidecar && idle_rss sidecar "$SIDECAR_PORT" "$SIDECAR_PUBLIC_PID"
+IDLE_RSS_LIMIT_MIB=${IDLE_RSS_LIMIT_MIB:-30}
+if has_case sidecar; then
+  idle_rss sidecar "$SIDECAR_PORT" "$SIDECAR_PUBLIC_PID"
+  # A printed figure is easily not compared with the target: over it, the run fails.
+  if [ "$IDLE_RSS_LIMIT_MIB" != 0 ] && [ "$IDLE_CONNS" -le 1000 ] && [ "$IDLE_RSS_KIB" -gt $((IDLE_RSS_LIMIT_MIB * 1024)) ]; then
+    printf '!!! sidecar RSS %s MiB with %s idle connections is over the %s MiB target\n' \
+      "$(awk -v k="$IDLE_RSS_KIB" 'BEGIN {printf "%.1f", k/1024}')" "$IDLE_CONNS" "$IDLE_RSS_LIMIT_MIB" >&2
+    FAILED+=("memory: sidecar RSS over $IDLE_RSS_LIMIT_MIB MiB with $IDLE_CONNS idle connections")
+  fi
+fi
 idle_rss nginx "$NGINX_PORT" "$(nginx_worker_pid "$NGINX_PROXY_PID")"
-echo "(target: sidecar <= 30 MB RSS with 1,000 open keep-alive connections)"
+echo "(target: sidecar <= $IDLE_RSS_LIMIT_MIB MiB RSS with 1,000 open keep-alive connections; over it the run fails)"
 if declare -F session_memory_report >/dev/null; then session_memory_report; fi
 if declare -F h2_memory_report >/dev/null; then h2_memory_report; fi
 if declare -F session_latency_report >/dev/null; then session_latency_report; fi
@@ -462,6 +473,6 @@ if [ -n "${PROFILE_REPORT:-}" ]; then
   echo; echo "== perf profile of $BENCH_PROFILE (round 1, self time, top 40):"; cat "$PROFILE_REPORT"
 fi
 if [ "${#FAILED[@]}" -gt 0 ]; then
-  printf 'FAILED (non-2xx answers or no result): %s\n' "${FAILED[@]}" >&2
+  printf 'FAILED (non-2xx answers, no result or over the memory target): %s\n' "${FAILED[@]}" >&2
   exit 1
 fi

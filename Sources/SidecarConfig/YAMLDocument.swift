@@ -107,6 +107,7 @@ struct YAMLDocument {
             if let context, !context.text.isEmpty {
                 message += " (\(context.text) at line \(context.mark.line), column \(context.mark.column))"
             }
+            if let mark, let hint = indentationHint(problem, line: mark.line, text: text) { message += hint }
             return ConfigError(kind: .invalidYAML, file: file, path: "", line: mark?.line, column: mark?.column,
                                message: message)
         }
@@ -120,6 +121,40 @@ struct YAMLDocument {
         default:
             return make(error.description, nil, nil)
         }
+    }
+
+    /// libyaml's wording for a misindented line ("mapping values are not allowed in this
+    /// context", "did not find expected key") names no line content: the key there and the one
+    /// before, with their indentation, usually show the slip. Only keys are shown, never values,
+    /// which may be secrets.
+    static func indentationHint(_ problem: String, line: Int, text: String) -> String? {
+        let known = ["mapping values are not allowed", "did not find expected key", "did not find expected '-'",
+                     "cannot start any token", "block"]
+        guard known.contains(where: { problem.contains($0) }) else { return nil }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        func describe(_ number: Int) -> String? {
+            guard number >= 1, number <= lines.count else { return nil }
+            let whole = lines[number - 1]
+            let body = whole.drop(while: { $0 == " " || $0 == "\t" })
+            guard !body.isEmpty, !body.hasPrefix("#") else { return nil }
+            let key = body.prefix(while: { $0 != ":" })
+            let isKey = key.count < body.count && key.count <= 40
+                && key.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" || $0 == ".") }
+            let indent = whole.count - body.count
+            let tabs = whole.prefix(indent).contains("\t") ? ", with a tab" : ""
+            let what = isKey ? "`\(key):`" : body.hasPrefix("-") ? "(a list item)" : "(a value)"
+            return "line \(number) \(what) indented \(indent)\(tabs)"
+        }
+        guard let here = describe(line) else { return nil }
+        var previous: String?
+        var number = line - 1
+        while number >= 1, previous == nil {
+            previous = describe(number)
+            number -= 1
+        }
+        return "; \(here)" + (previous.map { " after \($0)" } ?? "")
+            + ". YAML nests by indentation: a key lines up with the keys beside it, "
+            + "deeper under the key it belongs to, with spaces only"
     }
 
     private static func lineAndColumn(ofByte offset: Int, in text: String) -> Location {

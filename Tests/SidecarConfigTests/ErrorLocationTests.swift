@@ -1,5 +1,5 @@
 import XCTest
-import SidecarConfig
+@testable import SidecarConfig
 
 /// Every class of error names the file, the key path, the line and the column.
 final class ErrorLocationTests: XCTestCase {
@@ -152,6 +152,22 @@ final class ErrorLocationTests: XCTestCase {
         let error = try only(errors("limits:\n\theader_timeout: 10s\n"))
         XCTAssertEqual(error.kind, .invalidYAML)
         XCTAssertEqual(error.line, 2)
+    }
+
+    func testMisindentedKeyNamesTheLinesAndHowToNest() throws {
+        let error = try only(errors("session:\n  cookie_name: s\n    domain: example.com\nsecrets: [\"x:y\"]\n"))
+        XCTAssertEqual(error.kind, .invalidYAML)
+        XCTAssertEqual(error.line, 3)
+        XCTAssertTrue(error.message.contains("line 3 `domain:` indented 4 after line 2 `cookie_name:` indented 2"),
+                      error.message)
+        XCTAssertTrue(error.message.contains("YAML nests by indentation"), error.message)
+    }
+
+    func testIndentationHintNeverShowsAValue() {
+        let hint = YAMLDocument.indentationHint("did not find expected key", line: 2,
+                                                text: "secrets:\n  - \"s3cr3t:value\"\n")
+        XCTAssertEqual(hint?.contains("s3cr3t"), false, hint ?? "")
+        XCTAssertEqual(hint?.contains("(a list item)"), true, hint ?? "")
     }
 
     func testRootMustBeAMapping() throws {

@@ -90,7 +90,7 @@ final class SentinelStoreTests: XCTestCase {
         XCTAssertFalse(inline.warnings[0].message.contains("hunter2"))
         let directory = try Fixture.directory(self)
         let ca = directory + "/ca.pem"
-        FileManager.default.createFile(atPath: ca, contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: ca, contents: Data("x".utf8))
         let plain = try parse(minimal(plus: "revocations:\n  store: redis+sentinel://s1/m\n  ca_file: \(ca)\n"))
         XCTAssertEqual(plain.warnings.map(\.path), ["revocations.ca_file"])
         let tls = try parse(minimal(plus: "revocations:\n  store: rediss+sentinel://s1/m\n  ca_file: \(ca)\n"))

@@ -58,7 +58,7 @@ final class LogLineWriterTests: XCTestCase {
                         general.string("path", value[...])
                         value.withUnsafeBytes { keyed.string(.path, $0) }
                         XCTAssertEqual(keyed.buffer, general.buffer, "\(format) byte \(byte) at \(position) of \(length)")
-                        XCTAssertEqual(LogLineWriter.isPlain(UnsafeRawBufferPointer(start: value, count: value.count)),
+                        XCTAssertEqual(value.withUnsafeBytes { LogLineWriter.isPlain($0) },
                                        value.allSatisfy(LogLineWriter.isPlain))
                     }
                 }

@@ -3,6 +3,7 @@ browser-like cookie jar in Python."""
 import base64
 import re
 import hashlib
+import json
 import time
 from urllib.parse import parse_qs, urlsplit
 
@@ -182,6 +183,21 @@ def test_every_emulator_fault_gives_no_session(site, browser, fault, status, rea
     assert "eyJ" not in sc.output()  # no token ever reaches the log
     r, _ = browser(sc, apple).login()  # and it keeps serving
     assert r.status == 303
+
+
+def test_refused_client_secret_tells_the_operator(site, browser):
+    """invalid_client lasts until the configuration changes: the user's page says try later,
+    so the operator gets an error line naming the key id."""
+    sc, apple = site
+    apple.arm("invalid_client")
+    r, _ = browser(sc, apple).login()
+    assert r.status == 502
+
+    def refused(out):
+        entries = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        return next((e for e in entries if e.get("level") == "error" and "invalid_client" in e["msg"]), None)
+    entry = sc.logged(refused)
+    assert entry and entry["key_id"] == "KEY123ABCD" and "apple.key_id" in entry["msg"], sc.output()
 
 
 def test_hanging_apple_is_a_quick_504(start_auth_sidecar, browser):

@@ -211,6 +211,9 @@ def test_apple_refusing_the_code_gives_no_session(app, fault, status, reason):
     apple.arm(fault)
     refused(post_native(sc, body_of(cred)), status, reason)
     assert sc.logged(lambda out: "native sign-in failed" in out and reason in out), sc.output()
+    # The client secret refused is the configuration's fault: an error line for the operator.
+    operator = lambda out: '"level":"error"' in out.replace(" ", "") and "Apple refused the client secret" in out
+    assert sc.logged(operator) if fault == "invalid_client" else not operator(sc.output()), sc.output()
 
 
 def test_a_used_code_is_refused(app):

@@ -76,6 +76,7 @@ final class CallbackFlow {
             }
             switch result {
             case .failure(let error):
+                if case .rejected(.invalidClient, _, _) = error { logClientRefused() }
                 fail(.exchange(error))
             case .success(let tokens):
                 guard let idToken = tokens.idToken, !idToken.isEmpty else { return fail(.noIDToken) }
@@ -85,6 +86,19 @@ final class CallbackFlow {
     }
 
     private static func nonEmpty(_ value: String?) -> Bool { !(value ?? "").isEmpty }
+
+    /// Apple refusing the client secret is the configuration's fault and lasts until the
+    /// operator fixes it, while the user is only told to try later: said here, at error level.
+    static let clientRefusedMessage = "Apple refused the client secret (invalid_client): every sign-in fails "
+        + "until apple.key_id, apple.team_id, apple.client_id and apple.private_key_file match a key of this "
+        + "team enabled for Sign in with Apple and a Services ID"
+
+    private func logClientRefused() {
+        let secrets = settings.secrets
+        request.logger.error(
+            "\(Self.clientRefusedMessage)",
+            metadata: ["key_id": "\(secrets.keyID)", "team_id": "\(secrets.teamID)", "client_id": "\(settings.clientID)"])
+    }
 
     /// Step 1: the login cookie named by this state, authentic, unexpired, same state.
     private func openLoginState(_ state: String) throws(LoginFailure) -> LoginState {

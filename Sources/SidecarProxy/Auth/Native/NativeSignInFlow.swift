@@ -159,6 +159,12 @@ final class NativeSignInFlow {
             }
             switch result {
             case .failure(let error):
+                if case .rejected(.invalidClient, _, _) = error {
+                    let secrets = settings.secrets
+                    request.logger.error(
+                        "\(CallbackFlow.clientRefusedMessage)",
+                        metadata: ["key_id": "\(secrets.keyID)", "team_id": "\(secrets.teamID)", "client_id": "\(clientID)"])
+                }
                 fail(.nativeExchange(error), subject: identity.subject)
             case .success(let tokens):
                 guard let idToken = tokens.idToken, !idToken.isEmpty else { return fail(.noIDToken, subject: identity.subject) }
