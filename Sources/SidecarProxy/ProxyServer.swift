@@ -39,7 +39,9 @@ public final class ProxyServer {
                 let metadata: Logger.Metadata = ["limit": .stringConvertible(limits.after.usable)]
                 if automatic.warn {
                     logger.warning("\(automatic.message)", metadata: metadata)
-                } else {
+                } else if automatic.connections < options.maxConnections / 10 * 9 {
+                    // Said only when it matters: a default lowered by a few percent (9,936 of
+                    // 10,000 under a limit of 20,000) is no news at every start.
                     logger.info("\(automatic.message)", metadata: metadata)
                 }
                 self.options.maxConnections = automatic.connections

@@ -82,6 +82,14 @@ def test_the_default_max_connections_is_lowered_to_what_the_limit_allows_without
     assert not any(e["level"] == "warning" and "descriptor" in e["msg"] for e in lines(sc))
 
 
+def test_a_default_lowered_by_a_few_percent_is_not_said_at_every_start(start_sidecar):
+    """Under nofile 20000 the default 10,000 becomes 9,936: no line about it (it was logged at
+    every start of every normal installation)."""
+    sc = start_sidecar(preexec=limit_nofile(20000, 20000))
+    assert sc.logged(lambda out: '"msg":"listening"' in out)
+    assert not [e for e in lines(sc) if "limits.max_connections" in e["msg"]], lines(sc)
+
+
 @pytest.mark.parametrize("max_connections,warned", [(None, False), (10000, True), (64, False)],
                          ids=["default", "set-too-high", "fits"])
 def test_check_warns_when_max_connections_cannot_fit_the_descriptor_limit(base_config, tmp_path, max_connections, warned):
