@@ -110,8 +110,12 @@ trap 'rm -rf "$unpacked"' EXIT
 tar -xzf "$tarball" -C "$unpacked"
 listing="$(cd "$unpacked" && find . -type f | sort | tr '\n' ' ')"
 name="sidecar-${version}-linux-${arch}"
-expected="./$name/LICENSE ./$name/README.md ./$name/sidecar ./$name/sidecar.1 ./$name/sidecar.service ./$name/sidecar.yaml "
-[ "$listing" = "$expected" ] || fail "the tarball holds: $listing"
+# The binary, its manual, unit and configuration, and the documents the README links to
+# (Docs/, Examples/, CONTRIBUTING.md, Benchmarks/RESULTS.md), exactly as tracked in git.
+docs="$(git ls-files Docs Examples CONTRIBUTING.md Benchmarks/RESULTS.md | sed "s|^|./$name/|")"
+expected="$(printf '%s\n' "./$name/LICENSE" "./$name/README.md" "./$name/sidecar" "./$name/sidecar.1" \
+  "./$name/sidecar.service" "./$name/sidecar.yaml" $docs | sort | tr '\n' ' ')"
+[ "$listing" = "$expected" ] || fail "the tarball holds: $listing (expected: $expected)"
 "$unpacked/$name/sidecar" --version | grep -qx "sidecar $version (swift .*)" || fail "the tarball's binary does not run"
 
 echo "== package check passed ($((SECONDS - started)) s)"
