@@ -151,6 +151,22 @@ extension ConfigSchema {
         }
     }
 
+    /// A pattern that is not in normalized form (`//`, `/./`, `%2e`, `%2F`) can never match: requests
+    /// are matched on their normalized path, which merges, removes and decodes these.
+    mutating func warnUnnormalizedPatterns(_ rules: [Config.Rule], access: Config.Access, separators: EncodedSeparators) {
+        func check(_ pattern: String, _ path: String, line: Int?, column: Int?) {
+            let normalized = try? PathNormalizer.normalize(pattern, separators: separators)
+            guard normalized != pattern else { return }
+            let why = normalized.map { "requests are matched on normalized paths, where it reads \($0)" }
+                ?? "no request path can be spelled so (paths.encoded_slashes: \(separators.rawValue))"
+            warnings.append(ConfigWarning(
+                path: path, message: "\(pattern) can never match: \(why)", line: line, column: column))
+        }
+        for rule in rules { check(rule.path, "rules[\(rule.index)].path", line: rule.line, column: rule.column) }
+        for pattern in access.publicPaths { check(pattern, "access.public_paths", line: nil, column: nil) }
+        for pattern in access.apiPaths { check(pattern, "access.api_paths", line: nil, column: nil) }
+    }
+
     /// A public rule over a path that `access.api_paths` lists: the rule wins, so those API
     /// requests need no session at all — rarely what listing them meant.
     private mutating func warnPublicAPIPaths(_ rules: [Config.Rule], access: Config.Access) {

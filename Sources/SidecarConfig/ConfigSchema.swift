@@ -94,6 +94,7 @@ struct ConfigSchema {
     /// on the path, since an upstream that decodes `%2F` reads another path than was decided on.
     private mutating func readPaths(_ paths: Section, access: Config.Access, rules: [Config.Rule]) -> EncodedSeparators {
         let mode = paths.value("encoded_slashes", default: EncodedSeparators.reject, Parse.oneOf(EncodedSeparators.self))
+        warnUnnormalizedPatterns(rules, access: access, separators: mode)
         if mode == .keep, !rules.isEmpty || !access.publicPaths.isEmpty {
             warnings.append(ConfigWarning(
                 path: "paths.encoded_slashes",

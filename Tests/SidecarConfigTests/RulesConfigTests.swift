@@ -22,6 +22,29 @@ final class RulesConfigTests: XCTestCase {
 
         """
 
+    /// A pattern requests can never be spelled as, once normalized, is a warning naming it.
+    func testPatternsThatNoNormalizedPathMatchesAreWarnedAbout() throws {
+        let config = try parse(minimal(plus: """
+            access:
+              public_paths: ["/static//**", "/ok/**"]
+              api_paths: ["/api/%2e%2e/x"]
+            rules:
+              - path: /a%2Fb/**
+                deny: true
+              - path: /admin/./x
+                deny: true
+              - path: /admin/**
+                deny: true
+
+            """))
+        let unnormalized = config.warnings.filter { $0.message.contains("can never match: requests") || $0.message.contains("no request path") }
+        XCTAssertEqual(unnormalized.map(\.path), ["rules[0].path", "rules[1].path", "access.public_paths", "access.api_paths"],
+                       "\(config.warnings)")
+        XCTAssertTrue(unnormalized[0].message.contains("paths.encoded_slashes: reject"), unnormalized[0].message)
+        XCTAssertTrue(unnormalized[1].message.contains("where it reads /admin/x"), unnormalized[1].message)
+        XCTAssertEqual(unnormalized[0].line, config.rules[0].line)
+    }
+
     func testRulesAndUpstreamsLoad() throws {
         let config = try parse(minimal(plus: twoRules))
         XCTAssertEqual(config.upstreams, [Config.NamedUpstream(
