@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "CEventMemory", cSettings: [.unsafeFlags(["-O2"])], linkerSettings: [.linkedLibrary("event_core")]),
         // HTTP/1.1 codec and URL/path rules: no I/O.
         .target(name: "SidecarHTTP", dependencies: ["CByteScan"], swiftSettings: hotPathSettings),
-        // HTTP/2 sessions over libnghttp2: frames in, HTTP/1.1 request heads and stream events out.
+        // HTTP/2 sessions over libnghttp2: frames in, typed request heads and stream events out.
         .target(name: "SidecarHTTP2", dependencies: ["CNGHTTP2", "SidecarHTTP"], swiftSettings: hotPathSettings),
         // Event loop & sockets on libevent.
         .target(

@@ -1,4 +1,5 @@
 import CNGHTTP2
+import SidecarHTTP
 
 /// libnghttp2's session callbacks, as C function pointers that find their `H2Session`
 /// through the session's user data (unretained: the session owns the nghttp2 session).
@@ -61,7 +62,8 @@ enum H2Callbacks {
     static let onBeginHeaders: nghttp2_on_begin_headers_callback = { _, frame, userData in
         guard let frame, sidecar_h2_headers_category(frame) == requestCategory else { return 0 }
         let session = owner(userData)
-        session.head.reset()
+        var arrays = session.delegate?.h2SpareHead() ?? HeadArrays()
+        session.head.reset(reusing: &arrays)
         session.headStream = sidecar_h2_frame_stream(frame)
         return 0
     }
@@ -97,11 +99,8 @@ enum H2Callbacks {
                 session.headStream = 0
                 session.activeStreams += 1
                 do {
-                    try session.head.translate(hasBody: !endStream)
-                    let chunked = session.head.bodyIsChunked(hasBody: !endStream)
-                    session.head.translated.withUnsafeBytes {
-                        session.delegate?.h2Request(stream, head: $0, chunked: chunked, endStream: endStream)
-                    }
+                    let outcome = try session.head.finish(bodyFollows: !endStream)
+                    session.delegate?.h2Request(stream, outcome, endStream: endStream)
                 } catch {
                     session.reset(stream, code: NGHTTP2_PROTOCOL_ERROR.rawValue)
                 }

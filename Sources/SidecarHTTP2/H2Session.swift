@@ -1,12 +1,16 @@
 import CNGHTTP2
+import SidecarHTTP
 
 /// What a server-side HTTP/2 session reports to the connection that owns it. Every call
 /// comes from inside `receive` or `send`, on the connection's loop.
 public protocol H2SessionDelegate: AnyObject {
-    /// A request's head is complete on a new stream, translated to HTTP/1.1
-    /// (`H2RequestHead`). `chunked`: its body comes framed as chunked by the delegate.
-    /// `endStream`: no body follows.
-    func h2Request(_ stream: Int32, head: UnsafeRawBufferPointer, chunked: Bool, endStream: Bool)
+    /// A request's head is complete on a new stream (`H2RequestHead`), or was refused as a
+    /// parser refuses an HTTP/1.1 head. A head framed `.chunked` has its body framed as
+    /// chunked by the delegate. `endStream`: no body follows.
+    func h2Request(_ stream: Int32, _ outcome: H2RequestHead.Outcome, endStream: Bool)
+    /// Arrays for the next request head (an earlier head's, so that a busy connection
+    /// allocates none per request).
+    func h2SpareHead() -> HeadArrays
     /// Request body bytes (flow-controlled: `consume` opens the window again).
     func h2RequestData(_ stream: Int32, _ bytes: UnsafeRawBufferPointer)
     /// The request's body is complete (END_STREAM; trailers, if any, are dropped).
@@ -45,13 +49,19 @@ public final class H2Session {
     public struct Limits: Sendable {
         public var maxStreams: Int
         public var maxHeaderBytes: Int
+        /// Fields a request head may have (`HTTPHeadLimits.maxFields`: 431 beyond).
+        public var maxFields: Int
         /// The window each stream (and the connection, times `maxStreams`) gives the client
         /// for request bodies.
         public var streamWindow: Int
 
-        public init(maxStreams: Int = 100, maxHeaderBytes: Int = 16 * 1024, streamWindow: Int = 64 * 1024) {
+        public init(
+            maxStreams: Int = 100, maxHeaderBytes: Int = 16 * 1024, maxFields: Int = HTTPHeadLimits.default.maxFields,
+            streamWindow: Int = 64 * 1024
+        ) {
             self.maxStreams = maxStreams
             self.maxHeaderBytes = maxHeaderBytes
+            self.maxFields = maxFields
             self.streamWindow = streamWindow
         }
     }
@@ -59,8 +69,8 @@ public final class H2Session {
     private var session: OpaquePointer?
     public unowned(unsafe) var delegate: (any H2SessionDelegate)?
     let limits: Limits
-    /// The request head being received (one at a time: header blocks never interleave), its
-    /// stream (0: none), and the buffer its HTTP/1.1 translation is written into.
+    /// The request head being received (one at a time: header blocks never interleave) and
+    /// its stream (0: none).
     var head: H2RequestHead
     var headStream: Int32 = 0
     /// Bytes of the header block (HEADERS + CONTINUATION) now arriving, before decoding.
@@ -74,7 +84,7 @@ public final class H2Session {
     public init(limits: Limits, nowMs: Int64) {
         self.limits = limits
         guardian = H2FloodGuard(maxStreams: limits.maxStreams, nowMs: nowMs)
-        head = H2RequestHead(maxBytes: limits.maxHeaderBytes)
+        head = H2RequestHead(maxBytes: limits.maxHeaderBytes, maxFields: limits.maxFields)
         var callbacks: OpaquePointer?
         nghttp2_session_callbacks_new(&callbacks)
         H2Callbacks.install(callbacks)

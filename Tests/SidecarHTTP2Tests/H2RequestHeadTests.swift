@@ -1,15 +1,28 @@
 import XCTest
 
 @testable import SidecarHTTP2
+import SidecarHTTP
 
 final class H2RequestHeadTests: XCTestCase {
-    private func head(_ fields: [(String, String)], body: Bool = false, max: Int = 16 * 1024) throws(H2RequestHead.Failure) -> String {
+    /// The head built from `fields`, written as HTTP/1.1 text to compare (the codec itself
+    /// writes no text), or the error a parser would have answered with.
+    private func head(_ fields: [(String, String)], body: Bool = false, max: Int = 16 * 1024) throws -> String {
         var builder = H2RequestHead(maxBytes: max)
+        var arrays = HeadArrays()
+        builder.reset(reusing: &arrays)
         for (name, value) in fields {
             let fits = Array(name.utf8).withUnsafeBytes { n in Array(value.utf8).withUnsafeBytes { v in builder.add(name: n, value: v) } }
-            if !fits { throw .tooLarge }
+            if !fits { throw H2RequestHead.Failure.tooLarge }
         }
-        return String(decoding: try builder.http1Head(hasBody: body), as: UTF8.self)
+        switch try builder.finish(bodyFollows: body) {
+        case .refused(let error):
+            throw error
+        case .request(let head):
+            var text = "\(head.string(head.methodRange)) \(head.string(head.target)) HTTP/1.1\r\n"
+            for field in head.fields { text += "\(head.string(field.name)): \(head.string(field.value))\r\n" }
+            if head.framing == .chunked { text += "transfer-encoding: chunked\r\n" }
+            return text + "\r\n"
+        }
     }
 
     private let basics = [(":method", "GET"), (":scheme", "https"), (":authority", "app.example.com"), (":path", "/a?b=1")]
@@ -46,6 +59,40 @@ final class H2RequestHeadTests: XCTestCase {
         XCTAssertThrowsError(try head([(":method", "OPTIONS"), (":scheme", "https"), (":authority", "a"), (":path", "*")]))
         XCTAssertThrowsError(try head([(":method", "GET"), (":authority", "a"), (":path", "/")]))
         XCTAssertThrowsError(try head(basics + [(":protocol", "websocket")]))
+    }
+
+    func testFieldsAreHeldToTheHTTP11Grammar() throws {
+        // Bytes HTTP/2 lets through and a strict HTTP/1.1 reader refuses are refused alike,
+        // with the status the parser would give.
+        XCTAssertThrowsError(try head(basics + [("x", "a\u{1}b")])) { XCTAssertEqual($0 as? HTTPHeadError, .controlCharacter) }
+        XCTAssertThrowsError(try head(basics + [("x y", "1")])) { XCTAssertEqual($0 as? HTTPHeadError, .invalidFieldName) }
+        XCTAssertThrowsError(try head(basics + [("content-length", "1, 2")], body: true)) {
+            XCTAssertEqual($0 as? HTTPHeadError, .conflictingContentLength)
+        }
+        XCTAssertThrowsError(try head([(":method", "GET"), (":scheme", "https"), (":authority", "a b"), (":path", "/")])) {
+            XCTAssertEqual($0 as? HTTPHeadError, .invalidHost)
+        }
+        XCTAssertThrowsError(try head([(":method", "G(T"), (":scheme", "https"), (":authority", "a"), (":path", "/")]))
+        XCTAssertThrowsError(try head([(":method", "GET"), (":scheme", "https"), (":authority", "a"), (":path", "/a#b")]))
+        let many = (0..<100).map { ("x-\($0)", "1") }
+        XCTAssertThrowsError(try head(basics + many)) { XCTAssertEqual($0 as? HTTPHeadError, .tooManyFields) }
+    }
+
+    func testTheHeadIsTheOneAParserBuilds() throws {
+        var builder = H2RequestHead(maxBytes: 16 * 1024)
+        var arrays = HeadArrays()
+        builder.reset(reusing: &arrays)
+        for (name, value) in basics + [("content-length", "3"), ("cookie", "a=1"), ("cookie", "b=2")] {
+            _ = Array(name.utf8).withUnsafeBytes { n in Array(value.utf8).withUnsafeBytes { v in builder.add(name: n, value: v) } }
+        }
+        guard case .request(let head) = try builder.finish(bodyFollows: true) else { return XCTFail("refused") }
+        XCTAssertEqual(head.method, .get)
+        XCTAssertEqual(head.string(head.path), "/a")
+        XCTAssertEqual(head.query.map(head.string), "b=1")
+        XCTAssertEqual(head.host.map(head.string), "app.example.com")
+        XCTAssertEqual(head.framing, .contentLength(3))
+        XCTAssertEqual(head.firstValueString("cookie"), "a=1; b=2")
+        XCTAssertTrue(head.connection.keepAlive)
     }
 
     func testDropsTeTrailers() throws {

@@ -19,9 +19,16 @@ extension ClientConnection {
                 updateClientReading()
                 return
             }
+            guard !isHTTP2 else {
+                // A stream's head comes typed (`beginStream`): bytes here are the body of a
+                // request whose exchange is over, which nothing may read as a head.
+                stream.input.drain(available)
+                close()
+                return
+            }
             let window = min(available, worker.headLimits.maxHeadBytes + 4)
             guard let prefix = stream.input.unsafePrefix(window) else { return }
-            if prefix[0] == UInt8(ascii: "P"), stream.bytesWritten == 0, worker.options.http2, !isHTTP2 {
+            if prefix[0] == UInt8(ascii: "P"), stream.bytesWritten == 0, worker.options.http2 {
                 switch HTTP2Preface.match(prefix) {
                 case .complete:
                     becomeHTTP2()
@@ -49,6 +56,17 @@ extension ClientConnection {
             }
             stream.input.drain(head.headLength)
             startExchange(head)
+        }
+    }
+
+    /// An HTTP/2 stream's request: the head its codec built, or the refusal a parser would
+    /// have answered the same request with.
+    func beginStream(_ request: H2RequestHead.Outcome) {
+        switch request {
+        case .request(let head):
+            startExchange(head)
+        case .refused(let error):
+            refuse(error.status)
         }
     }
 

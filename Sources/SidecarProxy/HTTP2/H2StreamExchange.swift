@@ -36,13 +36,24 @@ final class H2StreamExchange {
     /// The session closed the stream (answered, or reset by either side).
     var streamClosed = false
 
-    init(id: Int32, client: ClientConnection, chunkedRequest: Bool, isHead: Bool, requestEnded: Bool) {
+    /// The request head until the exchange is given it (after the session call that built it).
+    private var request: H2RequestHead.Outcome?
+
+    init(id: Int32, client: ClientConnection, request: H2RequestHead.Outcome, requestEnded: Bool) {
         self.id = id
         self.client = client
-        self.chunkedRequest = chunkedRequest
-        self.isHead = isHead
+        self.request = request
+        if case .request(let head) = request {
+            chunkedRequest = head.framing == .chunked
+            isHead = head.method == .head
+        } else {
+            chunkedRequest = false
+            isHead = false
+        }
         self.requestEnded = requestEnded
     }
+
+    func takeRequest() -> H2RequestHead.Outcome? { request.take() }
 
     var output: ByteQueue { client.stream.output }
 

@@ -8,7 +8,7 @@ import SidecarHTTP2
 extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
     // MARK: session → exchanges
 
-    func h2Request(_ id: Int32, head: UnsafeRawBufferPointer, chunked: Bool, endStream: Bool) {
+    func h2Request(_ id: Int32, _ outcome: H2RequestHead.Outcome, endStream: Bool) {
         lastActiveMs = worker.nowMs
         guard !isDraining else {
             session.reset(id, code: 7)  // REFUSED_STREAM: a drained connection takes nothing new
@@ -16,16 +16,15 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
         }
         let client = takeIdleClient()
             ?? ClientConnection(worker: worker, carriedBy: self, peerText: peerText, peerTrusted: peerTrusted)
-        let exchange = H2StreamExchange(
-            id: id, client: client, chunkedRequest: chunked, isHead: head.starts(with: "HEAD ".utf8),
-            requestEnded: endStream)
+        let exchange = H2StreamExchange(id: id, client: client, request: outcome, requestEnded: endStream)
         exchanges.insert(exchange)
         client.stream.carrierTag = id
-        _ = client.stream.input.append(head)
         exchange.deliveryPending = true
         deliveries.append(exchange)
         worker.metrics.recordHTTP2Stream()
     }
+
+    func h2SpareHead() -> HeadArrays { worker.spareHead() }
 
     func h2RequestData(_ id: Int32, _ bytes: UnsafeRawBufferPointer) {
         guard let exchange = exchanges[id], !exchange.exchangeClosed, bytes.count > 0 else {

@@ -72,7 +72,10 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
         maxStreams = options.maxStreams
         upstreamAllowance = UpstreamAllowance(limit: options.upstreamConnectionsPerClient)
         session = H2Session(
-            limits: .init(maxStreams: options.maxStreams, maxHeaderBytes: options.maxHeaderBytes), nowMs: worker.nowMs)
+            limits: .init(
+                maxStreams: options.maxStreams, maxHeaderBytes: options.maxHeaderBytes,
+                maxFields: worker.headLimits.maxFields),
+            nowMs: worker.nowMs)
         session.delegate = self
         stream.delegate = self
         deadline = Timer(loop: worker.loop) { [unowned self] in self.deadlineFired() }
@@ -137,6 +140,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
                 exchange.deliveryPending = false
                 let carried = exchange.client.stream
                 guard !carried.isClosed else { continue }
+                if let request = exchange.takeRequest() { exchange.client.beginStream(request) }
                 let count = carried.pendingInput
                 if count > 0, !carried.isReadPaused { carried.delegate?.stream(carried, didRead: count, error: 0) }
                 acknowledge(exchange)
