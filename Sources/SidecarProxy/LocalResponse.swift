@@ -48,42 +48,84 @@ struct LocalResponse {
         return (HTTPStatus.reasonPhrase(status), text)
     }
 
+    /// The answer's fields in order, as name and value: the one list both codecs write (the
+    /// HTTP/1.1 head below, HTTP/2's field list in `HTTP2Connection`).
+    func forEachField(requestId: [UInt8], _ emit: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) {
+        emit(Self.bytes("Content-Type"), Self.bytes(contentType))
+        withUnsafeTemporaryAllocation(byteCount: 20, alignment: 1) { digits in
+            var n = UInt64(bodyCount(requestId: requestId))
+            var at = 20
+            repeat {
+                at -= 1
+                digits[at] = UInt8(48 + n % 10)
+                n /= 10
+            } while n > 0
+            emit(Self.bytes("Content-Length"), UnsafeRawBufferPointer(rebasing: digits[at...]))
+        }
+        emit(Self.bytes("Cache-Control"), Self.bytes(cacheControl))
+        emit(Self.bytes("X-Content-Type-Options"), Self.bytes("nosniff"))
+        emit(Self.bytes("Referrer-Policy"), Self.bytes("no-referrer"))
+        for field in extraFields {
+            field.value.withUnsafeBytes { emit(Self.bytes(field.name), $0) }
+        }
+        if let identity {
+            // Rendered once as `Name: value` CRLF lines, for forwarding (OpenedSession).
+            identity.withIdentityFields { Self.forEachLine($0, emit) }
+            identity.assertionField.withUnsafeBytes { Self.forEachLine($0, emit) }
+        }
+        if !requestId.isEmpty { requestId.withUnsafeBytes { emit(Self.bytes("X-Request-Id"), $0) } }
+    }
+
     func write(keepAlive: Bool, headOnly: Bool, requestId: [UInt8], into out: inout ByteBuilder) {
         out.append("HTTP/1.1 ")
         out.append(decimal: UInt64(status))
         out.append(" ")
         out.append(reason)
-        out.append("\r\nContent-Type: ")
-        out.append(contentType)
-        out.append("\r\nContent-Length: ")
-        out.append(decimal: UInt64(bodyCount(requestId: requestId)))
-        out.append("\r\nCache-Control: ")
-        out.append(cacheControl)
-        out.append("\r\nX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n")
-        for field in extraFields {
-            out.append(field.name)
+        out.append("\r\n")
+        forEachField(requestId: requestId) { name, value in
+            out.append(name)
             out.append(": ")
-            out.append(field.value)
-            out.append("\r\n")
-        }
-        if let identity {
-            identity.withIdentityFields { out.append($0) }
-            out.append(identity.assertionField)  // the whole `X-Auth-Assertion: …` line, or empty
-        }
-        if !requestId.isEmpty {
-            out.append("X-Request-Id: ")
-            out.append(requestId)
+            out.append(value)
             out.append("\r\n")
         }
         out.append(keepAlive ? "\r\n" : "Connection: close\r\n\r\n")
         guard !headOnly else { return }
-        var from = 0
-        for offset in requestIdOffsets {
-            out.append(body[from..<offset])
-            out.append(requestId)
-            from = offset
+        writeBody(requestId: requestId) { out.append($0) }
+    }
+
+    /// The body, the request id spliced in where the page shows it.
+    func writeBody(requestId: [UInt8], _ emit: (UnsafeRawBufferPointer) -> Void) {
+        body.withUnsafeBytes { body in
+            var from = 0
+            for offset in requestIdOffsets {
+                emit(UnsafeRawBufferPointer(rebasing: body[from..<offset]))
+                requestId.withUnsafeBytes(emit)
+                from = offset
+            }
+            emit(UnsafeRawBufferPointer(rebasing: body[from...]))
         }
-        out.append(body[from...])
+    }
+
+    private static func bytes(_ text: StaticString) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
+    }
+
+    /// Each `Name: value` CRLF line of `block` as name and value.
+    private static func forEachLine(
+        _ block: UnsafeRawBufferPointer, _ emit: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
+    ) {
+        var start = 0
+        while start < block.count {
+            var colon = start
+            while colon < block.count, block[colon] != UInt8(ascii: ":") { colon += 1 }
+            var end = colon
+            while end + 1 < block.count, !(block[end] == 0x0D && block[end + 1] == 0x0A) { end += 1 }
+            guard colon < end else { return }
+            var valueStart = colon + 1
+            while valueStart < end, block[valueStart] == 0x20 { valueStart += 1 }
+            emit(UnsafeRawBufferPointer(rebasing: block[start..<colon]), UnsafeRawBufferPointer(rebasing: block[valueStart..<end]))
+            start = end + 2
+        }
     }
 
     /// The body's length on the wire, the request id spliced in.

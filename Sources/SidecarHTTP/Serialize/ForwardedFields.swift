@@ -9,6 +9,45 @@
 /// lines contiguous up to the head's final CRLF. Only a non-canonical Content-Length
 /// (`010`, `5, 5`) is rewritten.
 enum ForwardedFields {
+    /// What becomes of one field line.
+    enum Verdict {
+        case keep
+        case drop
+        /// Kept with its value rewritten to these digits (a non-canonical Content-Length).
+        case canonicalLength(Range<Int>)
+    }
+
+    /// What becomes of `field`, given what was kept before it (the one place the rules live:
+    /// both emitters below go through it).
+    @inline(__always)
+    static func verdict(
+        _ field: HTTPField, _ buf: UnsafeRawBufferPointer, _ fields: UnsafeBufferPointer<HTTPField>,
+        connection: ConnectionSemantics, names: HeaderNameSet, keepUpgrade: Bool,
+        wroteContentLength: inout Bool, wroteUpgrade: inout Bool
+    ) -> Verdict {
+        let name = UnsafeRawBufferPointer(rebasing: buf[field.name.range])
+        switch names.tag(of: name) {
+        case 0:
+            // Connection options other than keep-alive and upgrade name further fields to drop.
+            if connection.listsFieldNames, isListedInConnection(name, fields: fields, buf: buf) { return .drop }
+            return .keep
+        case FieldForwarding.Role.contentLength.rawValue:
+            // `Content_Length` folds to the same name but is not the framing field: dropped,
+            // so that no upstream that reads `_` as `-` (CGI, WSGI) takes it for one.
+            if wroteContentLength || name[7] != ASCII.dash { return .drop }
+            wroteContentLength = true
+            let digits = canonicalDigits(buf, field.value)
+            return digits == field.value.range ? .keep : .canonicalLength(digits)
+        case FieldForwarding.Role.upgrade.rawValue:
+            if keepUpgrade { wroteUpgrade = true }
+            return keepUpgrade ? .keep : .drop
+        case FieldForwarding.Role.host.rawValue:
+            return .keep  // `Connection: host` must not strip the upstream's Host
+        default:
+            return .drop  // hop-by-hop or dropped
+        }
+    }
+
     /// Calls `emit` with the spans to write, in order. Returns whether an Upgrade field was
     /// kept (the writer then adds `Connection: upgrade`). `buf` is the head's whole storage;
     /// `connection` what its parse found in `Connection`.
@@ -23,34 +62,10 @@ enum ForwardedFields {
         var wroteUpgrade = false
         for field in fields {
             let lineStart = Int(field.name.start)
-            let name = UnsafeRawBufferPointer(rebasing: buf[field.name.range])
-            var keep = true
-            var canonicalLength: Range<Int>?
-            switch names.tag(of: name) {
-            case 0:
-                // Connection options other than keep-alive and upgrade name further fields to drop.
-                if connection.listsFieldNames, isListedInConnection(name, fields: fields, buf: buf) { keep = false }
-            case FieldForwarding.Role.contentLength.rawValue:
-                // `Content_Length` folds to the same name but is not the framing field: dropped,
-                // so that no upstream that reads `_` as `-` (CGI, WSGI) takes it for one.
-                if wroteContentLength || name[7] != ASCII.dash {
-                    keep = false
-                } else {
-                    wroteContentLength = true
-                    let digits = canonicalDigits(buf, field.value)
-                    if digits != field.value.range {
-                        keep = false
-                        canonicalLength = digits
-                    }
-                }
-            case FieldForwarding.Role.upgrade.rawValue:
-                if keepUpgrade { wroteUpgrade = true } else { keep = false }
-            case FieldForwarding.Role.host.rawValue:
-                break  // `Connection: host` must not strip the upstream's Host
-            default:
-                keep = false  // hop-by-hop or dropped
-            }
-            if keep {
+            let verdict = verdict(
+                field, buf, fields, connection: connection, names: names, keepUpgrade: keepUpgrade,
+                wroteContentLength: &wroteContentLength, wroteUpgrade: &wroteUpgrade)
+            if case .keep = verdict {
                 if runStart < 0 { runStart = lineStart }
                 continue
             }
@@ -58,7 +73,7 @@ enum ForwardedFields {
                 emit(UnsafeRawBufferPointer(rebasing: buf[runStart..<lineStart]))
                 runStart = -1
             }
-            if let digits = canonicalLength {
+            if case .canonicalLength(let digits) = verdict {
                 emit(UnsafeRawBufferPointer(staticString: "Content-Length: "))
                 emit(UnsafeRawBufferPointer(rebasing: buf[digits]))
                 emit(UnsafeRawBufferPointer(staticString: "\r\n"))
@@ -68,6 +83,31 @@ enum ForwardedFields {
             emit(UnsafeRawBufferPointer(rebasing: buf[runStart..<(buf.count - 2)]))  // up to the final CRLF
         }
         return wroteUpgrade
+    }
+
+    /// The same fields one at a time, as name and value (for a codec that writes fields, not
+    /// lines: HTTP/2). Content-Length's value is the canonical one.
+    @inline(__always)
+    static func forEachField(
+        _ buf: UnsafeRawBufferPointer, _ fields: UnsafeBufferPointer<HTTPField>, connection: ConnectionSemantics,
+        forwarding: FieldForwarding, _ emit: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
+    ) {
+        let names = forwarding.names
+        var wroteContentLength = false
+        var wroteUpgrade = false
+        for field in fields {
+            let verdict = verdict(
+                field, buf, fields, connection: connection, names: names, keepUpgrade: false,
+                wroteContentLength: &wroteContentLength, wroteUpgrade: &wroteUpgrade)
+            switch verdict {
+            case .keep:
+                emit(UnsafeRawBufferPointer(rebasing: buf[field.name.range]), UnsafeRawBufferPointer(rebasing: buf[field.value.range]))
+            case .canonicalLength(let digits):
+                emit(UnsafeRawBufferPointer(rebasing: buf[field.name.range]), UnsafeRawBufferPointer(rebasing: buf[digits]))
+            case .drop:
+                break
+            }
+        }
     }
 
     /// The value's first run of digits without leading zeros (a reader must not be able to
@@ -129,5 +169,18 @@ public final class FieldForwarding: Sendable {
 extension UnsafeRawBufferPointer {
     @inline(__always) init(staticString s: StaticString) {
         self.init(start: s.utf8Start, count: s.utf8CodeUnitCount)
+    }
+}
+
+extension HeadView {
+    /// The fields a proxy forwards (`ForwardedFields`) of a head whose `Connection` says
+    /// `connection`, one at a time, for a codec that writes fields rather than lines (HTTP/2).
+    /// Upgrade is never among them: no protocol switch crosses such a codec.
+    @inline(__always)
+    public func forEachForwardedField(
+        connection: ConnectionSemantics, forwarding: FieldForwarding,
+        _ emit: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
+    ) {
+        ForwardedFields.forEachField(bytes, fields, connection: connection, forwarding: forwarding, emit)
     }
 }

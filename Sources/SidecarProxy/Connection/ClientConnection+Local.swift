@@ -114,12 +114,18 @@ extension ClientConnection {
     func respond(_ answer: LocalResponse) {
         exchange.status = answer.status
         exchange.actedForUser = answer.userID
-        worker.lineScratch.reset()
-        answer.write(
-            keepAlive: machine.course.keepAlive, headOnly: exchange.facts.present && exchange.facts.method == .head,
-            requestId: exchange.requestId, into: &worker.lineScratch)
-        _ = machine.receive(.finalHeadWritten)
-        worker.lineScratch.write(to: stream.output)
+        let headOnly = exchange.facts.present && exchange.facts.method == .head
+        if let http2 {
+            http2.respond(for: self, with: answer, headOnly: headOnly, requestId: exchange.requestId)
+            _ = machine.receive(.finalHeadWritten)
+        } else {
+            worker.lineScratch.reset()
+            answer.write(
+                keepAlive: machine.course.keepAlive, headOnly: headOnly, requestId: exchange.requestId,
+                into: &worker.lineScratch)
+            _ = machine.receive(.finalHeadWritten)
+            worker.lineScratch.write(to: stream.output)
+        }
         exchange.bytesSent = UInt64(answer.bodyCount(requestId: exchange.requestId))
         if stream.flush() != 0 {
             close()

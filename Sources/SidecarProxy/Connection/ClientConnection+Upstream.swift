@@ -183,7 +183,7 @@ extension ClientConnection {
             defer { worker.recycle(HeadArrays(of: head)) }  // reused once `head` is gone
             if head.isInterim {
                 // 100 Continue and friends: pass on to HTTP/1.1 clients, then the real head.
-                if clientVersion == .http11 {
+                if clientVersion == .http11, !isHTTP2 {
                     writeResponseHead(head, chunked: false)
                     if stream.flush() != 0 {
                         clientEnded()
@@ -213,6 +213,13 @@ extension ClientConnection {
         exchange.response = UpstreamResponse(keepAlive: head.connection.keepAlive)
         metrics.recordUpstreamLatency(exchange.upstreamIndex, ms: worker.nowMs - exchange.upstreamStartedMs)
         exchange.status = head.status
+        if let http2 {
+            // HTTP/2 frames the body itself: the relay takes the upstream's framing off.
+            http2.respond(for: self, with: head, setCookie: exchange.identity.setCookie)
+            _ = machine.receive(.finalHeadWritten)
+            exchange.responseRelay = BodyRelay(framing: head.framing, chunkOutput: false)
+            return
+        }
         let chunked: Bool
         switch head.framing {
         case .none, .contentLength:
@@ -339,6 +346,7 @@ extension ClientConnection {
 
     func finishResponse() {
         exchange.responseRelay = nil
+        http2?.responseBodyComplete(for: self)
         logExchange()
         if let upstream = exchange.upstream {
             exchange.upstream = nil

@@ -43,6 +43,9 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     /// The HTTP/2 connection's cap on upstream connections its streams hold at once (nil:
     /// an HTTP/1.1 connection, which holds one at most).
     let upstreamAllowance: UpstreamAllowance?
+    /// The HTTP/2 connection whose stream this exchange serves (nil: an HTTP/1.1 client).
+    /// Strong, as `worker`; the connection drops its carried exchanges when it closes.
+    let http2: HTTP2Connection?
     /// Queued for an upstream connection (`UpstreamBudget.waiters`), and whether for a fresh one.
     var upstreamWait = UpstreamWait.none
 
@@ -64,6 +67,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         deadline = Timer(loop: worker.loop)
         openedMs = worker.nowMs
         upstreamAllowance = nil
+        http2 = nil
         let options = worker.options
         let tls = options.tls
         machine = ConnectionStateMachine(
@@ -77,10 +81,11 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         perform(machine.initialDeadline)
     }
 
-    /// HTTP/2 streams' exchanges: each request arrives as an HTTP/1.1 head and body on a
-    /// stream `connection` carries, and its HTTP/1.1 answer goes back the same way
-    /// (`HTTP2Connection`). Kept alive between them, it serves the connection's streams one
-    /// after another, as a keep-alive connection serves requests.
+    /// HTTP/2 streams' exchanges: each request arrives as a typed head (`beginStream`) and
+    /// its body on a stream `connection` carries; its response head goes to `connection`
+    /// typed, its body as plain bytes through the carried stream (`HTTP2Connection`). Kept
+    /// alive between them, it serves the connection's streams one after another, as a
+    /// keep-alive connection serves requests.
     init(worker: Worker, carriedBy connection: HTTP2Connection, peerText: [UInt8], peerTrusted: Bool) {
         self.worker = worker
         loop = worker.loop
@@ -88,6 +93,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         deadline = Timer(loop: worker.loop)
         openedMs = worker.nowMs
         upstreamAllowance = connection.upstreamAllowance
+        http2 = connection
         machine = ConnectionStateMachine(timeouts: Self.timeouts(worker.options), handshake: false, proxyHeader: false)
         stream = Stream(loop: worker.loop, carrier: connection)
         self.peerText = peerText

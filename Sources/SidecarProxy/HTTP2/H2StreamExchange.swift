@@ -2,8 +2,9 @@ import SidecarEvent
 import SidecarHTTP
 import SidecarHTTP2
 
-/// One HTTP/2 stream: the HTTP/1.1 exchange that serves it (a `ClientConnection` over a
-/// carried `Stream`) and the translation of its HTTP/1.1 response into HEADERS and DATA.
+/// One HTTP/2 stream: the exchange that serves it (a `ClientConnection` over a carried
+/// `Stream`, given the typed request head) and how far its response has gone out: the head
+/// as HEADERS when the exchange gives it, the body's bytes as DATA frames.
 final class H2StreamExchange {
     let id: Int32
     let client: ClientConnection
@@ -19,11 +20,11 @@ final class H2StreamExchange {
     var outputReady = false
 
     enum Response {
-        /// Waiting for the HTTP/1.1 response head.
+        /// Waiting for the exchange's response head.
         case awaitingHead
-        case body(remaining: UInt64)
-        case chunked(ChunkedDecoder)
-        case untilClose
+        /// The head went out; body bytes follow in the exchange's output until it says the
+        /// body is `complete`.
+        case body(complete: Bool)
         /// Every body byte was handed to the session (END_STREAM given or going).
         case complete
     }
@@ -57,91 +58,16 @@ final class H2StreamExchange {
 
     var output: ByteQueue { client.stream.output }
 
-    /// The response head, once the exchange has written it, as HTTP/2 fields in `fields`
-    /// (`H2ResponseHead`); returns whether a body follows, nil while the head is incomplete.
-    /// Interim 1xx heads are skipped. Throws for a head that cannot be translated.
-    func takeResponseHead(into fields: H2FieldList) throws(H2ResponseHead.Malformed) -> Bool? {
-        while true {
-            let available = output.count
-            // Most heads fit the first window: the body behind them is not pulled together.
-            var window = min(available, 2048)
-            var translated: (length: Int, framing: H2ResponseHead.Framing)?
-            while window > 0, let prefix = output.unsafePrefix(window) {
-                translated = try H2ResponseHead.translate(prefix, requestIsHead: isHead, into: fields)
-                if translated != nil || window == min(available, H2ResponseHead.maxBytes) { break }
-                window = min(available, H2ResponseHead.maxBytes)
-            }
-            guard let (length, framing) = translated else { return nil }
-            output.drain(length)
-            switch framing {
-            case .interim:
-                continue
-            case .none:
-                response = .complete
-                return false
-            case .contentLength(let n):
-                response = .body(remaining: n)
-                return true
-            case .chunked:
-                response = .chunked(ChunkedDecoder())
-                return true
-            case .untilClose:
-                response = .untilClose
-                return true
-            }
-        }
-    }
-
-    /// Moves up to `buffer.count` body bytes from the exchange's output into `buffer`.
+    /// Moves up to `buffer.count` body bytes from the exchange's output into `buffer` (the
+    /// exchange writes the body there as plain bytes, its framing already taken off).
     /// Returns the count and whether the body is complete with them.
-    func takeBody(into buffer: UnsafeMutableRawBufferPointer) throws(ChunkedDecodingError) -> (count: Int, end: Bool) {
-        switch response {
-        case .awaitingHead, .complete:
-            return (0, true)
-        case .body(let remaining):
-            let count = min(buffer.count, output.count, Int(clamping: remaining))
-            copy(count, into: buffer, at: 0)
-            let left = remaining - UInt64(count)
-            response = left == 0 ? .complete : .body(remaining: left)
-            return (count, left == 0)
-        case .untilClose:
-            let count = min(buffer.count, output.count)
-            copy(count, into: buffer, at: 0)
-            let end = exchangeClosed && output.count == 0
-            if end { response = .complete }
-            return (count, end)
-        case .chunked(var decoder):
-            defer { if case .chunked = response { response = .chunked(decoder) } }
-            var filled = 0
-            while filled < buffer.count, output.count > 0 {
-                // The decoder yields data ranges inside the window it is given: a window no
-                // larger than the room left means every range fits.
-                let window = min(output.count, buffer.count - filled)
-                guard let prefix = output.unsafePrefix(window) else { break }
-                var index = 0
-                var ended = false
-                decoding: while index < prefix.count {
-                    switch try decoder.next(prefix, index: &index) {
-                    case .data(let range):
-                        UnsafeMutableRawBufferPointer(rebasing: buffer[filled...])
-                            .copyMemory(from: UnsafeRawBufferPointer(rebasing: prefix[range]))
-                        filled += range.count
-                    case .needMoreData:
-                        break decoding
-                    case .end:
-                        ended = true
-                        break decoding
-                    }
-                }
-                output.drain(index)
-                if ended {
-                    response = .complete
-                    return (filled, true)
-                }
-                if index == 0 { break }
-            }
-            return (filled, false)
-        }
+    func takeBody(into buffer: UnsafeMutableRawBufferPointer) -> (count: Int, end: Bool) {
+        guard case .body(let complete) = response else { return (0, true) }
+        let count = min(buffer.count, output.count)
+        copy(count, into: buffer, at: 0)
+        let end = complete && output.count == 0
+        if end { response = .complete }
+        return (count, end)
     }
 
     private func copy(_ count: Int, into buffer: UnsafeMutableRawBufferPointer, at offset: Int) {

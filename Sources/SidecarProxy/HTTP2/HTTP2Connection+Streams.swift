@@ -4,7 +4,7 @@ import SidecarEvent
 import SidecarHTTP
 import SidecarHTTP2
 
-/// The session's stream events in, and the exchanges' HTTP/1.1 output out as HTTP/2.
+/// The session's stream events in, and the exchanges' responses out as HEADERS and DATA.
 extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
     // MARK: session → exchanges
 
@@ -102,13 +102,7 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
     func h2ResponseBody(_ id: Int32, into buffer: UnsafeMutableRawBufferPointer) -> H2Session.Body {
         guard let exchange = exchanges[id] else { return .bytes(0, end: true) }
         let hadOutput = exchange.output.count > 0
-        let taken: (count: Int, end: Bool)
-        do {
-            taken = try exchange.takeBody(into: buffer)
-        } catch {
-            session.reset(id)
-            return .deferred
-        }
+        let taken = exchange.takeBody(into: buffer)
         exchange.client.stream.recordCarriedWrite(taken.count)
         if hadOutput, exchange.output.count == 0 { drained.append(exchange) }
         if taken.end {
@@ -146,36 +140,16 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
         scheduleSend()
     }
 
-    /// Turns the exchanges' new output into response heads, or wakes their deferred bodies.
+    /// Wakes the deferred bodies of the exchanges that wrote more of them.
     func takeResponses() {
         var next = 0
         while next < outputReady.count {
             let exchange = outputReady[next]
             next += 1
             exchange.outputReady = false
-            guard !exchange.streamClosed else { continue }
-            if exchange.awaitingHead {
-                let hasBody: Bool?
-                do {
-                    hasBody = try exchange.takeResponseHead(into: responseFields)
-                } catch {
-                    session.reset(exchange.id)
-                    continue
-                }
-                guard let hasBody else {
-                    if exchange.exchangeClosed { session.reset(exchange.id) }
-                    continue
-                }
-                if !session.respond(exchange.id, fields: responseFields, hasBody: hasBody) {
-                    session.reset(exchange.id)
-                } else if !hasBody, !exchange.requestEnded {
-                    session.reset(exchange.id, code: 0)
-                }
-                if exchange.output.count == 0 { drained.append(exchange) }
-            } else if exchange.bodyDeferred {
-                exchange.bodyDeferred = false
-                session.resumeBody(exchange.id)
-            }
+            guard !exchange.streamClosed, exchange.bodyDeferred else { continue }
+            exchange.bodyDeferred = false
+            session.resumeBody(exchange.id)
         }
         outputReady.removeAll(keepingCapacity: true)
     }
@@ -189,18 +163,20 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
         guard let exchange = exchanges[carried.carrierTag] else { return }
         exchange.exchangeClosed = true
         if exchange.streamClosed { return }
-        // An exchange closes with its output drained once it answered in full; closing
-        // earlier (a client that stopped reading, a broken upstream) or before a head
-        // means the response cannot be completed: the stream is reset. A body that runs
-        // until close ends here.
-        let untilClose: Bool
-        if case .untilClose = exchange.response { untilClose = true } else { untilClose = false }
-        if exchange.awaitingHead || exchange.output.count > 0 && !exchange.responseComplete
-            || !exchange.responseComplete && !untilClose {
+        // An exchange closes once it answered in full (what is left of its body still goes
+        // out); closing before its head or in the middle of its body (a client that stopped
+        // reading, a broken upstream) means the response cannot be completed: the stream is
+        // reset.
+        switch exchange.response {
+        case .awaitingHead, .body(complete: false):
             session.reset(exchange.id)
-        } else if exchange.bodyDeferred || untilClose {
-            exchange.bodyDeferred = false
-            session.resumeBody(exchange.id)
+        case .body(complete: true):
+            if exchange.bodyDeferred {
+                exchange.bodyDeferred = false
+                session.resumeBody(exchange.id)
+            }
+        case .complete:
+            break
         }
         scheduleSend()
     }

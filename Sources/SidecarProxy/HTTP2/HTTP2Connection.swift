@@ -5,10 +5,10 @@ import SidecarHTTP
 import SidecarHTTP2
 
 /// One client connection speaking HTTP/2 (h2 by ALPN, or h2c with prior knowledge): frames
-/// through an `H2Session`, and each stream served by its own HTTP/1.1 exchange — a
-/// `ClientConnection` over a carried `Stream` — so a stream passes through exactly the parser,
-/// normalizer, access decisions, sign-in endpoints, header rewriting, limits, upstream pool
-/// and access line that a request read from a socket does.
+/// through an `H2Session`, and each stream served by its own exchange — a `ClientConnection`
+/// over a carried `Stream`, begun with the stream's typed request head — so a stream passes
+/// through exactly the field rules, normalizer, access decisions, sign-in endpoints, header
+/// rewriting, limits, upstream pool and access line that a request read from a socket does.
 ///
 /// The connection keeps what is HTTP/2's own: the session, the streams by id, request-body
 /// windows acknowledged as each exchange takes the bytes, responses framed as the client's
@@ -23,7 +23,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     let openedMs: Int64
     /// The streams' exchanges by stream id (a carried stream's `carrierTag`).
     var exchanges = StreamTable()
-    /// Response heads are translated into this one list, reused.
+    /// Response heads are written into this one list, reused.
     let responseFields = H2FieldList()
     /// Exchanges with request bytes to be told of, in arrival order (after the session call).
     var deliveries: [H2StreamExchange] = []

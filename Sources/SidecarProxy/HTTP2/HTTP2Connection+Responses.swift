@@ -1,0 +1,72 @@
+import SidecarHTTP
+import SidecarHTTP2
+
+/// The exchanges' response heads, typed, as HEADERS: the fields go through the same rules an
+/// HTTP/1.1 client's head goes through (`ForwardedFields` for an upstream's head, the one
+/// field list of `LocalResponse` for the sidecar's own answers) straight into the session's
+/// field list; the body follows as the plain bytes the exchange writes to its output.
+extension HTTP2Connection {
+    /// The upstream's final head for `client`'s stream; `setCookie`: a re-sealed session.
+    func respond(for client: ClientConnection, with head: HTTPResponseHead, setCookie: [UInt8]?) {
+        guard let exchange = openExchange(of: client) else { return }
+        let fields = responseFields
+        fields.removeAll()
+        fields.appendStatus(head.status)
+        head.withView { view in
+            view.forEachForwardedField(connection: head.connection, forwarding: .hopByHopOnly) { name, value in
+                fields.append(lowercasing: name, value: value)
+            }
+        }
+        if let setCookie {
+            setCookie.withUnsafeBytes { value in
+                Self.setCookieName.withUTF8Buffer { fields.append(lowercasing: UnsafeRawBufferPointer($0), value: value) }
+            }
+        }
+        submit(exchange, hasBody: head.framing != .none)
+    }
+
+    /// One of the sidecar's own answers for `client`'s stream, head and body.
+    func respond(for client: ClientConnection, with answer: LocalResponse, headOnly: Bool, requestId: [UInt8]) {
+        guard let exchange = openExchange(of: client) else { return }
+        let fields = responseFields
+        fields.removeAll()
+        fields.appendStatus(answer.status)
+        answer.forEachField(requestId: requestId) { name, value in fields.append(lowercasing: name, value: value) }
+        let hasBody = !headOnly && answer.bodyCount(requestId: requestId) > 0
+        if hasBody {
+            let output = client.stream.output
+            answer.writeBody(requestId: requestId) { _ = output.append($0) }
+        }
+        submit(exchange, hasBody: hasBody)
+        if hasBody { exchange.response = .body(complete: true) }
+    }
+
+    /// `client` wrote the last of its response body to its output.
+    func responseBodyComplete(for client: ClientConnection) {
+        guard let exchange = openExchange(of: client), case .body(complete: false) = exchange.response else { return }
+        exchange.response = .body(complete: true)
+        if exchange.bodyDeferred, !exchange.outputReady {
+            exchange.outputReady = true
+            outputReady.append(exchange)
+            scheduleSend()
+        }
+    }
+
+    private func openExchange(of client: ClientConnection) -> H2StreamExchange? {
+        guard let exchange = exchanges[client.stream.carrierTag], !exchange.streamClosed else { return nil }
+        return exchange
+    }
+
+    private func submit(_ exchange: H2StreamExchange, hasBody: Bool) {
+        guard case .awaitingHead = exchange.response else { return }
+        exchange.response = hasBody ? .body(complete: false) : .complete
+        if !session.respond(exchange.id, fields: responseFields, hasBody: hasBody) {
+            session.reset(exchange.id)
+        } else if !hasBody, !exchange.requestEnded {
+            session.reset(exchange.id, code: 0)  // NO_ERROR: the upload is not needed
+        }
+        scheduleSend()
+    }
+
+    private static let setCookieName: StaticString = "set-cookie"
+}
