@@ -4,6 +4,8 @@
 # (Debian's nghttp2-client) is the load: $CONNS connections, and
 #   h2, nginxh2         : 1 stream at a time per connection
 #   h2m100, nginxh2m100 : 100 concurrent streams per connection
+#   h2base [h2m100base] : (TLS_BASELINE_BIN=another sidecar binary) h2 [and h2m100] against
+#            that build's tlsbase listener: an A/B of a change in the same rounds
 # Sourced by proxy-bench.sh; the sidecar is the tls case's (tls.sh, sourced if not named).
 declare -F case_tls >/dev/null || . Benchmarks/cases.d/tls.sh
 command -v h2load >/dev/null || { echo "h2 case: h2load not found (apt install nghttp2-client)" >&2; exit 1; }
@@ -11,6 +13,10 @@ command -v h2load >/dev/null || { echo "h2 case: h2load not found (apt install n
 # to finish); name h2m100 to get it anyway.
 H2_CASES=(h2 nginxh2 h2m100 nginxh2m100)
 if [ "$INSTRUCTIONS" = 1 ]; then H2_CASES=(h2 nginxh2); has_case h2m100 && H2_CASES+=(nginxh2m100); fi
+if [ -n "${TLS_BASELINE_BIN:-}" ]; then
+  H2_CASES+=(h2base)
+  if [ "$INSTRUCTIONS" != 1 ] || has_case h2m100; then H2_CASES+=(h2m100base); fi
+fi
 for c in "${H2_CASES[@]}"; do has_case "$c" || CASES+=("$c"); done
 
 NGINX_H2_PORT=$(free_port)
@@ -36,6 +42,8 @@ echo "== h2: sidecar over h2 with the cookie → $sidecar_h2; nginx over h2 → 
 case_h2() { CASE_PORT=$TLS_PORT; CASE_PIDS="$SIDECAR_TLS_PID"; CASE_SCHEME=https; }
 case_nginxh2() { CASE_PORT=$NGINX_H2_PORT; CASE_PIDS="$NGINX_H2_PID"; CASE_SCHEME=https; }
 case_h2m100() { case_h2; }
+case_h2base() { CASE_PORT=$TLSBASE_PORT; CASE_PIDS="$SIDECAR_TLSBASE_PID"; CASE_SCHEME=https; }
+case_h2m100base() { case_h2base; }
 case_nginxh2m100() { case_nginxh2; }
 
 # Under callgrind, as many connections as wrk's there (10): each connection's handshake is
@@ -64,6 +72,8 @@ h2load_run() {  # h2load_run STREAMS
 load_h2() { h2load_run 1; }
 load_nginxh2() { h2load_run 1; }
 load_h2m100() { h2load_run 100; }
+load_h2base() { h2load_run 1; }
+load_h2m100base() { h2load_run 100; }
 load_nginxh2m100() { h2load_run 100; }
 
 # Memory per idle connection, HTTP/2 next to HTTP/1.1 over TLS: the same sidecar, the same
