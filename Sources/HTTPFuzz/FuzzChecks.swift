@@ -121,12 +121,13 @@ enum FuzzChecks {
 
     struct Decoded: Equatable {
         var body: [UInt8] = []
+        var trailers: [UInt8] = []
         var end: Int?
         var failed = false
     }
 
     static func decode(_ pieces: [UnsafeRawBufferPointer]) -> Decoded {
-        var decoder = ChunkedDecoder(limits: .init(maxExtensionBytes: 64, maxTrailerBytes: 128))
+        var decoder = ChunkedDecoder(limits: .init(maxExtensionBytes: 64, maxTrailerBytes: 128), reportingTrailers: true)
         var out = Decoded()
         var offset = 0
         for piece in pieces {
@@ -137,11 +138,15 @@ enum FuzzChecks {
                     case .data(let r):
                         check(r.lowerBound >= 0 && r.upperBound <= piece.count && !r.isEmpty, "data range")
                         out.body.append(contentsOf: piece[r])
+                    case .trailer(let r):
+                        check(r.lowerBound >= 0 && r.upperBound <= piece.count && !r.isEmpty, "trailer range")
+                        out.trailers.append(contentsOf: piece[r])
                     case .needMoreData:
                         check(index == piece.count, "need more only when consumed")
                         break loop
                     case .end:
                         check(decoder.isComplete, "complete at end")
+                        checkTrailerSection(out.trailers)
                         out.end = offset + index
                         return out
                     }
@@ -153,6 +158,21 @@ enum FuzzChecks {
             offset += piece.count
         }
         return out
+    }
+
+    /// A reported trailer section is whole `name: value` CRLF lines, each passing the field
+    /// grammar: what a proxy writes of it can be no more than lines it validated.
+    static func checkTrailerSection(_ section: [UInt8]) {
+        check(section.isEmpty || section.suffix(2) == [0x0D, 0x0A], "trailer section ends a line")
+        var lines = 0
+        section.withUnsafeBytes { raw in
+            RenderedFields.forEach(raw) { name, value in
+                lines += 1
+                check(!name.isEmpty && !name.contains(0x3A), "trailer name")
+                check(!value.contains(0x0D) && !value.contains(0x0A), "trailer value")
+            }
+        }
+        check(lines == section.count { $0 == 0x0A }, "one field a line")
     }
 
     static func paths(_ input: UnsafeRawBufferPointer) {

@@ -70,6 +70,7 @@ final class H2FuzzChecks: H2SessionDelegate {
     }
 
     func h2RequestData(_ stream: Int32, _ bytes: UnsafeRawBufferPointer) { session.consume(stream, bytes.count) }
+    func h2RequestTrailer(_ stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {}
     func h2RequestEnded(_ stream: Int32) {}
     func h2StreamClosed(_ stream: Int32, errorCode: UInt32) {}
     func h2ResponseBody(_ stream: Int32, into buffer: UnsafeMutableRawBufferPointer) -> H2Session.Body {

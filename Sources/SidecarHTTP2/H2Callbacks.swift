@@ -25,6 +25,8 @@ enum H2Callbacks {
     static let endHeadersFlag = UInt8(NGHTTP2_FLAG_END_HEADERS.rawValue)
     static let ackFlag = UInt8(NGHTTP2_FLAG_ACK.rawValue)
     static let requestCategory = Int32(NGHTTP2_HCAT_REQUEST.rawValue)
+    /// A HEADERS frame on a stream whose request head came before: its trailers.
+    static let trailerCategory = Int32(NGHTTP2_HCAT_HEADERS.rawValue)
     /// Returned by a callback that has ended the session itself (with GOAWAY already queued).
     static let callbackFailure = Int32(NGHTTP2_ERR_CALLBACK_FAILURE.rawValue)
     static let resetStream = Int32(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)
@@ -74,7 +76,14 @@ enum H2Callbacks {
         // Called per field: the session (alive for the whole receive call) is borrowed, not
         // retained and released each time.
         return Unmanaged<H2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef { session in
-            guard stream == session.headStream else { return 0 }  // trailers: dropped
+            guard stream == session.headStream else {
+                if sidecar_h2_headers_category(frame) == trailerCategory {
+                    session.delegate?.h2RequestTrailer(
+                        stream, name: UnsafeRawBufferPointer(start: name, count: nameLength),
+                        value: UnsafeRawBufferPointer(start: value, count: valueLength))
+                }
+                return 0
+            }
             let fits = session.head.add(
                 name: UnsafeRawBufferPointer(start: name, count: nameLength),
                 value: UnsafeRawBufferPointer(start: value, count: valueLength))
@@ -158,6 +167,10 @@ enum H2Callbacks {
             return ssize_t(NGHTTP2_ERR_DEFERRED.rawValue)
         case .bytes(let count, let end):
             if end { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+            return count
+        case .lastBeforeTrailers(let count, let trailers):
+            flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue
+            if session.submitTrailers(stream, trailers) { flags.pointee |= NGHTTP2_DATA_FLAG_NO_END_STREAM.rawValue }
             return count
         }
     }

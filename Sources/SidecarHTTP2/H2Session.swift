@@ -13,7 +13,9 @@ public protocol H2SessionDelegate: AnyObject {
     func h2SpareHead() -> HeadArrays
     /// Request body bytes (flow-controlled: `consume` opens the window again).
     func h2RequestData(_ stream: Int32, _ bytes: UnsafeRawBufferPointer)
-    /// The request's body is complete (END_STREAM; trailers, if any, are dropped).
+    /// One field of the request's trailers (a HEADERS frame after its body).
+    func h2RequestTrailer(_ stream: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+    /// The request's body is complete (END_STREAM), its trailers with it.
     func h2RequestEnded(_ stream: Int32)
     /// The stream is gone: answered and closed, reset by either side, or refused.
     func h2StreamClosed(_ stream: Int32, errorCode: UInt32)
@@ -34,6 +36,8 @@ public protocol H2SessionDelegate: AnyObject {
 public final class H2Session {
     public enum Body {
         case bytes(Int, end: Bool)
+        /// The last bytes, then these trailer fields (a HEADERS frame that ends the stream).
+        case lastBeforeTrailers(Int, H2FieldList)
         case deferred
     }
 
@@ -177,6 +181,12 @@ public final class H2Session {
             }
             return nghttp2_submit_response(session, stream, list.baseAddress, list.count, nil) == 0
         }
+    }
+
+    /// Trailer fields after `stream`'s body (from the body callback that gives its last bytes).
+    func submitTrailers(_ stream: Int32, _ fields: H2FieldList) -> Bool {
+        guard let session else { return false }
+        return fields.withNameValues { list in nghttp2_submit_trailer(session, stream, list.baseAddress, list.count) == 0 }
     }
 
     /// More of `stream`'s response body is ready.

@@ -3,13 +3,24 @@ import SidecarHTTP
 
 /// Moves one message body from a source queue to a destination queue as bytes arrive,
 /// re-framing on the way: Content-Length bodies move chain by chain without copying; chunked
-/// bodies are decoded (strictly, trailers dropped) and re-chunked (or written raw for an
-/// HTTP/1.0 reader); until-close bodies are chunked for HTTP/1.1 readers.
+/// bodies are decoded (strictly) and re-chunked (or written raw for an HTTP/1.0 reader or an
+/// HTTP/2 stream); until-close bodies are chunked for HTTP/1.1 readers. A chunked body's
+/// trailer fields are dropped, or — given a `FieldForwarding` — passed on: written after the
+/// last chunk when re-chunking, else kept for the caller (`trailerSection`, HTTP/2's trailers).
 struct BodyRelay {
     enum Source {
         case length(remaining: UInt64)
-        case chunked(ChunkedDecoder)
+        case chunked(ChunkedDecoder, TrailerPassing?)
         case untilClose
+    }
+
+    /// The trailer fields of one chunked body that are passed on: a class, allocated only for
+    /// a chunked body, so that a relay stays small to copy.
+    final class TrailerPassing {
+        let forwarding: FieldForwarding
+        var section: [UInt8] = []
+
+        init(_ forwarding: FieldForwarding) { self.forwarding = forwarding }
     }
 
     enum Progress: Equatable { case needMore, done, invalid, tooLarge }
@@ -20,11 +31,13 @@ struct BodyRelay {
     /// Body bytes moved so far (decoded length).
     private(set) var transferred: UInt64 = 0
 
-    /// `limit` 0 means unlimited.
-    init(framing: BodyFraming, chunkOutput: Bool, limit: UInt64 = 0) {
+    /// `limit` 0 means unlimited; `trailers`: how a chunked body's trailer fields are passed
+    /// on (nil: dropped).
+    init(framing: BodyFraming, chunkOutput: Bool, limit: UInt64 = 0, trailers: FieldForwarding? = nil) {
         switch framing {
         case .contentLength(let n): source = .length(remaining: n)
-        case .chunked: source = .chunked(ChunkedDecoder())
+        case .chunked:
+            source = .chunked(ChunkedDecoder(reportingTrailers: trailers != nil), trailers.map(TrailerPassing.init))
         case .untilClose: source = .untilClose
         case .none: source = .length(remaining: 0)
         }
@@ -33,6 +46,13 @@ struct BodyRelay {
     }
 
     var isUntilClose: Bool { if case .untilClose = source { return true } else { return false } }
+
+    /// The trailer section read (validated `name: value` CRLF lines, not yet filtered), when
+    /// trailers are passed on and the body is not re-chunked.
+    var trailerSection: [UInt8] {
+        if case .chunked(_, let passing?) = source { return passing.section }
+        return []
+    }
 
     mutating func relay(from src: ByteQueue, to dst: ByteQueue) -> Progress {
         switch source {
@@ -53,9 +73,9 @@ struct BodyRelay {
             if chunkOutput { dst.append("\r\n") }
             transferred += UInt64(n)
             return .needMore
-        case .chunked(var decoder):
-            let progress = decodeChunks(&decoder, from: src, to: dst)
-            source = .chunked(decoder)
+        case .chunked(var decoder, let trailers):
+            let progress = decodeChunks(&decoder, trailers, from: src, to: dst)
+            source = .chunked(decoder, trailers)
             return progress
         }
     }
@@ -69,7 +89,7 @@ struct BodyRelay {
     }
 
     private mutating func decodeChunks(
-        _ decoder: inout ChunkedDecoder, from src: ByteQueue, to dst: ByteQueue
+        _ decoder: inout ChunkedDecoder, _ trailers: TrailerPassing?, from src: ByteQueue, to dst: ByteQueue
     ) -> Progress {
         guard let input = src.unsafePrefix(src.count) else { return .needMore }
         var index = 0
@@ -90,16 +110,36 @@ struct BodyRelay {
                 if chunkOutput { appendChunkHeader(range.count, to: dst) }
                 dst.append(input.baseAddress! + range.lowerBound, count: range.count)
                 if chunkOutput { dst.append("\r\n") }
+            case .trailer(let range):
+                trailers?.section.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[range]))
             case .needMoreData:
                 break loop
             case .end:
-                if chunkOutput { dst.append("0\r\n\r\n") }
+                if chunkOutput { writeLastChunk(trailers, to: dst) }
                 progress = .done
                 break loop
             }
         }
         src.drain(index)
         return progress
+    }
+
+    /// The last chunk, the trailer fields that pass, and the end of the section.
+    private func writeLastChunk(_ trailers: TrailerPassing?, to dst: ByteQueue) {
+        guard let trailers, !trailers.section.isEmpty else {
+            dst.append("0\r\n\r\n")
+            return
+        }
+        dst.append("0\r\n")
+        trailers.section.withUnsafeBytes { section in
+            TrailerFields.forEach(section, forwarding: trailers.forwarding) { name, value in
+                dst.append(name.baseAddress, count: name.count)
+                dst.append(": ")
+                if value.count > 0 { dst.append(value.baseAddress, count: value.count) }
+                dst.append("\r\n")
+            }
+        }
+        dst.append("\r\n")
     }
 
     private func appendChunkHeader(_ size: Int, to dst: ByteQueue) {

@@ -70,8 +70,8 @@ struct LocalResponse {
         }
         if let identity {
             // Rendered once as `Name: value` CRLF lines, for forwarding (OpenedSession).
-            identity.withIdentityFields { Self.forEachLine($0, emit) }
-            identity.assertionField.withUnsafeBytes { Self.forEachLine($0, emit) }
+            identity.withIdentityFields { RenderedFields.forEach($0, emit) }
+            identity.assertionField.withUnsafeBytes { RenderedFields.forEach($0, emit) }
         }
         if !requestId.isEmpty { requestId.withUnsafeBytes { emit(Self.bytes("X-Request-Id"), $0) } }
     }
@@ -108,24 +108,6 @@ struct LocalResponse {
 
     private static func bytes(_ text: StaticString) -> UnsafeRawBufferPointer {
         UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
-    }
-
-    /// Each `Name: value` CRLF line of `block` as name and value.
-    private static func forEachLine(
-        _ block: UnsafeRawBufferPointer, _ emit: (_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void
-    ) {
-        var start = 0
-        while start < block.count {
-            var colon = start
-            while colon < block.count, block[colon] != UInt8(ascii: ":") { colon += 1 }
-            var end = colon
-            while end + 1 < block.count, !(block[end] == 0x0D && block[end + 1] == 0x0A) { end += 1 }
-            guard colon < end else { return }
-            var valueStart = colon + 1
-            while valueStart < end, block[valueStart] == 0x20 { valueStart += 1 }
-            emit(UnsafeRawBufferPointer(rebasing: block[start..<colon]), UnsafeRawBufferPointer(rebasing: block[valueStart..<end]))
-            start = end + 2
-        }
     }
 
     /// The body's length on the wire, the request id spliced in.

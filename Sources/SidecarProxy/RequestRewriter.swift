@@ -36,6 +36,9 @@ final class RequestRewriter {
     ]
     private let fromTrustedPeer: DropSets
     private let fromOtherPeer: DropSets
+    /// What a request's trailer fields may not carry besides `TrailerFields`' own list:
+    /// everything any request's head is stripped of, whoever sent it.
+    let trailerForwarding: FieldForwarding
     private let auth: AuthSettings?
     private let trustedProxies: [AddressRange]
     // Copied once into memory this object owns: written into every request without the
@@ -52,6 +55,7 @@ final class RequestRewriter {
         ]
         fromTrustedPeer = DropSets(dropped)
         fromOtherPeer = DropSets(dropped + Self.forwardingFields)
+        trailerForwarding = fromOtherPeer.both
         auth = options.auth
         trustedProxies = options.trustedProxies.compactMap(AddressRange.init)
         let upstreams = options.allUpstreams

@@ -15,6 +15,7 @@ func decodeChunked(_ pieces: [[UInt8]], limits: ChunkedDecoder.Limits = .init())
                 do throws(ChunkedDecodingError) {
                     switch try decoder.next(buf, index: &index) {
                     case .data(let r): body.append(contentsOf: buf[r])
+                    case .trailer: XCTFail("trailers reported unasked")
                     case .needMoreData: return .success(nil)
                     case .end:
                         var rest = Array(buf[index...])
@@ -126,5 +127,46 @@ final class ChunkedTests: XCTestCase {
         var header: [UInt8] = []
         ChunkedEncoder.appendChunkHeader(size: Int(Int64.max), to: &header)
         XCTAssertEqual(String(decoding: header, as: UTF8.self), "7FFFFFFFFFFFFFFF\r\n")
+    }
+
+    /// With `reportingTrailers`, the trailer section comes out whole — its lines, without the
+    /// final CRLF — however the input is cut, and the body is unchanged.
+    func testReportsTheTrailerSectionAcrossAnyCut() throws {
+        let expected = Array("X-Sum: 1\r\nX-T: a b\r\n".utf8)
+        for cut in 1..<wire.count {
+            var decoder = ChunkedDecoder(reportingTrailers: true)
+            var body: [UInt8] = [], trailers: [UInt8] = []
+            var ended = false
+            for piece in [Array(wire[..<cut]), Array(wire[cut...])] where !ended {
+                piece.withUnsafeBytes { buf in
+                    var index = 0
+                    decoding: while true {
+                        switch try! decoder.next(buf, index: &index) {
+                        case .data(let r): body += buf[r]
+                        case .trailer(let r): trailers += buf[r]
+                        case .needMoreData: break decoding
+                        case .end:
+                            ended = true
+                            break decoding
+                        }
+                    }
+                }
+            }
+            XCTAssertTrue(ended, "cut \(cut)")
+            XCTAssertEqual(body, self.body, "cut \(cut)")
+            XCTAssertEqual(trailers, expected, "cut \(cut)")
+        }
+    }
+
+    func testTrailerFieldsThatMayNotBePassedOnAreDropped() {
+        let section = Array(("X-Ok: 1\r\nContent-Length: 5\r\nX-Auth-User-Id: admin\r\nSet-Cookie: a=1\r\n"
+            + "Transfer-Encoding: chunked\r\nx_auth_email: e\r\nGrpc-Status:  0 \r\n").utf8)
+        var passed: [String] = []
+        section.withUnsafeBytes { raw in
+            TrailerFields.forEach(raw, forwarding: FieldForwarding(dropping: ["x-auth-*"])) { name, value in
+                passed.append(String(decoding: name, as: UTF8.self) + "=" + String(decoding: value, as: UTF8.self))
+            }
+        }
+        XCTAssertEqual(passed, ["X-Ok=1", "Grpc-Status=0"])
     }
 }

@@ -17,6 +17,7 @@ class H2Response:
         self.body = b""
         self.ended = False
         self.reset = None
+        self.trailers = []
 
     def header(self, name):
         for n, v in self.headers:
@@ -134,6 +135,8 @@ class H2Client:
         elif isinstance(event, h2.events.DataReceived):
             self.responses[event.stream_id].body += event.data
             self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+        elif isinstance(event, h2.events.TrailersReceived):
+            self.responses[event.stream_id].trailers += list(event.headers)
         elif isinstance(event, h2.events.StreamEnded):
             self.responses[event.stream_id].ended = True
         elif isinstance(event, h2.events.StreamReset):
@@ -141,6 +144,11 @@ class H2Client:
                 self.responses[event.stream_id].reset = event.error_code
         elif isinstance(event, h2.events.ConnectionTerminated):
             self.goaway = event
+
+    def send_trailers(self, sid, trailers):
+        """Ends stream `sid` with a HEADERS frame of trailer fields."""
+        self.conn.send_headers(sid, list(trailers), end_stream=True)
+        self.flush()
 
     def request(self, method="GET", path="/echo", headers=(), body=None, **kw):
         sid = self.start(method, path, headers, body, **kw)

@@ -7,11 +7,13 @@ separate control port for the tests themselves, so that looking at the statistic
 changes them.
 
 Proxied endpoints:
-  /echo            the request as received (line, headers in order, body length/sha256/body)
+  /echo            the request as received (line, headers in order, body length/sha256/body,
+                   the trailer fields of a chunked body)
   /bytes?n=N       Content-Length body of N bytes written in pieces (&piece=, &abort_after=;
                    &stall_after=K: K bytes, then nothing until the proxy closes, at most &stall=S s)
   /chunked?n=N&size=S   chunked body of N bytes in chunks of S bytes (&bad_after=K: after K
-                   bytes a chunk-size line that is not hex, then close)
+                   bytes a chunk-size line that is not hex, then close; &trailers=a:1|b:2:
+                   these trailer fields after the last chunk)
   /eof?n=N         body delimited by closing the connection (no length, no chunking)
   /slow?delay=S    answers after S seconds (or closes as soon as the proxy closes)
   /close?linger=S  answers, then closes S seconds later without sending `Connection: close`
@@ -96,8 +98,9 @@ def header(headers, name):
     return ", ".join(values) if values else None
 
 
-async def read_body(reader, headers, sink):
-    """Reads the request body by its framing, feeding `sink(bytes)`; returns the framing."""
+async def read_body(reader, headers, sink, trailers=None):
+    """Reads the request body by its framing, feeding `sink(bytes)` (and a chunked body's
+    trailer fields to the list `trailers`); returns the framing."""
     te = header(headers, "transfer-encoding")
     if te is not None:
         if te.lower() != "chunked":
@@ -106,8 +109,10 @@ async def read_body(reader, headers, sink):
             size_line = await reader.readuntil(b"\r\n")
             size = int(size_line.split(b";")[0].strip(), 16)
             if size == 0:
-                while (await reader.readuntil(b"\r\n")) != b"\r\n":
-                    pass  # trailer fields
+                while (line := await reader.readuntil(b"\r\n")) != b"\r\n":
+                    if trailers is not None:
+                        name, _, value = line[:-2].partition(b":")
+                        trailers.append([name.decode("latin-1"), value.strip(b" \t").decode("latin-1")])
                 return "chunked"
             remaining = size
             while remaining:
@@ -212,7 +217,8 @@ async def handle_request(reader, writer, method, target, version, headers):
     if (header(headers, "expect") or "").lower() == "100-continue":
         writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         await writer.drain()
-    framing = await read_body(reader, headers, sink)
+    trailers = []
+    framing = await read_body(reader, headers, sink, trailers)
     head_only = method == "HEAD"
 
     def send_simple(status, body, extra=(), content_type="application/octet-stream"):
@@ -253,7 +259,8 @@ async def handle_request(reader, writer, method, target, version, headers):
             writer.write(b"%x\r\n" % k + pattern(sent, k) + b"\r\n")
             sent += k
             await writer.drain()
-        writer.write(b"0\r\n\r\n")
+        extra = "".join("%s\r\n" % t for t in q.get("trailers", "").split("|") if t)
+        writer.write(b"0\r\n" + extra.encode("latin-1") + b"\r\n")
         return True
     if path == "/eof":
         n = int(q.get("n", "0"))
@@ -304,7 +311,7 @@ async def handle_request(reader, writer, method, target, version, headers):
         "method": method, "target": target, "version": version,
         "headers": [[n, v] for n, v in headers],
         "framing": framing, "body_len": body_len, "body_sha256": digest.hexdigest(),
-        "body": bytes(kept).decode("latin-1"),
+        "body": bytes(kept).decode("latin-1"), "trailers": trailers,
     }
     send_simple(200, json.dumps(echo).encode(), content_type="application/json")
     return True

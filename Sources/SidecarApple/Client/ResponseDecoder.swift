@@ -99,6 +99,8 @@ struct ResponseDecoder {
                 case .data(let range):
                     guard body.count + range.count <= maxBodyBytes else { return .failure(.bodyTooLarge) }
                     body.append(contentsOf: raw[range])
+                case .trailer:
+                    break  // not reported: this decoder drops trailers
                 case .needMoreData:
                     return nil
                 case .end:

@@ -190,6 +190,8 @@ final class ServiceConnection {
                     return false
                 }
                 body.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[range]))
+            case .trailer:
+                break  // not reported: this decoder drops trailers
             case .needMoreData:
                 break decoding
             case .end:

@@ -18,7 +18,8 @@ public enum ChunkedDecodingError: Error, Sendable, Hashable {
 
 /// Incremental decoder for `Transfer-Encoding: chunked` (RFC 9112 §7.1). Feed it whatever
 /// bytes arrived; it yields ranges of body data inside those bytes without copying.
-/// Trailer fields are validated, bounded and discarded.
+/// Trailer fields are validated and bounded, then discarded — or, `reportingTrailers`,
+/// yielded as the ranges of their lines (`.trailer`), for a proxy that passes them on.
 public struct ChunkedDecoder: Sendable {
     public struct Limits: Sendable, Hashable {
         /// Bytes of one chunk-size line after the hex digits (BWS and extensions).
@@ -35,6 +36,10 @@ public struct ChunkedDecoder: Sendable {
     public enum Event: Sendable, Hashable {
         /// Body bytes at these indices of the input just given.
         case data(Range<Int>)
+        /// Bytes of the trailer section at these indices (whole `name: value` CRLF lines once
+        /// all of it has been yielded; a line may be cut between two inputs). Only when
+        /// `reportingTrailers`; the section's final CRLF is not among them.
+        case trailer(Range<Int>)
         /// All input consumed; feed more.
         case needMoreData
         /// The last chunk and trailers are complete; bytes from `index` on belong to the
@@ -47,6 +52,15 @@ public struct ChunkedDecoder: Sendable {
         case data, dataCR, dataLF
         case trailerStart, trailerName, trailerValue, trailerLF, finalLF
         case done
+
+        /// `c`, read in this state, belongs to a trailer line (not the section's final CRLF).
+        func isInTrailer(at c: UInt8) -> Bool {
+            switch self {
+            case .trailerName, .trailerValue, .trailerLF: return true
+            case .trailerStart: return c != ASCII.cr
+            default: return false
+            }
+        }
     }
 
     private let limits: Limits
@@ -56,9 +70,11 @@ public struct ChunkedDecoder: Sendable {
     private var extensionBytes = 0
     private var remaining: UInt64 = 0
     private var trailerBytes = 0
+    private let reportingTrailers: Bool
 
-    public init(limits: Limits = Limits()) {
+    public init(limits: Limits = Limits(), reportingTrailers: Bool = false) {
         self.limits = limits
+        self.reportingTrailers = reportingTrailers
     }
 
     /// True once the final chunk and the trailer section have been read.
@@ -69,8 +85,11 @@ public struct ChunkedDecoder: Sendable {
     public mutating func next(
         _ input: UnsafeRawBufferPointer, index: inout Int
     ) throws(ChunkedDecodingError) -> Event {
+        // Where this call's trailer bytes began (-1: none yet).
+        var trailerRun = -1
         while index < input.count {
             let c = input[index]
+            if reportingTrailers, trailerRun < 0, state.isInTrailer(at: c) { trailerRun = index }
             switch state {
             case .size:
                 if let v = ASCII.hexValue(c) {
@@ -126,6 +145,8 @@ public struct ChunkedDecoder: Sendable {
                 extensionBytes = 0
             case .trailerStart:
                 if c == ASCII.cr {
+                    // The lines so far go out first; the next call comes back to this CR.
+                    if trailerRun >= 0 { return .trailer(trailerRun..<index) }
                     state = .finalLF
                 } else if c == ASCII.lf {
                     throw .missingCRLF
@@ -161,6 +182,7 @@ public struct ChunkedDecoder: Sendable {
             }
             index += 1
         }
+        if trailerRun >= 0 { return .trailer(trailerRun..<index) }
         return state == .done ? .end : .needMoreData
     }
 

@@ -137,7 +137,7 @@ extension ClientConnection {
         if !machine.course.requestBodyDone {
             exchange.requestRelay = BodyRelay(
                 framing: head.framing, chunkOutput: head.framing == .chunked,
-                limit: worker.options.maxUploadBytes)
+                limit: worker.options.maxUploadBytes, trailers: worker.rewriter.trailerForwarding)
         }
         connectUpstream(head, view, fresh: false)
     }

@@ -217,7 +217,7 @@ extension ClientConnection {
             // HTTP/2 frames the body itself: the relay takes the upstream's framing off.
             http2.respond(for: self, with: head, setCookie: exchange.identity.setCookie)
             _ = machine.receive(.finalHeadWritten)
-            exchange.responseRelay = BodyRelay(framing: head.framing, chunkOutput: false)
+            exchange.responseRelay = BodyRelay(framing: head.framing, chunkOutput: false, trailers: .hopByHopOnly)
             return
         }
         let chunked: Bool
@@ -230,7 +230,7 @@ extension ClientConnection {
         }
         if !head.connection.keepAlive && head.framing == .untilClose && !chunked { _ = machine.receive(.mustClose) }
         writeResponseHead(head, chunked: chunked)
-        exchange.responseRelay = BodyRelay(framing: head.framing, chunkOutput: chunked)
+        exchange.responseRelay = BodyRelay(framing: head.framing, chunkOutput: chunked, trailers: chunked ? .hopByHopOnly : nil)
     }
 
     func writeResponseHead(_ head: HTTPResponseHead, chunked: Bool) {
@@ -345,8 +345,8 @@ extension ClientConnection {
     }
 
     func finishResponse() {
+        if let http2 { http2.responseBodyComplete(for: self, trailers: exchange.responseRelay?.trailerSection ?? []) }
         exchange.responseRelay = nil
-        http2?.responseBodyComplete(for: self)
         logExchange()
         if let upstream = exchange.upstream {
             exchange.upstream = nil

@@ -30,6 +30,10 @@ final class H2StreamExchange {
     }
 
     var response = Response.awaitingHead
+    /// The request's trailer lines until its body ends (a chunked body only).
+    var requestTrailers: [UInt8] = []
+    /// The response's trailer fields, sent after its body.
+    var responseTrailers: H2FieldList?
     /// The session holds a deferred body read for this stream (`resumeBody` wakes it).
     var bodyDeferred = false
     /// The exchange closed its side (response finished, or it gave up).

@@ -41,10 +41,19 @@ extension HTTP2Connection {
         if hasBody { exchange.response = .body(complete: true) }
     }
 
-    /// `client` wrote the last of its response body to its output.
-    func responseBodyComplete(for client: ClientConnection) {
+    /// `client` wrote the last of its response body to its output; `trailers`: the trailer
+    /// section of a chunked upstream body (`BodyRelay.trailerSection`), sent after it as the
+    /// rules for forwarded trailers allow (`TrailerFields`).
+    func responseBodyComplete(for client: ClientConnection, trailers: [UInt8]) {
         guard let exchange = openExchange(of: client), case .body(complete: false) = exchange.response else { return }
         exchange.response = .body(complete: true)
+        if !trailers.isEmpty {
+            let fields = H2FieldList()
+            trailers.withUnsafeBytes { section in
+                TrailerFields.forEach(section, forwarding: .hopByHopOnly) { fields.append(lowercasing: $0, value: $1) }
+            }
+            if fields.count > 0 { exchange.responseTrailers = fields }
+        }
         if exchange.bodyDeferred, !exchange.outputReady {
             exchange.outputReady = true
             outputReady.append(exchange)

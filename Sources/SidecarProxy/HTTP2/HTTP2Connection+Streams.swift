@@ -47,11 +47,36 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
         }
     }
 
+    /// Trailers pass to the exchange in the chunked framing its body already has, where the
+    /// relay holds them to the same rules as an HTTP/1.1 client's (`TrailerFields`); a body
+    /// with a `content-length` has no place for them in HTTP/1.1, and they are dropped.
+    func h2RequestTrailer(_ id: Int32, name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        guard let exchange = exchanges[id], exchange.chunkedRequest, !exchange.requestEnded else { return }
+        exchange.requestTrailers.append(contentsOf: name)
+        exchange.requestTrailers.append(contentsOf: ": ".utf8)
+        exchange.requestTrailers.append(contentsOf: value)
+        exchange.requestTrailers.append(contentsOf: "\r\n".utf8)
+        if exchange.requestTrailers.count > Self.maxTrailerBytes { session.reset(id, code: 0xb) }  // ENHANCE_YOUR_CALM
+    }
+
+    /// As `ChunkedDecoder.Limits.maxTrailerBytes`: a larger section would be refused there.
+    static let maxTrailerBytes = 8192
+
     func h2RequestEnded(_ id: Int32) {
         guard let exchange = exchanges[id], !exchange.requestEnded else { return }
         exchange.requestEnded = true
         guard !exchange.exchangeClosed else { return }
-        if exchange.chunkedRequest { _ = exchange.client.stream.input.append(ChunkedEncoder.lastChunk) }
+        if exchange.chunkedRequest {
+            let input = exchange.client.stream.input
+            if exchange.requestTrailers.isEmpty {
+                _ = input.append(ChunkedEncoder.lastChunk)
+            } else {
+                _ = input.append("0\r\n")
+                _ = input.append(exchange.requestTrailers)
+                _ = input.append("\r\n")
+                exchange.requestTrailers = []
+            }
+        }
         if !exchange.deliveryPending {
             exchange.deliveryPending = true
             deliveries.append(exchange)
@@ -107,6 +132,7 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
         if hadOutput, exchange.output.count == 0 { drained.append(exchange) }
         if taken.end {
             if !exchange.requestEnded { session.reset(id, code: 0) }  // NO_ERROR: the upload is not needed
+            if let trailers = exchange.responseTrailers { return .lastBeforeTrailers(taken.count, trailers) }
             return .bytes(taken.count, end: true)
         }
         if taken.count == 0 {
