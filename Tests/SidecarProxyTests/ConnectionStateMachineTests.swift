@@ -9,7 +9,7 @@ final class ConnectionStateMachineTests: XCTestCase {
     typealias Event = Machine.Event
     typealias Action = Machine.Action
 
-    static let timeouts = Machine.Timeouts(idleMs: 60_000, headerMs: 10_000, connectMs: 5_000, upstreamMs: 30_000)
+    static let timeouts = Machine.Timeouts(idleMs: 60_000, headerMs: 10_000, upstreamMs: 30_000)
 
     struct Row {
         let name: String
@@ -191,14 +191,14 @@ final class ConnectionStateMachineTests: XCTestCase {
     func testTheTable() {
         for row in Self.rows {
             var machine = Machine(timeouts: Self.timeouts, handshake: row.handshake, proxyHeader: row.proxyHeader)
-            for event in row.before { _ = machine.receive(event) }
-            let action = machine.receive(row.event)
+            for event in row.before { _ = machine.replay(event) }
+            let action = machine.replay(row.event)
             XCTAssertEqual(action, row.action, row.name)
             XCTAssertEqual(machine.phase, row.phase, row.name)
             XCTAssertEqual(machine.deadline, row.deadline, row.name)
-            if let keepAlive = row.keepAlive { XCTAssertEqual(machine.course.keepAlive, keepAlive, row.name) }
+            if let keepAlive = row.keepAlive { XCTAssertEqual(machine.keepAlive, keepAlive, row.name) }
             if let promised = row.promisedKeepAlive {
-                XCTAssertEqual(machine.course.promisedKeepAlive, promised, row.name)
+                XCTAssertEqual(machine.promisedKeepAlive, promised, row.name)
             }
         }
     }
@@ -231,9 +231,9 @@ final class ConnectionStateMachineTests: XCTestCase {
             (.closed, .cancelDeadline, .closed),
         ]
         for (index, (event, action, phase)) in script.enumerated() {
-            XCTAssertEqual(machine.receive(event), action, "step \(index)")
+            XCTAssertEqual(machine.replay(event), action, "step \(index)")
             XCTAssertEqual(machine.phase, phase, "step \(index)")
         }
-        XCTAssertFalse(machine.course.retried)
+        XCTAssertFalse(machine.retried)
     }
 }

@@ -1,30 +1,48 @@
 import Glibc
 import SidecarEvent
 
-/// What `ConnectionStateMachine` decides, done on the sockets and the timer.
+/// What `ConnectionStateMachine` decides, done on the sockets and the timer: one `perform`
+/// per action type. Inlined: each call site keeps only its own type's cases, so the common
+/// ones cost no call. The actions that need their event's own context (a refusal's fresh
+/// exchange, a retry, a late local answer) are taken where the event is reported.
 extension ClientConnection {
-    /// Carries out what the state machine decided. The decisions that need the event's own
-    /// context (retry or fail, a local answer, a refusal's fresh exchange) are taken where
-    /// the event is reported. Inlined: at each call site only the actions its event can
-    /// produce remain, so the common ones cost no call.
     @inline(__always)
-    func perform(_ action: ConnectionStateMachine.Action) {
+    func perform(_ action: ConnectionStateMachine.DeadlineAction) {
         switch action {
         case .none:
             break
         case .arm(_, let ms):
             startDeadline(ms)
-        case .cancelDeadline:
+        case .cancel:
             deadline.cancel()
             timerAtMs = .max
-        case .stopReading:
-            stream.pauseReading()
-        case .end:
-            clientEnded()
+        }
+    }
+
+    @inline(__always)
+    func perform(_ action: ConnectionStateMachine.NextAction) {
+        switch action {
         case .readNextHead:
             readHeads()
         case .beginClosing:
             beginClosing()
+        }
+    }
+
+    @inline(__always)
+    func perform(_ action: ConnectionStateMachine.InputEndAction) {
+        switch action {
+        case .end:
+            clientEnded()
+        case .stopReading:
+            stream.pauseReading()
+        }
+    }
+
+    func perform(_ action: ConnectionStateMachine.ClosingAction) {
+        switch action {
+        case .none:
+            break
         case .awaitOutput(let ms):
             startDeadline(ms)
             updateClientReading()
@@ -40,6 +58,13 @@ extension ClientConnection {
             stream.input.drain(stream.pendingInput)
             startDeadline(ms)
             stream.resumeReading()
+        }
+    }
+
+    func perform(_ action: ConnectionStateMachine.ExpiryAction) {
+        switch action {
+        case .none:
+            break
         case .close:
             close()
         case .refuseTimedOutHead:
@@ -61,6 +86,13 @@ extension ClientConnection {
             failUpstream(504, upstreamFault: true)
         case .checkUpstream:
             checkUpstream()
+        }
+    }
+
+    func perform(_ action: ConnectionStateMachine.SilenceAction) {
+        switch action {
+        case .close:
+            close()
         case .abortExchange:
             abort(.upstreamTimeout)
         case .upstreamTimedOut:
@@ -68,8 +100,6 @@ extension ClientConnection {
             failUpstream(504, upstreamFault: true)
         case .requestTimedOut:
             failUpstream(408)
-        case .startRefusal, .retryUpstream, .failUpstream, .respondLocally:
-            preconditionFailure("\(action) is taken where its event is reported")
         }
     }
 }

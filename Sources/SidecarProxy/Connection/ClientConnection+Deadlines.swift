@@ -46,7 +46,7 @@ extension ClientConnection {
             timerAtMs = deadlineAtMs
             return
         }
-        perform(machine.receive(.deadlineFired))
+        perform(machine.deadlineFired())
     }
 
     /// The upstream deadline passed: a slow client, a slow request body, or an upstream
@@ -63,9 +63,9 @@ extension ClientConnection {
         let idleFor = worker.nowMs - exchange.lastProgressMs
         let timeout = upstreamTimeoutMs
         if idleFor < timeout {
-            perform(machine.receive(.upstreamWaiting(ms: min(timeout - idleFor, bodyRateRecheckMs))))
+            perform(machine.upstreamWaiting(ms: min(timeout - idleFor, bodyRateRecheckMs)))
         } else {
-            perform(machine.receive(.upstreamSilent(responseStarted: exchange.response != nil)))
+            perform(machine.upstreamSilent(responseStarted: exchange.response != nil))
         }
     }
 
@@ -79,7 +79,7 @@ extension ClientConnection {
         // The deadline now also guards the client: it fires within the send bound (when it
         // finds the upstream resumed meanwhile, it re-arms for the upstream's remaining time).
         if machine.deadline == .upstream {
-            perform(machine.receive(.upstreamWaiting(ms: min(worker.options.idleTimeoutMs, upstreamTimeoutMs))))
+            perform(machine.upstreamWaiting(ms: min(worker.options.idleTimeoutMs, upstreamTimeoutMs)))
         }
     }
 
@@ -95,7 +95,7 @@ extension ClientConnection {
         let bound = worker.options.idleTimeoutMs
         let waited = now - exchange.clientWriteProgressMs
         if waited < bound {
-            perform(machine.receive(.upstreamWaiting(ms: bound - waited)))
+            perform(machine.upstreamWaiting(ms: bound - waited))
         } else {
             abort(.clientSendTimeout)
         }
@@ -104,7 +104,7 @@ extension ClientConnection {
     /// Arms the deadline of an exchange waiting on the upstream: `upstream_timeout`, or
     /// sooner while a request body is arriving and its rate is to be checked.
     func armUpstreamDeadline() {
-        perform(machine.receive(.upstreamWaiting(ms: min(upstreamTimeoutMs, bodyRateRecheckMs))))
+        perform(machine.upstreamWaiting(ms: min(upstreamTimeoutMs, bodyRateRecheckMs)))
     }
 
     /// When to look at the request body's rate again: at the end of the grace period, then
@@ -130,7 +130,7 @@ extension ClientConnection {
     /// end); after a response has started only the close is left.
     func refuseSlowBody() {
         exchange.requestRelay = nil
-        perform(machine.receive(.mustClose))
+        machine.mustClose()
         exchange.incomplete = .requestBodyTooSlow
         if exchange.response == nil {
             failUpstream(408)

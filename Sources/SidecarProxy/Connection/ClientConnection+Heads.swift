@@ -15,7 +15,7 @@ extension ClientConnection {
         while phase == .waitingForHead {
             let available = stream.pendingInput
             guard available > 0 else {
-                perform(machine.receive(.inputIdle))
+                perform(machine.inputIdle())
                 updateClientReading()
                 return
             }
@@ -34,7 +34,7 @@ extension ClientConnection {
                     becomeHTTP2()
                     return
                 case .partial:
-                    perform(machine.receive(.headIncomplete))
+                    perform(machine.headIncomplete())
                     return
                 case .no:
                     break
@@ -51,7 +51,7 @@ extension ClientConnection {
             }
             guard let head = parsed else {
                 worker.recycle(spare)
-                perform(machine.receive(.headIncomplete))
+                perform(machine.headIncomplete())
                 return
             }
             stream.input.drain(head.headLength)
@@ -72,8 +72,7 @@ extension ClientConnection {
 
     /// Begins an exchange on the blank one the previous exchange left.
     func startExchange(_ head: HTTPRequestHead) {
-        _ = machine.receive(
-            .headParsed(keepAlive: head.connection.keepAlive, hasBody: head.framing != .none, draining: worker.isDraining))
+        machine.headParsed(keepAlive: head.connection.keepAlive, hasBody: head.framing != .none, draining: worker.isDraining)
         exchange.request = head
         exchange.facts = RequestFacts(head)
         exchange.startedMs = worker.nowMs
@@ -110,12 +109,12 @@ extension ClientConnection {
         exchange.upstreamIndex = upstreamIndex
         switch decision {
         case .respond(let answer):
-            _ = machine.receive(.answerWithoutReadingBody)
+            machine.answerWithoutReadingBody()
             respond(answer)
             return
         case .refuse(let answer, let rule, let reason):
             logRuleRefusal(rule: rule, reason: reason)
-            _ = machine.receive(.answerWithoutReadingBody)
+            machine.answerWithoutReadingBody()
             respond(answer)
             return
         case .endpoint(let endpoint):
@@ -134,7 +133,7 @@ extension ClientConnection {
             _ = copy.withUnsafeMutableBytes { stream.input.copyPrefix(into: $0) }
             exchange.replayBody = copy
         }
-        if !machine.course.requestBodyDone {
+        if !machine.requestBodyDone {
             exchange.requestRelay = BodyRelay(
                 framing: head.framing, chunkOutput: head.framing == .chunked,
                 limit: worker.options.maxUploadBytes, trailers: worker.rewriter.trailerForwarding)

@@ -18,13 +18,13 @@ extension ClientConnection {
         if let refusal = auth.signInRateRefusal(
             endpoint, head, peer: peerText, peerTrusted: peerTrusted,
             apiClient: worker.policy.isAPIClient(head, path: exchange.path)) {
-            _ = machine.receive(.answerWithoutReadingBody)
+            machine.answerWithoutReadingBody()
             respond(refusal)
             return
         }
         let limit = UInt64(max(0, min(endpoint.bodyLimit, auth.settings.maxBodyBytes)))
-        if machine.course.requestBodyDone || limit == 0 {
-            _ = machine.receive(.answerWithoutReadingBody)
+        if machine.requestBodyDone || limit == 0 {
+            machine.answerWithoutReadingBody()
             runLocal(endpoint, body: [])
             return
         }
@@ -39,7 +39,7 @@ extension ClientConnection {
         exchange.localEndpoint = endpoint
         exchange.localBody = buffer
         exchange.localRelay = BodyRelay(framing: head.framing, chunkOutput: false, limit: limit)
-        perform(machine.receive(.localBodyStarted))
+        perform(machine.localBodyStarted())
         readLocalBody()
     }
 
@@ -56,7 +56,7 @@ extension ClientConnection {
             exchange.clearLocal()
             refuse(progress == .invalid ? 400 : 413)
         case .done:
-            _ = machine.receive(.requestBodyComplete)
+            machine.requestBodyComplete()
             let body = buffer.removeAll()
             exchange.clearLocal()
             runLocal(endpoint, body: body)
@@ -87,13 +87,16 @@ extension ClientConnection {
         let generation = localGeneration
         let answer = auth.handle(endpoint, call) { [weak self] answer in
             guard let self, self.localGeneration == generation else { return }
-            if self.machine.receive(.localAnswered) == .respondLocally { self.respond(answer) }
+            switch self.machine.localAnswered() {
+            case .respond: self.respond(answer)
+            case .drop: break  // late: the exchange already ended (504, the client gone)
+            }
         }
         switch answer {
         case .now(let response):
             respond(response)
         case .later:
-            perform(machine.receive(.localAnswerPending))
+            perform(machine.localAnswerPending())
             updateClientReading()
         }
     }
@@ -102,11 +105,14 @@ extension ClientConnection {
 
     /// A request the sidecar refuses (bad head, too large, timeout): answer and close.
     func refuse(_ code: Int) {
-        if machine.receive(.refused) == .startRefusal {
+        switch machine.refused() {
+        case .startRefusal:
             exchange.startedMs = worker.nowMs
             worker.requestIDs.next(into: &exchange.requestId)
             startTrace()
             markSpanStart()
+        case .answerInExchange:
+            break
         }
         respond(.plain(code))
     }
@@ -117,13 +123,13 @@ extension ClientConnection {
         let headOnly = exchange.facts.present && exchange.facts.method == .head
         if let http2 {
             http2.respond(for: self, with: answer, headOnly: headOnly, requestId: exchange.requestId)
-            _ = machine.receive(.finalHeadWritten)
+            machine.finalHeadWritten()
         } else {
             worker.lineScratch.reset()
             answer.write(
-                keepAlive: machine.course.keepAlive, headOnly: headOnly, requestId: exchange.requestId,
+                keepAlive: machine.keepAlive, headOnly: headOnly, requestId: exchange.requestId,
                 into: &worker.lineScratch)
-            _ = machine.receive(.finalHeadWritten)
+            machine.finalHeadWritten()
             worker.lineScratch.write(to: stream.output)
         }
         exchange.bytesSent = UInt64(answer.bodyCount(requestId: exchange.requestId))
@@ -139,6 +145,6 @@ extension ClientConnection {
     func finishExchange() {
         dropUpstream()
         if let head = exchange.reset() { worker.recycle(HeadArrays(of: head)) }
-        perform(machine.receive(.exchangeFinished(draining: worker.isDraining, drainGraceOver: worker.drainIdleGraceOver)))
+        perform(machine.exchangeFinished(draining: worker.isDraining, drainGraceOver: worker.drainIdleGraceOver))
     }
 }

@@ -42,7 +42,7 @@ extension ClientConnection {
             proxyHeaderBytes = []
             if case .client(let address, _) = header.source { adoptClient(address) } else { distrustUnnamedClient() }
             stream.endPreamble()
-            perform(machine.receive(.proxyHeaderRead))
+            perform(machine.proxyHeaderRead())
         }
     }
 

@@ -11,7 +11,7 @@ extension ClientConnection {
         exchange.status = 101
         writeResponseHead(head, chunked: false)
         logExchange()
-        perform(machine.receive(.tunnelStarted))
+        perform(machine.tunnelStarted())
         exchange.requestRelay = nil
         tunnelUpstreamToClient()
         tunnelClientToUpstream()

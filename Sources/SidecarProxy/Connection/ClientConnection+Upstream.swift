@@ -37,8 +37,7 @@ extension ClientConnection {
             sendRequest(head, view)
         case .connecting(let connection):
             attach(connection)
-            machine.timeouts.connectMs = pool.connectTimeoutMs
-            perform(machine.receive(.upstreamConnecting))
+            perform(machine.upstreamConnecting(timeoutMs: pool.connectTimeoutMs))
             writeRequest(head, view)
         case .failed(let code):
             metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
@@ -74,7 +73,7 @@ extension ClientConnection {
             failUpstream(503)
             return
         }
-        if machine.course.retried, machine.course.requestBodyDone, let replayBody = exchange.replayBody {
+        if machine.retried, machine.requestBodyDone, let replayBody = exchange.replayBody {
             _ = upstream.stream.output.append(replayBody)
         }
         relayRequestBody()
@@ -90,10 +89,10 @@ extension ClientConnection {
                 break
             case .done:
                 exchange.requestRelay = nil
-                _ = machine.receive(.requestBodyComplete)
+                machine.requestBodyComplete()
             case .invalid, .tooLarge:
                 exchange.requestRelay = nil
-                _ = machine.receive(.mustClose)
+                machine.mustClose()
                 if exchange.response == nil {
                     dropUpstream()
                     refuse(progress == .invalid ? 400 : 413)
@@ -144,7 +143,7 @@ extension ClientConnection {
             upstreamEnded(error)
             return
         }
-        _ = machine.receive(.upstreamBytes)
+        machine.upstreamBytes()
         switch phase {
         case .tunnel:
             tunnelUpstreamToClient()
@@ -196,8 +195,8 @@ extension ClientConnection {
                 // Only to the protocol the client asked for (a WebSocket upgrade is all that
                 // passes): after any other switch the connection is closed with the 502, so
                 // nothing the client sends next can reach the upstream unchecked.
-                guard clientUpgrade, head.connection.upgrade, head.upgradesToWebSocket, machine.course.requestBodyDone else {
-                    _ = machine.receive(.mustClose)
+                guard clientUpgrade, head.connection.upgrade, head.upgradesToWebSocket, machine.requestBodyDone else {
+                    machine.mustClose()
                     failUpstream(502, upstreamFault: true)
                     return
                 }
@@ -216,7 +215,7 @@ extension ClientConnection {
         if let http2 {
             // HTTP/2 frames the body itself: the relay takes the upstream's framing off.
             http2.respond(for: self, with: head, setCookie: exchange.identity.setCookie)
-            _ = machine.receive(.finalHeadWritten)
+            machine.finalHeadWritten()
             exchange.responseRelay = BodyRelay(framing: head.framing, chunkOutput: false, trailers: .hopByHopOnly)
             return
         }
@@ -226,9 +225,9 @@ extension ClientConnection {
             chunked = false
         case .chunked, .untilClose:
             chunked = clientVersion == .http11
-            if !chunked { _ = machine.receive(.mustClose) }  // HTTP/1.0 reader: the close delimits the body
+            if !chunked { machine.mustClose() }  // HTTP/1.0 reader: the close delimits the body
         }
-        if !head.connection.keepAlive && head.framing == .untilClose && !chunked { _ = machine.receive(.mustClose) }
+        if !head.connection.keepAlive && head.framing == .untilClose && !chunked { machine.mustClose() }
         writeResponseHead(head, chunked: chunked)
         exchange.responseRelay = BodyRelay(framing: head.framing, chunkOutput: chunked, trailers: chunked ? .hopByHopOnly : nil)
     }
@@ -237,13 +236,13 @@ extension ClientConnection {
         guard exchange.facts.present else { return }
         let clientVersion = exchange.facts.version
         guard ResponseRewriter.write(
-            head, chunked: chunked, keepAlive: machine.course.keepAlive, clientVersion: clientVersion,
+            head, chunked: chunked, keepAlive: machine.keepAlive, clientVersion: clientVersion,
             setCookie: head.status >= 200 ? exchange.identity.setCookie : nil, to: stream.output)
         else {
             abort(.upstreamInvalidHead)
             return
         }
-        if head.status >= 200 { _ = machine.receive(.finalHeadWritten) }
+        if head.status >= 200 { machine.finalHeadWritten() }
     }
 
     func relayResponseBody() {
@@ -312,13 +311,18 @@ extension ClientConnection {
             return
         }
         // A reset means the upstream never read the request: safe to replay a body we kept.
-        let decision = machine.receive(.upstreamFailed(
+        switch machine.upstreamFailed(
             reused: exchange.upstream?.isReused == true, idempotent: isRetryable, reset: error == ECONNRESET,
-            bodyKept: exchange.replayBody != nil))
-        if decision == .retryUpstream {
+            bodyKept: exchange.replayBody != nil)
+        {
+        case .retry:
             dropUpstream()
             if let request = exchange.request { request.withView { connectUpstream(request, $0, fresh: true) } }
             return
+        case .ignore:
+            return
+        case .fail:
+            break
         }
         if exchange.upstream?.stream.isClosed == false || error != 0 {
             worker.logUpstreamFailure("exchange", errno: error == 0 ? ECONNRESET : error, upstream: exchange.upstream?.pool)
@@ -339,7 +343,7 @@ extension ClientConnection {
     func failUpstream(_ code: Int, upstreamFault: Bool = false) {
         exchange.upstreamFailure = upstreamFault
         dropUpstream()
-        _ = machine.receive(.answerWithoutReadingBody)
+        machine.answerWithoutReadingBody()
         guard let request = exchange.request else { return respond(.plain(code)) }
         respond(worker.policy.localError(code, request, path: exchange.path))
     }
@@ -350,11 +354,11 @@ extension ClientConnection {
         logExchange()
         if let upstream = exchange.upstream {
             exchange.upstream = nil
-            let reusable = exchange.response?.keepAlive == true && machine.course.requestBodyDone
+            let reusable = exchange.response?.keepAlive == true && machine.requestBodyDone
                 && upstream.stream.pendingInput == 0
             if reusable { upstream.pool.release(upstream) } else { upstream.pool.discard(upstream) }
         }
-        _ = machine.receive(.answerWithoutReadingBody)
+        machine.answerWithoutReadingBody()
         finishExchange()
     }
 

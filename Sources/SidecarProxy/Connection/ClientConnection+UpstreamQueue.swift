@@ -33,8 +33,7 @@ extension ClientConnection {
         upstreamWait = fresh ? .waitingFresh : .waiting
         pool.budget.waiters.append(self)
         stream.pauseReading()
-        machine.timeouts.connectMs = pool.connectTimeoutMs
-        perform(machine.receive(.upstreamConnecting))
+        perform(machine.upstreamConnecting(timeoutMs: pool.connectTimeoutMs))
     }
 
     /// Whether a connection would be had now (the worker's pass over its waiters).
@@ -66,7 +65,7 @@ extension ClientConnection {
         leaveUpstreamQueue()
         worker.logUpstreamBusy(pool)
         exchange.upstreamFailure = false
-        _ = machine.receive(.answerWithoutReadingBody)
+        machine.answerWithoutReadingBody()
         var answer = exchange.request.map { worker.policy.localError(503, $0, path: exchange.path) } ?? .plain(503)
         answer.extraFields.append(("Retry-After", Self.retryAfterBusy))
         respond(answer)

@@ -104,9 +104,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     }
 
     private static func timeouts(_ options: ProxyOptions) -> ConnectionStateMachine.Timeouts {
-        .init(
-            idleMs: options.idleTimeoutMs, headerMs: options.headerTimeoutMs,
-            connectMs: options.upstreamConnectTimeoutMs, upstreamMs: options.upstreamTimeoutMs)
+        .init(idleMs: options.idleTimeoutMs, headerMs: options.headerTimeoutMs, upstreamMs: options.upstreamTimeoutMs)
     }
 
     /// The exchange came over HTTP/2 (its stream is carried by an `HTTP2Connection`).
@@ -116,7 +114,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     func stream(_ stream: Stream, didRead count: Int, error: Int32) {
         guard count > 0 else {
-            perform(machine.receive(.inputEnded(clean: error == 0)))
+            perform(machine.inputEnded(clean: error == 0))
             return
         }
         switch phase {
@@ -143,7 +141,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     func streamDidDrain(_ stream: Stream) {
         switch phase {
         case .closing:
-            perform(machine.receive(.outputDrained))
+            perform(machine.outputDrained())
         case .exchanging:
             exchange.lastProgressMs = worker.nowMs
             if let upstream = exchange.upstream, upstream.stream.isReadPaused {
@@ -164,16 +162,15 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             becomeHTTP2()
             return
         }
-        perform(machine.receive(.handshakeFinished))
+        perform(machine.handshakeFinished())
     }
 
     /// The client speaks HTTP/2: an `HTTP2Connection` takes the socket and this connection's
     /// place at the worker, and starts on whatever was already read.
     func becomeHTTP2() {
-        deadline.cancel()
+        perform(machine.closed())
         let successor = HTTP2Connection(
             worker: worker, stream: stream, peerText: peerText, peerTrusted: peerTrusted, openedMs: openedMs)
-        _ = machine.receive(.closed)
         worker.handOver(from: self, to: successor)
         successor.start()
     }
@@ -192,7 +189,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     /// connection stays open for the worker's grace period, so a request already on its way
     /// is answered instead of meeting a reset.
     func drain() {
-        perform(machine.receive(.drain))
+        machine.drain()
     }
 
     /// Idle, so the first to close at the descriptor limit: waiting for a request with nothing
@@ -221,7 +218,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     }
 
     func beginClosing() {
-        perform(machine.receive(.closeRequested(outputPending: stream.pendingOutput > 0)))
+        perform(machine.closeRequested(outputPending: stream.pendingOutput > 0))
     }
 
     /// The exchange cannot be completed (truncated body, a stalled side): close everything,
@@ -235,7 +232,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     func close() {
         guard phase != .closed else { return }
-        perform(machine.receive(.closed))
+        perform(machine.closed())
         exchange.clearLocal()
         dropUpstream()
         stream.close()

@@ -1,8 +1,11 @@
 /// What a client connection does next, decided from what happened to it: whether the
 /// exchange keeps the connection alive, whether a failed upstream request is retried, which
 /// deadline runs, when the next head is read and when the connection closes. No sockets,
-/// timers or worker: `ClientConnection` reports each event and performs the action it gets
-/// back. An event that cannot happen in the current phase is a bug and traps.
+/// timers or worker: `ClientConnection` reports each event by calling its method and
+/// performs the action it gets back. Each event has its own action type, holding only the
+/// actions that event can lead to, and no result may be dropped (an unused result is a
+/// compiler warning, and warnings fail the lint): what an event asks is handled where it is
+/// reported. An event that cannot happen in the current phase is a bug and traps.
 struct ConnectionStateMachine {
     enum Phase: Equatable {
         /// Idle, or reading a head (under the total header deadline).
@@ -41,7 +44,6 @@ struct ConnectionStateMachine {
     struct Timeouts: Equatable {
         var idleMs: Int64
         var headerMs: Int64
-        var connectMs: Int64
         var upstreamMs: Int64
         /// How long input is discarded after the half-close before the connection closes.
         var lingerMs: Int64 = 2_000
@@ -62,89 +64,65 @@ struct ConnectionStateMachine {
         var awaitingLocal = false
     }
 
-    enum Event: Equatable {
-        /// The PROXY protocol header was read: the client's own bytes follow.
-        case proxyHeaderRead
-        case handshakeFinished
-        /// Waiting for a head with nothing of one buffered.
-        case inputIdle
-        /// Part of a head arrived, the rest is awaited.
-        case headIncomplete
-        case headParsed(keepAlive: Bool, hasBody: Bool, draining: Bool)
-        /// The sidecar refuses the request (400, 408, 413, 431, 503): answer, then close.
-        case refused
-        case requestBodyComplete
-        /// An answer goes out while the request body may still be unread: it cannot be
-        /// framed away, so the connection closes after the answer.
-        case answerWithoutReadingBody
-        /// The response cannot be delimited otherwise, or the exchange went wrong in a way
-        /// that leaves the connection unusable.
-        case mustClose
-        case finalHeadWritten
-        /// The client's input ended: `clean` for an orderly half-close.
-        case inputEnded(clean: Bool)
-        case upstreamConnecting
-        /// The exchange waits on the upstream for at most `ms`.
-        case upstreamWaiting(ms: Int64)
-        case upstreamBytes
-        /// The upstream failed before a response head. `idempotent`: a method safe to repeat
-        /// with no body; `reset`: the upstream reset the connection (it never read the
-        /// request); `bodyKept`: a copy of the whole request body is at hand.
-        case upstreamFailed(reused: Bool, idempotent: Bool, reset: Bool, bodyKept: Bool)
-        /// The upstream deadline passed with no progress on either side.
-        case upstreamSilent(responseStarted: Bool)
-        case localBodyStarted
-        case localAnswerPending
-        case localAnswered
-        case tunnelStarted
-        case exchangeFinished(draining: Bool, drainGraceOver: Bool)
-        /// Graceful shutdown began.
-        case drain
-        case closeRequested(outputPending: Bool)
-        case outputDrained
-        case deadlineFired
-        case closed
-    }
-
-    enum Action: Equatable {
+    /// What an event that moves the deadline asks of the connection's timer.
+    enum DeadlineAction: Equatable {
         case none
         case arm(Deadline, ms: Int64)
-        case cancelDeadline
-        /// Answer the request already read, then close: stop reading meanwhile.
-        case stopReading
+        case cancel
+    }
+
+    /// A refusal (400, 408, 413, 431, 503) outside an exchange starts one of its own (fresh
+    /// request id, trace); inside one it ends that exchange.
+    enum RefusalAction: Equatable { case startRefusal, answerInExchange }
+
+    /// The client's input ended.
+    enum InputEndAction: Equatable {
         /// The client is gone: log an exchange in progress and close.
         case end
-        /// A refusal outside an exchange starts one of its own (fresh request id).
-        case startRefusal
-        case retryUpstream
-        case failUpstream
-        case readNextHead
-        case beginClosing
-        /// Keep writing the output for at most `ms`, reading and discarding input.
+        /// A half-close after a complete request: answer it, then close; stop reading.
+        case stopReading
+    }
+
+    /// The upstream failed before a response head.
+    enum UpstreamFailureAction: Equatable { case retry, fail, ignore }
+
+    /// The upstream deadline passed with no progress on either side.
+    enum SilenceAction: Equatable { case close, abortExchange, upstreamTimedOut, requestTimedOut }
+
+    /// A local endpoint's answer arrived: answer, or drop it (late: the exchange is over).
+    enum LocalAnswerAction: Equatable { case respond, drop }
+
+    /// The exchange is logged: the next head, or the end of the connection.
+    enum NextAction: Equatable { case readNextHead, beginClosing }
+
+    /// Closing: keep writing the output for at most `ms` (reading and discarding input), or
+    /// half-close, discard input for at most `ms`, then close.
+    enum ClosingAction: Equatable {
+        case none
         case awaitOutput(ms: Int64)
-        /// Half-close, discard input for at most `ms`, then close.
         case lingerClose(ms: Int64)
-        case respondLocally
+    }
+
+    /// The armed deadline passed.
+    enum ExpiryAction: Equatable {
+        case none
         case close
-        case refuseTimedOutHead
         /// The PROXY protocol header did not arrive in time: count it, then close.
         case refuseProxyHeader
+        case refuseTimedOutHead
         case answerLocalTimeout
         case refuseTimedOutLocalBody
         case connectTimedOut
+        /// See whether the upstream (or the client it waits for) made progress meanwhile.
         case checkUpstream
-        case abortExchange
-        case upstreamTimedOut
-        case requestTimedOut
     }
 
-    /// `connectMs` is set per exchange, to its upstream's connect timeout.
-    var timeouts: Timeouts
+    let timeouts: Timeouts
     /// A TLS handshake follows the PROXY header.
     private let handshakeFollows: Bool
     private(set) var phase = Phase.waitingForHead
     private(set) var deadline = Deadline.none
-    private(set) var course = Course()
+    private var course = Course()
 
     /// A TLS handshake is part of getting a request head: it has the header deadline from accept,
     /// and so has a PROXY protocol header (`proxyHeader`) together with the handshake after it.
@@ -154,130 +132,195 @@ struct ConnectionStateMachine {
         deadline = proxyHeader ? .proxyHeader : handshake ? .handshake : .idle
     }
 
-    /// The deadline a new connection starts with.
-    var initialDeadline: Action { .arm(deadline, ms: deadline == .idle ? timeouts.idleMs : timeouts.headerMs) }
+    // MARK: what the exchange's course says
 
-    mutating func receive(_ event: Event) -> Action {
-        switch event {
-        case .proxyHeaderRead:
-            guard deadline == .proxyHeader else { return .none }
-            guard !handshakeFollows else {
-                deadline = .handshake  // the timer armed at accept keeps running
-                return .none
-            }
-            return arm(.idle, timeouts.idleMs)
-        case .handshakeFinished:
-            // After the handshake the connection is idle like a new plain one (a browser's
-            // preconnect waits here); a head then has the header deadline from its first byte.
-            return deadline == .handshake ? arm(.idle, timeouts.idleMs) : .none
-        case .inputIdle:
-            expect(.waitingForHead, event)
-            return deadline == .idle ? .none : arm(.idle, timeouts.idleMs)
-        case .headIncomplete:
-            expect(.waitingForHead, event)
-            // The total deadline runs from the head's first byte, not per read.
-            return deadline == .header ? .none : arm(.header, timeouts.headerMs)
-        case .headParsed(let keepAlive, let hasBody, let draining):
-            expect(.waitingForHead, event)
-            phase = .exchanging
-            deadline = .none  // the next arm reschedules the pending timer
-            course = Course(keepAlive: keepAlive && !draining, requestBodyDone: !hasBody)
+    /// The connection may carry another exchange after this one.
+    var keepAlive: Bool { course.keepAlive }
+    /// The final response head went out without `Connection: close`.
+    var promisedKeepAlive: Bool { course.promisedKeepAlive }
+    var requestBodyDone: Bool { course.requestBodyDone }
+    /// The request went to a second upstream connection after the first failed.
+    var retried: Bool { course.retried }
+
+    // MARK: events, each with the actions it can lead to
+
+    /// The deadline a new connection starts with.
+    var initialDeadline: DeadlineAction { .arm(deadline, ms: deadline == .idle ? timeouts.idleMs : timeouts.headerMs) }
+
+    /// The PROXY protocol header was read: the client's own bytes follow.
+    mutating func proxyHeaderRead() -> DeadlineAction {
+        guard deadline == .proxyHeader else { return .none }
+        guard !handshakeFollows else {
+            deadline = .handshake  // the timer armed at accept keeps running
             return .none
-        case .refused:
-            guard phase == .exchanging else {
-                phase = .exchanging
-                course = Course(keepAlive: false)
-                return .startRefusal
-            }
-            course.keepAlive = false
-            return .none
-        case .requestBodyComplete:
-            expect(.exchanging, event)
-            course.requestBodyDone = true
-            return .none
-        case .answerWithoutReadingBody:
-            if !course.requestBodyDone { course.keepAlive = false }
-            return .none
-        case .mustClose:
-            course.keepAlive = false
-            return .none
-        case .finalHeadWritten:
-            expect(.exchanging, event)
-            course.promisedKeepAlive = course.keepAlive
-            return .none
-        case .inputEnded(let clean):
-            // Half-close after a complete request: answer it, then close.
-            guard clean, phase == .exchanging, course.requestBodyDone else { return .end }
-            course.keepAlive = false
-            return .stopReading
-        case .upstreamConnecting:
-            expect(.exchanging, event)
-            return arm(.connect, timeouts.connectMs)
-        case .upstreamWaiting(let ms):
-            return arm(.upstream, ms)
-        case .upstreamBytes:
-            course.sawResponseBytes = true
-            return .none
-        case .upstreamFailed(let reused, let idempotent, let reset, let bodyKept):
-            guard phase == .exchanging else { return .none }
-            let replayable = idempotent || (reset && course.requestBodyDone && bodyKept)
-            guard reused, !course.retried, !course.sawResponseBytes, replayable else { return .failUpstream }
-            course.retried = true
-            return .retryUpstream
-        case .upstreamSilent(let responseStarted):
-            if phase != .exchanging { return .close }
-            if responseStarted { return .abortExchange }
-            return course.requestBodyDone ? .upstreamTimedOut : .requestTimedOut
-        case .localBodyStarted:
-            expect(.exchanging, event)
-            return arm(.local, timeouts.headerMs)
-        case .localAnswerPending:
-            expect(.exchanging, event)
-            course.awaitingLocal = true
-            return arm(.local, timeouts.upstreamMs + 1_000)  // a backstop behind Apple's own timeout
-        case .localAnswered:
-            guard course.awaitingLocal, phase == .exchanging else { return .none }  // late: dropped
-            course.awaitingLocal = false
-            return .respondLocally
-        case .tunnelStarted:
-            expect(.exchanging, event)
-            phase = .tunnel
-            deadline = .none
-            return .cancelDeadline
-        case .exchangeFinished(let draining, let drainGraceOver):
-            course.awaitingLocal = false
-            guard course.keepAlive, phase == .exchanging, !draining || !drainGraceOver else { return .beginClosing }
-            phase = .waitingForHead
-            deadline = .none  // reading the next head arms the idle or header deadline
-            return .readNextHead
-        case .drain:
-            // The current exchange ends with `close` unless its head already promised
-            // keep-alive: then the connection counts as idle after it.
-            if !course.promisedKeepAlive { course.keepAlive = false }
-            return .none
-        case .closeRequested(let outputPending):
-            guard phase != .closed else { return .none }
-            phase = .closing
-            deadline = .linger
-            return outputPending ? .awaitOutput(ms: timeouts.idleMs) : .lingerClose(ms: timeouts.lingerMs)
-        case .outputDrained:
-            guard phase == .closing else { return .none }
-            deadline = .linger
-            return .lingerClose(ms: timeouts.lingerMs)
-        case .deadlineFired:
-            let kind = deadline
-            deadline = .none
-            return expired(kind)
-        case .closed:
-            guard phase != .closed else { return .none }
-            phase = .closed
-            deadline = .none
-            course.awaitingLocal = false
-            return .cancelDeadline
         }
+        return arm(.idle, timeouts.idleMs)
     }
 
-    private mutating func expired(_ kind: Deadline) -> Action {
+    mutating func handshakeFinished() -> DeadlineAction {
+        // After the handshake the connection is idle like a new plain one (a browser's
+        // preconnect waits here); a head then has the header deadline from its first byte.
+        deadline == .handshake ? arm(.idle, timeouts.idleMs) : .none
+    }
+
+    /// Waiting for a head with nothing of one buffered.
+    mutating func inputIdle() -> DeadlineAction {
+        expect(.waitingForHead, "inputIdle")
+        return deadline == .idle ? .none : arm(.idle, timeouts.idleMs)
+    }
+
+    /// Part of a head arrived, the rest is awaited.
+    mutating func headIncomplete() -> DeadlineAction {
+        expect(.waitingForHead, "headIncomplete")
+        // The total deadline runs from the head's first byte, not per read.
+        return deadline == .header ? .none : arm(.header, timeouts.headerMs)
+    }
+
+    mutating func headParsed(keepAlive: Bool, hasBody: Bool, draining: Bool) {
+        expect(.waitingForHead, "headParsed")
+        phase = .exchanging
+        deadline = .none  // the next arm reschedules the pending timer
+        course = Course(keepAlive: keepAlive && !draining, requestBodyDone: !hasBody)
+    }
+
+    /// The sidecar refuses the request (400, 408, 413, 431, 503): answer, then close.
+    mutating func refused() -> RefusalAction {
+        guard phase == .exchanging else {
+            phase = .exchanging
+            course = Course(keepAlive: false)
+            return .startRefusal
+        }
+        course.keepAlive = false
+        return .answerInExchange
+    }
+
+    mutating func requestBodyComplete() {
+        expect(.exchanging, "requestBodyComplete")
+        course.requestBodyDone = true
+    }
+
+    /// An answer goes out while the request body may still be unread: it cannot be framed
+    /// away, so the connection closes after the answer.
+    mutating func answerWithoutReadingBody() {
+        if !course.requestBodyDone { course.keepAlive = false }
+    }
+
+    /// The response cannot be delimited otherwise, or the exchange went wrong in a way that
+    /// leaves the connection unusable.
+    mutating func mustClose() {
+        course.keepAlive = false
+    }
+
+    mutating func finalHeadWritten() {
+        expect(.exchanging, "finalHeadWritten")
+        course.promisedKeepAlive = course.keepAlive
+    }
+
+    /// The client's input ended: `clean` for an orderly half-close.
+    mutating func inputEnded(clean: Bool) -> InputEndAction {
+        guard clean, phase == .exchanging, course.requestBodyDone else { return .end }
+        course.keepAlive = false
+        return .stopReading
+    }
+
+    /// Connecting to the upstream, for at most `timeoutMs` (its `upstream_connect_timeout`).
+    mutating func upstreamConnecting(timeoutMs: Int64) -> DeadlineAction {
+        expect(.exchanging, "upstreamConnecting")
+        return arm(.connect, timeoutMs)
+    }
+
+    /// The exchange waits on the upstream for at most `ms`.
+    mutating func upstreamWaiting(ms: Int64) -> DeadlineAction {
+        arm(.upstream, ms)
+    }
+
+    mutating func upstreamBytes() {
+        course.sawResponseBytes = true
+    }
+
+    /// The upstream failed before a response head. `idempotent`: a method safe to repeat with
+    /// no body; `reset`: the upstream reset the connection (it never read the request);
+    /// `bodyKept`: a copy of the whole request body is at hand.
+    mutating func upstreamFailed(reused: Bool, idempotent: Bool, reset: Bool, bodyKept: Bool) -> UpstreamFailureAction {
+        guard phase == .exchanging else { return .ignore }
+        let replayable = idempotent || (reset && course.requestBodyDone && bodyKept)
+        guard reused, !course.retried, !course.sawResponseBytes, replayable else { return .fail }
+        course.retried = true
+        return .retry
+    }
+
+    mutating func upstreamSilent(responseStarted: Bool) -> SilenceAction {
+        if phase != .exchanging { return .close }
+        if responseStarted { return .abortExchange }
+        return course.requestBodyDone ? .upstreamTimedOut : .requestTimedOut
+    }
+
+    mutating func localBodyStarted() -> DeadlineAction {
+        expect(.exchanging, "localBodyStarted")
+        return arm(.local, timeouts.headerMs)
+    }
+
+    mutating func localAnswerPending() -> DeadlineAction {
+        expect(.exchanging, "localAnswerPending")
+        course.awaitingLocal = true
+        return arm(.local, timeouts.upstreamMs + 1_000)  // a backstop behind Apple's own timeout
+    }
+
+    mutating func localAnswered() -> LocalAnswerAction {
+        guard course.awaitingLocal, phase == .exchanging else { return .drop }  // late
+        course.awaitingLocal = false
+        return .respond
+    }
+
+    mutating func tunnelStarted() -> DeadlineAction {
+        expect(.exchanging, "tunnelStarted")
+        phase = .tunnel
+        deadline = .none
+        return .cancel
+    }
+
+    mutating func exchangeFinished(draining: Bool, drainGraceOver: Bool) -> NextAction {
+        course.awaitingLocal = false
+        guard course.keepAlive, phase == .exchanging, !draining || !drainGraceOver else { return .beginClosing }
+        phase = .waitingForHead
+        deadline = .none  // reading the next head arms the idle or header deadline
+        return .readNextHead
+    }
+
+    /// Graceful shutdown began. The current exchange ends with `close` unless its head
+    /// already promised keep-alive: then the connection counts as idle after it.
+    mutating func drain() {
+        if !course.promisedKeepAlive { course.keepAlive = false }
+    }
+
+    mutating func closeRequested(outputPending: Bool) -> ClosingAction {
+        guard phase != .closed else { return .none }
+        phase = .closing
+        deadline = .linger
+        return outputPending ? .awaitOutput(ms: timeouts.idleMs) : .lingerClose(ms: timeouts.lingerMs)
+    }
+
+    mutating func outputDrained() -> ClosingAction {
+        guard phase == .closing else { return .none }
+        deadline = .linger
+        return .lingerClose(ms: timeouts.lingerMs)
+    }
+
+    mutating func deadlineFired() -> ExpiryAction {
+        let kind = deadline
+        deadline = .none
+        return expired(kind)
+    }
+
+    mutating func closed() -> DeadlineAction {
+        guard phase != .closed else { return .none }
+        phase = .closed
+        deadline = .none
+        course.awaitingLocal = false
+        return .cancel
+    }
+
+    private mutating func expired(_ kind: Deadline) -> ExpiryAction {
         switch kind {
         case .none: return .none
         case .idle, .linger, .handshake: return .close
@@ -292,12 +335,12 @@ struct ConnectionStateMachine {
         }
     }
 
-    private mutating func arm(_ kind: Deadline, _ ms: Int64) -> Action {
+    private mutating func arm(_ kind: Deadline, _ ms: Int64) -> DeadlineAction {
         deadline = kind
         return .arm(kind, ms: ms)
     }
 
-    private func expect(_ expected: Phase, _ event: Event) {
+    private func expect(_ expected: Phase, _ event: StaticString) {
         guard phase == expected else { preconditionFailure("\(event) in phase \(phase)") }
     }
 }
