@@ -10,7 +10,7 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
 
     func h2Request(_ id: Int32, _ outcome: H2RequestHead.Outcome, endStream: Bool) {
         lastActiveMs = worker.nowMs
-        guard !isDraining else {
+        guard machine.takesStreams else {
             session.reset(id, code: 7)  // REFUSED_STREAM: a drained connection takes nothing new
             return
         }
@@ -117,7 +117,7 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
     /// it) finds none.
     private func keepIdle(_ client: ClientConnection) {
         client.stream.carrierTag = 0
-        if isDraining || isClosed || idleClients.count >= maxStreams {
+        if !machine.takesStreams || idleClients.count >= maxStreams {
             client.close()
         } else {
             idleClients.append(client)

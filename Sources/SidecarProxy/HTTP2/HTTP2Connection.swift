@@ -29,10 +29,8 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     var deliveries: [H2StreamExchange] = []
     /// Exchanges whose output the session took to empty: told once the frames are out.
     var drained: [H2StreamExchange] = []
-    /// Inside `session.receive` or `session.send`, which must not be re-entered.
-    var inSession = false
-    var sendPending = false
-    var sendScheduled = false
+    /// Where the connection's life and its sending stand (`HTTP2ConnectionStateMachine`).
+    var machine: HTTP2ConnectionStateMachine
     /// Exchanges that flushed output since the last pass.
     var outputReady: [H2StreamExchange] = []
     /// Carried connections that answered their stream in full and wait, kept alive, for the
@@ -43,16 +41,12 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     var lastActiveMs: Int64
     /// When the first of the request heads now being received began (0: none is).
     var headBeganMs: Int64 = 0
-    var isDraining = false
-    var isClosed = false
 
     /// Frames queued on the socket beyond this wait until it drains: the bound a client
     /// that does not read holds per connection, whatever its windows say.
     let socketHoldLimit: Int
     /// The settings as the connection was accepted (a reload applies to later connections),
     /// read once: the options are a large value, costly to copy per frame.
-    let headerTimeoutMs: Int64
-    let idleTimeoutMs: Int64
     let maxStreams: Int
     /// `limits.upstream_connections_per_client`: the upstream connections its streams hold at
     /// once; a stream beyond it waits for one of them (the caps: `UpstreamAdmission`).
@@ -67,8 +61,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
         lastActiveMs = worker.nowMs
         let options = worker.options
         socketHoldLimit = max(64 * 1024, options.responseBufferBytes)
-        headerTimeoutMs = options.headerTimeoutMs
-        idleTimeoutMs = options.idleTimeoutMs
+        machine = HTTP2ConnectionStateMachine(timeouts: .init(idleMs: options.idleTimeoutMs, headerMs: options.headerTimeoutMs))
         maxStreams = options.maxStreams
         upstreamAllowance = UpstreamAllowance(limit: options.upstreamConnectionsPerClient)
         session = H2Session(
@@ -96,7 +89,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
             close()
             return
         }
-        if lingering {
+        if machine.discardsInput {
             stream.input.drain(stream.pendingInput)
             return
         }
@@ -111,12 +104,12 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     func stream(_ stream: Stream, didConnect error: Int32) {}
 
     private func readFrames() {
-        guard !isClosed else { return }
+        guard !machine.isClosed else { return }
         let available = stream.pendingInput
         guard available > 0, let bytes = stream.input.unsafePrefix(available) else { return }
-        inSession = true
+        machine.enterSession()
         let healthy = session.receive(bytes, nowMs: worker.nowMs)
-        inSession = false
+        machine.receiveReturned()  // `stream(_:didRead:)` sends next
         stream.input.drain(available)
         if session.headsInProgress == 0 {
             headBeganMs = 0
@@ -163,20 +156,19 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
 
     /// Writes what the session has to send, within the socket's bound.
     func send() {
-        guard !isClosed else { return }
-        if inSession {
-            sendPending = true
-            return
+        switch machine.sendRequested() {
+        case .none, .afterSessionCall: return
+        case .sendNow: break
         }
+        var again = false
         repeat {
-            sendPending = false
-            inSession = true
+            machine.enterSession()
             let limit = socketHoldLimit
             let healthy = session.send { [stream] frames in
                 _ = stream.output.append(frames)
                 return stream.pendingOutput < limit
             }
-            inSession = false
+            again = machine.sendReturned()
             if !healthy {
                 close()
                 return
@@ -190,11 +182,11 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
                 carried.delegate?.streamDidDrain(carried)
             }
             drained.removeAll(keepingCapacity: true)
-        } while sendPending
+        } while again
         if stream.pendingOutput > 0 {
             stream.flushAtEndOfIteration()
         }
-        if session.isDone || (isDraining && exchanges.isEmpty && !session.hasOutput) {
+        if session.isDone || machine.isFinishing || (machine.isDraining && exchanges.isEmpty && !session.hasOutput) {
             finish()
         }
     }
@@ -203,16 +195,12 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     /// (a drained stream's `streamDidDrain` would otherwise arrive inside its own flush), and
     /// every stream's output of one turn goes out in one pass.
     func scheduleSend() {
-        guard !sendScheduled, !isClosed else { return }
-        sendScheduled = true
-        worker.loop.nextTurn.run(sendOnNextTurn)
+        if machine.sendWanted() { worker.loop.nextTurn.run(sendOnNextTurn) }
     }
 
     /// Made once per connection, so that queuing it allocates nothing.
     private lazy var sendOnNextTurn: () -> Void = { [weak self] in
-        guard let self else { return }
-        sendScheduled = false
-        guard !isClosed else { return }
+        guard let self, machine.scheduledSendRuns() else { return }
         takeResponses()
         send()
     }
@@ -222,49 +210,43 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     /// as HTTP/1.1's lingering close does. Closing over unread bytes would reset the
     /// connection, and a client loses the last frames (the GOAWAY, a response) to a reset.
     private func finish() {
-        guard !lingering else { return }
-        if stream.pendingOutput > 0 {
-            if !closingAfterFlush {
-                closingAfterFlush = true
-                armDeadline()
-            }
-            return  // `streamDidDrain` comes back here
+        switch machine.sessionFinished(outputPending: stream.pendingOutput > 0) {
+        case .none:
+            break
+        case .awaitFlush:
+            armDeadline()  // `streamDidDrain` comes back here
+        case .shutdownAndLinger:
+            stream.input.drain(stream.pendingInput)
+            stream.shutdownWrite()
+            armDeadline()
         }
-        lingering = true
-        stream.input.drain(stream.pendingInput)
-        stream.shutdownWrite()
-        armDeadline()
     }
-
-    /// Waiting for the last frames to reach the socket, then lingering (see `finish`).
-    var closingAfterFlush = false
-    var lingering = false
-    static let lingerMs: Int64 = 2_000
 
     // MARK: deadlines
 
     /// With no stream open, the connection may stay `idle_timeout` (`header_timeout` until its
     /// first request); a request head being received must be complete within `header_timeout`.
     func armDeadline() {
-        guard !isClosed else { return }
-        let at: Int64
-        if closingAfterFlush || lingering {
-            at = worker.nowMs + min(Self.lingerMs, headerTimeoutMs)
-        } else if headBeganMs > 0 {
-            at = headBeganMs + headerTimeoutMs
-        } else if exchanges.isEmpty {
-            at = lastActiveMs + (stream.bytesWritten > 256 ? idleTimeoutMs : headerTimeoutMs)
-        } else {
+        guard !machine.isClosed else { return }
+        let now = worker.nowMs
+        switch machine.deadline(
+            nowMs: now, headBeganMs: headBeganMs, streamsOpen: !exchanges.isEmpty, lastActiveMs: lastActiveMs,
+            answered: stream.bytesWritten > 256)
+        {
+        case .at(let at):
+            deadline.schedule(afterMilliseconds: max(1, at - now))
+        case .cancel:
             deadline.cancel()
-            return
         }
-        deadline.schedule(afterMilliseconds: max(1, at - worker.nowMs))
     }
 
     private func deadlineFired() {
-        if closingAfterFlush || lingering {
+        switch machine.deadlineFired(headInProgress: headBeganMs > 0, streamsOpen: !exchanges.isEmpty) {
+        case .none:
+            break
+        case .close:
             close()
-        } else if headBeganMs > 0 || exchanges.isEmpty {
+        case .goAwayAndTerminate:
             session.goAway()
             session.terminate(0)
             send()
@@ -277,10 +259,13 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     var isReadingHead: Bool { headBeganMs > 0 }
 
     func drain() {
-        guard !isDraining else { return }
-        isDraining = true
-        session.goAway()
-        send()
+        switch machine.drain() {
+        case .sendGoAway:
+            session.goAway()
+            send()
+        case .none:
+            break
+        }
     }
 
     var upstreamsHeld: Int { upstreamAllowance.held }
@@ -309,8 +294,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     }
 
     func close() {
-        guard !isClosed else { return }
-        isClosed = true
+        guard machine.closed() else { return }
         deadline.cancel()
         let open = exchanges.all
         exchanges.removeAll()
