@@ -14,11 +14,17 @@ enum ForwardAuthRoute {
     /// answering for a request the rules were not applied to could admit what a rule denies.
     case unknown(reason: String)
 
-    /// The forwarded request from a trusted peer: `X-Forwarded-Uri` (Traefik, Caddy) or
-    /// `X-Original-URI` (the nginx example), its method from `X-Forwarded-Method` or
-    /// `X-Original-Method` (GET when absent) and any method-override field the front proxy
-    /// passed on, its host from `X-Forwarded-Host` or `Host`. The URI is held to the same
-    /// normalization and readings as a request the sidecar forwards itself.
+    /// The forwarded request from a trusted peer: `X-Forwarded-Uri` (Traefik, Caddy, the nginx
+    /// example), `X-Original-URI` (nginx) or `X-Original-URL` (ingress-nginx, an absolute URL),
+    /// its method from `X-Forwarded-Method` or `X-Original-Method` (GET when absent) and any
+    /// method-override field the front proxy passed on, its host from `X-Forwarded-Host` or
+    /// `Host`. The URI is held to the same normalization and readings as a request the sidecar
+    /// forwards itself.
+    ///
+    /// A front proxy sets the fields it knows and passes the client's own copies of the others
+    /// on (nginx `auth_request` and ingress-nginx forward every request field to the check):
+    /// so every copy of every one of them must name the same request — the strictest reading
+    /// wins, and where they disagree there is no knowing which one the proxy meant: refused.
     init(
         _ route: Route, _ head: HTTPRequestHead, _ view: HeadView, peerTrusted: Bool,
         separators: EncodedSeparators = .reject
@@ -31,34 +37,82 @@ enum ForwardAuthRoute {
             self = .unknown(reason: "untrusted_peer")
             return
         }
-        guard let uri = view.firstValue("x-forwarded-uri") ?? view.firstValue("x-original-uri") else {
+        var path: [UInt8]?
+        var method: [UInt8]?
+        var host: UnsafeRawBufferPointer?
+        for field in view.fields {
+            let value = view[field.value]
+            if view.name(of: field, is: "x-forwarded-uri") || view.name(of: field, is: "x-original-uri")
+                || view.name(of: field, is: "x-original-url")
+            {
+                let target = view.name(of: field, is: "x-original-url") ? Self.pathOfURL(value) : value
+                let end = target.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? target.count
+                var normalized: [UInt8] = []
+                do {
+                    try PathNormalizer.normalize(
+                        UnsafeRawBufferPointer(rebasing: target[0..<end]), separators: separators, into: &normalized)
+                } catch {
+                    self = .unknown(reason: "invalid_forwarded_uri")
+                    return
+                }
+                if let path, path != normalized {
+                    self = .unknown(reason: "ambiguous_forwarded_uri")
+                    return
+                }
+                path = normalized
+            } else if view.name(of: field, is: "x-forwarded-method") || view.name(of: field, is: "x-original-method") {
+                if let method, !method.elementsEqual(value) {
+                    self = .unknown(reason: "ambiguous_forwarded_method")
+                    return
+                }
+                method = Array(value)
+            } else if view.name(of: field, is: "x-forwarded-host") {
+                if let host, !Self.sameHost(host, value) {
+                    self = .unknown(reason: "ambiguous_forwarded_host")
+                    return
+                }
+                host = value
+            }
+        }
+        guard let path else {
             self = .unknown(reason: "no_forwarded_uri")
             return
         }
-        let target = view[uri]
-        let end = target.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? target.count
-        var path: [UInt8] = []
-        do {
-            try PathNormalizer.normalize(
-                UnsafeRawBufferPointer(rebasing: target[0..<end]), separators: separators, into: &path)
-        } catch {
-            self = .unknown(reason: "invalid_forwarded_uri")
-            return
-        }
-        var method = HTTPMethod.get
-        if let given = view.firstValue("x-forwarded-method") ?? view.firstValue("x-original-method") {
-            method = HTTPMethodSet.method(named: String(decoding: view[given], as: UTF8.self)) ?? .other
-        }
-        let host = (view.firstValue("x-forwarded-host") ?? head.authority ?? head.host).map { view[$0] }
+        let verb = method.map { HTTPMethodSet.method(named: String(decoding: $0, as: UTF8.self)) ?? .other } ?? .get
+        let requestHost = host ?? (head.authority ?? head.host).map { view[$0] }
         var lenient: [UInt8] = []
         path.withUnsafeBytes { LenientPath.append($0, into: &lenient) }
         let verdict = path.withUnsafeBytes { pathBytes in
             lenient.withUnsafeBytes { lenientBytes in
-                var readings = RequestReadings(path: pathBytes, lenient: lenientBytes, method: method, host: host)
+                var readings = RequestReadings(path: pathBytes, lenient: lenientBytes, method: verb, host: requestHost)
                 readings.overrides = AccessPolicy.methodOverrides(view)
                 return route.verdict(readings, publicPaths: nil)
             }
         }
         self = .verdict(verdict, route)
     }
+
+    /// The path and query of an absolute URL (`https://host/path?q`): what follows the
+    /// authority; a value that is not an absolute URL is taken as it is (a path).
+    static func pathOfURL(_ url: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        guard let scheme = url.firstIndex(of: UInt8(ascii: ":")), scheme + 2 < url.count,
+              url[scheme + 1] == UInt8(ascii: "/"), url[scheme + 2] == UInt8(ascii: "/")
+        else { return url }
+        let authority = scheme + 3
+        let pathStart = url[authority...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") } ?? url.count
+        guard pathStart < url.count, url[pathStart] == UInt8(ascii: "/") else {
+            return UnsafeRawBufferPointer(start: Self.root.utf8Start, count: 1)
+        }
+        return UnsafeRawBufferPointer(rebasing: url[pathStart...])
+    }
+
+    private static let root: StaticString = "/"
+
+    private static func sameHost(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { ASCIIFold.lower($0) == ASCIIFold.lower($1) }
+    }
+}
+
+private enum ASCIIFold {
+    static func lower(_ c: UInt8) -> UInt8 { c >= 65 && c <= 90 ? c | 0x20 : c }
 }

@@ -243,6 +243,39 @@ def test_forward_auth_applies_the_rules_to_the_forwarded_request(start_auth_side
     assert sc.logged(lambda out: "no_forwarded_uri" in out)
 
 
+def test_forward_auth_refuses_forwarded_fields_that_disagree(start_auth_sidecar, browser, api_upstream):
+    """nginx auth_request and ingress-nginx pass the client's own request fields on to the
+    check: a client's X-Forwarded-Uri beside the proxy's X-Original-URI (or X-Original-URL)
+    must not rename the request the rules decide. Every copy must name the same request."""
+    sc, apple = start_auth_sidecar(rules_config(api_upstream, RULES, trusted_proxies=["127.0.0.1/32"]))
+    boss = browser(sc, apple)
+    assert boss.login(email="boss@example.com")[0].status == 303
+    maria = browser(sc, apple)
+    assert maria.login()[0].status == 303
+
+    def ask(who, *fields):
+        return who.request("GET", "/.auth/check", headers=[JSON] + list(fields))
+
+    # The client's forged copy beside what the proxy set: refused, whichever comes first.
+    assert ask(maria, ("X-Forwarded-Uri", "/app/page"), ("X-Original-URI", "/admin/users")).status == 403
+    assert ask(maria, ("X-Original-URI", "/admin/users"), ("X-Forwarded-Uri", "/app/page")).status == 403
+    assert ask(boss, ("X-Forwarded-Uri", "/app/page"), ("X-Original-URI", "/admin/users")).status == 403
+    assert sc.logged(lambda out: "ambiguous_forwarded_uri" in out)
+    assert ask(maria, ("X-Original-URI", "/write/x"), ("X-Original-Method", "POST"),
+               ("X-Forwarded-Method", "GET")).status == 403
+    assert sc.logged(lambda out: "ambiguous_forwarded_method" in out)
+    assert ask(maria, ("X-Forwarded-Uri", "/hosted/x"), ("X-Forwarded-Host", "app.example.com"),
+               ("X-Forwarded-Host", "admin.example.com")).status == 403
+    # ingress-nginx: X-Original-URL, an absolute URL, is read too.
+    assert ask(maria, ("X-Original-URL", "https://app.example.com/admin/x?y=1")).status == 403
+    assert ask(boss, ("X-Original-URL", "https://app.example.com/admin/x?y=1")).status == 200
+    assert ask(boss, ("X-Original-URL", "https://app.example.com/admin/x"), ("X-Forwarded-Uri", "/static/a.css")).status == 403
+    # Copies that agree (the same path spelled two ways normalizes alike) are one request.
+    r = ask(boss, ("X-Forwarded-Uri", "/admin/x?a=1"), ("X-Original-URI", "/admin/./x"), ("X-Forwarded-Method", "GET"),
+            ("X-Original-Method", "GET"))
+    assert r.status == 200 and r.header("X-Auth-Email") == "boss@example.com"
+
+
 def test_forward_auth_from_an_untrusted_peer_is_refused_when_rules_exist(start_auth_sidecar, browser, api_upstream):
     sc, apple = start_auth_sidecar(rules_config(api_upstream, RULES))
     boss = browser(sc, apple)
