@@ -179,3 +179,18 @@ def test_ingress_nginx_defaults_name_no_request_and_rules_refuse_every_check(ing
     assert r.status == 403, (r.status, r.body[:300])
     assert client.get("/open/page").status == 403
     assert upstream.stats()["requests"] == 0
+
+
+@pytest.mark.parametrize("rd", ["https://evil.example/x", "https://127.0.0.1:{port}@evil.example/x",
+                                "//evil.example/x", "http://127.0.0.1:{port}/app/page"])
+def test_ingress_sign_in_sends_back_only_to_this_site_over_https(ingress, rd):
+    """auth-signin's rd is an absolute URL (ingress-nginx writes scheme and Host into it), so
+    the sidecar must take https URLs on its own host, and nothing else: a link to the sign-in
+    with an rd of the attacker's choosing lands on / instead."""
+    port, client = ingress()
+    rd = rd.format(port=port)
+    r = client.get("/.auth/login?rd=" + quote(rd, safe=""))
+    assert r.status == 302, (r.status, r.body[:300])
+    action, form = apple_form_post(r.header("Location"))
+    r = client.request("POST", "/.auth/callback", body=form)
+    assert r.status == 303 and r.header("Location") == "/", (rd, r.header("Location"))
