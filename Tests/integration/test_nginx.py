@@ -174,6 +174,22 @@ def test_auth_request_applies_the_rules_to_the_request_nginx_asks_about(start_au
     assert sidecar.logged(lambda out: '"reason":"email"' in out and '"rule":0' in out)
 
 
+
+def test_auth_request_rules_hold_whatever_request_the_client_names(start_auth_request, upstream):
+    """auth_request passes the client's headers on to the check: a client's own
+    X-Forwarded-Uri or X-Forwarded-Method (read before X-Original-*) must not rename the
+    request the rules decide."""
+    nginx, _, _ = start_auth_request({"rules": [
+        {"path": "/app/admin/**", "allowed_emails": ["someone.else@example.com"]},
+        {"path": "/app/**", "methods": ["DELETE"], "deny": True},
+    ]})
+    client = CookieClient(nginx.port)
+    sign_in(client, "/app/page")
+    upstream.reset()
+    assert client.get("/app/admin/users", headers=[HTML, ("X-Forwarded-Uri", "/app/page")]).status == 403
+    assert client.request("DELETE", "/app/page", headers=[HTML, ("X-Forwarded-Method", "GET")]).status == 403
+    assert upstream.stats()["requests"] == 0
+
 def test_auth_request_public_location_strips_identity_headers(auth_request, upstream):
     nginx, _, _ = auth_request
     seen = echoed(rawhttp.request(nginx.port, "GET", "/public/page?x=1", [
