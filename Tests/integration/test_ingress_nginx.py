@@ -168,17 +168,21 @@ def test_ingress_boss_passes_the_rule(ingress, upstream):
     assert seen["x-auth-email"] == [BOSS]
 
 
-def test_ingress_nginx_defaults_name_no_request_and_rules_refuse_every_check(ingress, upstream):
-    """Without auth-proxy-set-headers ingress-nginx sends X-Original-URL (which the sidecar does
-    not read) and, only with auth-method, X-Original-URI: with rules configured the check
-    cannot know what it is asked about and refuses, rather than admit what a rule denies."""
+def test_ingress_nginx_defaults_name_the_request_and_a_clients_claim_is_refused(ingress, upstream):
+    """Without auth-proxy-set-headers ingress-nginx still sends X-Original-URL, which names the
+    request the rules decide; a client's own X-Forwarded-Uri or X-Original-URI, which the
+    ingress passes on beside it, contradicts it and the check refuses rather than choose."""
     notes = dict(manifests()[("Ingress", "app")]["metadata"]["annotations"])
     del notes[PREFIX + "auth-proxy-set-headers"]
     port, client = ingress(RULES, annotations=notes)
+    upstream.reset()
+    assert client.get("/open/page").status == 200, "the public rule applies to X-Original-URL's path"
     r = client.get("/app/page")
-    assert r.status == 403, (r.status, r.body[:300])
-    assert client.get("/open/page").status == 403
-    assert upstream.stats()["requests"] == 0
+    assert r.status == 302, (r.status, r.body[:300])
+    for claim in (("X-Forwarded-Uri", "/open/x"), ("X-Original-URI", "/open/x")):
+        r = client.get("/internal/x", headers=[HTML, claim])
+        assert r.status == 403, (claim, r.status)
+    assert upstream.stats()["targets"] == ["GET /open/page"], "only the public page reached the app"
 
 
 @pytest.mark.parametrize("rd", ["https://evil.example/x", "https://127.0.0.1:{port}@evil.example/x",
