@@ -65,6 +65,14 @@ let package = Package(
                 "SidecarCrypto", "SidecarHTTP", "SidecarEvent",
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // ACME (RFC 8555, 8737, 9773): certificates obtained and renewed from a CA, on a thread of
+        // its own with the project's HTTPS client; challenge answers; storage and the renewal schedule.
+        .target(
+            name: "SidecarACME",
+            dependencies: [
+                "SidecarCrypto", "SidecarEvent", "SidecarApple", "SidecarStore", "COpenSSL",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // What outlives a request: revocations, single-use keys, notification forwards (memory | file | redis).
         // Redis (`redis://`, `rediss://`, either behind Sentinel) on the project's own loop and TLS layer,
         // RESP codec included.
@@ -84,7 +92,7 @@ let package = Package(
             name: "sidecar",
             dependencies: [
                 "SidecarProxy", "SidecarConfig", "SidecarCrypto", "SidecarApple", "SidecarEvent", "SidecarHTTP",
-                "SidecarStore",
+                "SidecarStore", "SidecarACME",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -108,6 +116,7 @@ let package = Package(
         .testTarget(
             name: "SidecarProxyTests", dependencies: ["SidecarProxy", "SidecarHTTP", "CEvent", "SidecarStore", "SidecarEvent", "COpenSSL"]),
         .testTarget(name: "SidecarAppleTests", dependencies: ["SidecarApple"], exclude: ["Fixtures"]),
+        .testTarget(name: "SidecarACMETests", dependencies: ["SidecarACME", "SidecarCrypto", "COpenSSL"]),
         .testTarget(name: "SidecarEmulatorTests", dependencies: ["SidecarApple"]),
     ]
 )

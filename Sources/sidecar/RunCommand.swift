@@ -78,8 +78,20 @@ struct RunCommand: ParsableCommand {
             "store": "\(store.health.location)", "durable": .stringConvertible(store.health.durable),
         ])
         let startStore = prepared.config.revocations
+        var options = prepared.options
+        let acme: ACMEServing?
         do {
-            let server = try ProxyServer(options: prepared.options, logger: logger)
+            acme = try loaded.acme.map { settings throws(ACMEServing.Refusal) in try ACMEServing(config: loaded, acme: settings) }
+        } catch {
+            logger.error("cannot serve", metadata: ["error": "\(error)"])
+            throw ExitCode(2)
+        }
+        if let acme {
+            options.tls = acme.context
+            options.certificateReport = acme.report
+        }
+        do {
+            let server = try ProxyServer(options: options, logger: logger)
             let file = config
             server.reload = {
                 // Exactly what `check` and the start above do; a refusal keeps the old config.
@@ -88,8 +100,15 @@ struct RunCommand: ParsableCommand {
                     logger.warning("revocations.store changes take effect on restart; keeping \(startStore.store)")
                 }
                 for note in reloaded.options.auth?.assertionNotes ?? [] { logger.notice("\(note)") }
-                return reloaded.options
+                var options = reloaded.options
+                if let acme {
+                    // tls.acme changes take effect on restart; the managed certificate stays.
+                    options.tls = acme.context
+                    options.certificateReport = acme.report
+                }
+                return options
             }
+            try acme?.start(serving: server)
             try server.run()
         } catch {
             logger.error("cannot serve", metadata: ["error": "\(error)"])

@@ -55,6 +55,7 @@ struct ServingConfiguration {
             throw Refusal(lines: error.lines.map { "\($0) (pages.templates in \(label(file)))" })
         }
         var tlsWarnings: [String] = []
+        if config.acme != nil { options.scheme = "https" }
         if let tls = config.tls {
             // The pair is read and checked here, so `check` refuses what `run` could not serve
             // and a reload with a bad pair keeps the one in use.
