@@ -58,3 +58,96 @@ def test_http01_listener_answers_only_challenges_and_redirects_the_rest(pebble_f
     r = rawhttp.request(http_port, "GET", "/private?x=1", [("Host", "evil.example")])
     assert r.status == 308
     assert r.header("location") == "https://%s:%d/private?x=1" % (DOMAIN, port)
+
+
+def test_tls_alpn01_issues_on_the_tls_listener(pebble_for, start_sidecar, tmp_path):
+    port = free_port()
+    pebble = pebble_for(free_port(), port)
+    sc = start_sidecar(acme_config(pebble, port, tmp_path, "tls-alpn-01"), port=port)
+    # Until then the listener shows a self-signed placeholder and /readyz says why it waits.
+    wait_issued(sc)
+    cert = served_certificate(port, pebble.root_pem(), tmp_path)
+    assert ("DNS", DOMAIN) in cert["subjectAltName"]
+    assert sc.logged(lambda out: "acme: authorization valid: %s" % DOMAIN in out)
+
+
+def test_acme_tls_1_handshake_without_a_challenge_is_refused(pebble_for, start_sidecar, tmp_path):
+    """An attacker offering acme-tls/1 gets no certificate at all outside a challenge (and never
+    the placeholder or the real one under that protocol)."""
+    import socket
+    port = free_port()
+    pebble = pebble_for(free_port(), port)
+    sc = start_sidecar(acme_config(pebble, port, tmp_path, "tls-alpn-01"), port=port)
+    wait_issued(sc)
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.set_alpn_protocols(["acme-tls/1"])
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+        with pytest.raises(ssl.SSLError):
+            with context.wrap_socket(raw, server_hostname=DOMAIN) as tls:
+                tls.getpeercert(binary_form=True)
+    # Ordinary clients are unaffected.
+    assert served_certificate(port, pebble.root_pem(), tmp_path)
+
+
+def test_short_lived_certificate_is_renewed_and_swapped_in(pebble_for, start_sidecar, tmp_path):
+    port, http_port = free_port(), free_port()
+    pebble = pebble_for(http_port, port, validity=15)
+    sc = start_sidecar(acme_config(pebble, port, tmp_path, "http-01", http_port), port=port)
+    wait_issued(sc)
+    first = served_certificate(port, pebble.root_pem(), tmp_path)["serialNumber"]
+    # Two-thirds of 15 s: renewed about 10 s after issuance, served to new connections at once.
+    assert poll(lambda: served_certificate(port, pebble.root_pem(), tmp_path)["serialNumber"] != first, 25, 0.5), \
+        sc.log_tail()
+    assert sc.output().count("acme: certificate in service") >= 2
+
+
+def test_nonces_refused_at_random_and_authorizations_reused(pebble_for, start_sidecar, tmp_path):
+    port, http_port = free_port(), free_port()
+    pebble = pebble_for(http_port, port, env={"PEBBLE_WFE_NONCEREJECT": "40", "PEBBLE_AUTHZREUSE": "100"})
+    config = acme_config(pebble, port, tmp_path, "http-01", http_port)
+    config["log"] = {"level": "debug"}
+    sc = start_sidecar(config, port=port)
+    wait_issued(sc)
+    # Refused nonces were retried (about 4 in 10 requests), and none made the order fail.
+    assert "retried with its fresh one" in sc.output()
+    assert "acme: no certificate issued yet" not in sc.output()
+    sc.stop()
+    # A second order for the same name (the stored certificate gone) reuses the valid authorization.
+    for f in (tmp_path / "acme").glob(DOMAIN + ".*"):
+        f.unlink()
+    sc = start_sidecar(config, port=port)
+    wait_issued(sc)
+    assert sc.logged(lambda out: "acme: order ready at once: the CA reused valid authorizations" in out
+                     or "acme: authorization reused: %s" % DOMAIN in out), sc.log_tail()
+    assert "acme: authorization valid" not in sc.output()
+
+
+def test_ca_down_at_start_without_a_certificate(pebble_for, start_sidecar, tmp_path):
+    port, http_port = free_port(), free_port()
+    pebble = pebble_for(http_port, port)
+    pebble.stop_ca()
+    sc = start_sidecar(acme_config(pebble, port, tmp_path, "http-01", http_port), port=port)
+    assert sc.logged(lambda out: "acme: no certificate issued yet" in out, 10), sc.log_tail()
+    r = sc.admin("/readyz")
+    assert r.status == 503 and b"tls certificate not issued yet" in r.body
+    assert sc.proc.poll() is None
+    pebble.start_ca()
+    # The first retry comes 10 s after the failure.
+    wait_issued(sc, timeout=30)
+
+
+def test_ca_down_at_start_with_a_stored_certificate(pebble_for, start_sidecar, tmp_path):
+    port, http_port = free_port(), free_port()
+    pebble = pebble_for(http_port, port)
+    config = acme_config(pebble, port, tmp_path, "http-01", http_port)
+    sc = start_sidecar(config, port=port)
+    wait_issued(sc)
+    root = pebble.root_pem()
+    serial = served_certificate(port, root, tmp_path)["serialNumber"]
+    sc.stop()
+    pebble.stop_ca()
+    sc = start_sidecar(config, port=port)
+    assert poll(lambda: ready(sc), 5), sc.log_tail()
+    assert served_certificate(port, root, tmp_path)["serialNumber"] == serial

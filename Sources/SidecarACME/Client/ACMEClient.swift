@@ -12,9 +12,11 @@ public final class ACMEClient {
     /// The account's URL once known (the `kid` of every later request).
     public var accountURL: String?
     private var nonces: [String] = []
+    /// Told of each `badNonce` refusal that is retried (logged at debug level).
+    public var onBadNonce: (String) -> Void = { _ in }
     /// `badNonce` answers in a row before the request is given up on (RFC 8555 §6.5: clients
     /// SHOULD retry; a CA refusing every nonce is broken, not unlucky).
-    static let badNonceRetries = 5
+    static let badNonceRetries = 8
 
     public init(directoryURL: ACMEURL, accountKey: JWSSigningKey, transport: ACMETransport) {
         self.directoryURL = directoryURL
@@ -59,6 +61,7 @@ public final class ACMEClient {
             if response.status >= 400, let problem = ACMEProblem(response.body), problem.type == "badNonce",
                attempt < Self.badNonceRetries {
                 attempt += 1
+                onBadNonce(url.text)
                 continue
             }
             return response

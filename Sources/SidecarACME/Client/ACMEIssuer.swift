@@ -30,7 +30,9 @@ public struct ACMEIssuer {
         let (orderURL, created) = try client.newOrder(domains: domains, replaces: replaces)
         var order = created
         log("order created: \(orderURL)")
-        if order.status == .pending {
+        if order.status == .ready {
+            log("order ready at once: the CA reused valid authorizations for \(domains.joined(separator: ", "))")
+        } else if order.status == .pending {
             for url in order.authorizations { try authorize(url, started: started, now: now) }
             order = try waitForOrder(orderURL, while: [.pending], started: started, now: now)
         }

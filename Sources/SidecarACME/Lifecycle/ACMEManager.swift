@@ -157,6 +157,7 @@ public final class ACMEManager: @unchecked Sendable {
             }
         }
         let client = ACMEClient(directoryURL: settings.directoryURL, accountKey: key, transport: transport)
+        client.onBadNonce = { [logger] url in logger.debug("acme: \(url): the CA refused the nonce (badNonce); retried with its fresh one") }
         try client.loadDirectory()
         return client
     }
