@@ -116,7 +116,7 @@ let package = Package(
         .testTarget(
             name: "SidecarProxyTests", dependencies: ["SidecarProxy", "SidecarHTTP", "CEvent", "SidecarStore", "SidecarEvent", "COpenSSL"]),
         .testTarget(name: "SidecarAppleTests", dependencies: ["SidecarApple"], exclude: ["Fixtures"]),
-        .testTarget(name: "SidecarACMETests", dependencies: ["SidecarACME", "SidecarCrypto", "COpenSSL"]),
+        .testTarget(name: "SidecarACMETests", dependencies: ["SidecarACME", "SidecarApple", "SidecarCrypto", "COpenSSL"]),
         .testTarget(name: "SidecarEmulatorTests", dependencies: ["SidecarApple"]),
     ]
 )

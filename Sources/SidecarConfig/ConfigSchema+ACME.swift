@@ -40,7 +40,7 @@ extension ConfigSchema {
                           "lists a domain twice or more than 100")
         }
         let challenge = acme.value("challenge", default: Config.ACME.Challenge.tlsALPN01, Parse.oneOf(Config.ACME.Challenge.self))
-        let httpListen = acme.value("http_listen", default: ListenAddress.tcp(host: "", port: 80)) {
+        let httpListen = acme.value("http_listen", default: ListenAddress.tcp(host: "0.0.0.0", port: 80)) {
             ListenAddress.parse($0, baseDirectory: baseDirectory)
         }
         warnChallengePath(acme, challenge: challenge, httpListen: httpListen, listen: listen)
