@@ -4,6 +4,7 @@ import SidecarACME
 import SidecarConfig
 import SidecarEvent
 import SidecarProxy
+import SidecarStore
 import Synchronization
 
 /// `tls.acme` in `sidecar run`: the manager made from the configuration, the certificate the
@@ -20,12 +21,12 @@ final class ACMEServing: Sendable {
 
     /// Prepares at start: binds the HTTP-01 listener, reads the stored certificate or makes
     /// the placeholder, and builds the first TLS context.
-    init(config: Config, acme: Config.ACME) throws(Refusal) {
+    init(config: Config, acme: Config.ACME, store: (any StoreBackend)?) throws(Refusal) {
         http2 = config.http2
         let settings = try Self.settings(config: config, acme: acme)
         if acme.challenge == .tlsALPN01 { TLSALPNChallenges.enabled.store(true, ordering: .releasing) }
         do {
-            manager = try ACMEManager(settings: settings)
+            manager = try ACMEManager(settings: settings, sharedStore: acme.shareViaStore ? store as? RedisStore : nil)
             let (certificateFile, keyFile) = try manager.prepare()
             current = Mutex(try TLSServerContext(certFile: certificateFile, keyFile: keyFile, http2: config.http2))
         } catch let error as ACMEError {

@@ -81,7 +81,7 @@ struct RunCommand: ParsableCommand {
         var options = prepared.options
         let acme: ACMEServing?
         do {
-            acme = try loaded.acme.map { settings throws(ACMEServing.Refusal) in try ACMEServing(config: loaded, acme: settings) }
+            acme = try loaded.acme.map { settings throws(ACMEServing.Refusal) in try ACMEServing(config: loaded, acme: settings, store: store) }
         } catch {
             logger.error("cannot serve", metadata: ["error": "\(error)"])
             throw ExitCode(2)

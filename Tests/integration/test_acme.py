@@ -6,6 +6,7 @@ import time
 import pytest
 
 from conftest import free_port, poll
+from redis_support import redis_server  # noqa: F401 (fixture)
 from pebble_support import DOMAIN, Pebble, acme_config, need_pebble, ready, served_certificate, wait_issued
 
 
@@ -151,3 +152,55 @@ def test_ca_down_at_start_with_a_stored_certificate(pebble_for, start_sidecar, t
     sc = start_sidecar(config, port=port)
     assert poll(lambda: ready(sc), 5), sc.log_tail()
     assert served_certificate(port, root, tmp_path)["serialNumber"] == serial
+
+
+def test_two_replicas_sharing_redis_issue_exactly_one_order(pebble_for, start_sidecar, redis_server, tmp_path):
+    """Pebble validates on replica A's port 80 stand-in whichever replica orders: the answer is
+    in the shared store, so any replica behind a load balancer can give it."""
+    redis = redis_server()
+    port_a, port_b, http_a, http_b = free_port(), free_port(), free_port(), free_port()
+    pebble = pebble_for(http_a, port_a)
+    replicas = []
+    for port, http, name in ((port_a, http_a, "a"), (port_b, http_b, "b")):
+        (tmp_path / name).mkdir()
+        config = acme_config(pebble, port, tmp_path / name, "http-01", http, extra={"share_via_store": True})
+        config["public_url"] = "https://%s:%d" % (DOMAIN, port_a)
+        config["revocations"] = {"store": redis.url}
+        replicas.append(start_sidecar(config, port=port))
+    for sc in replicas:
+        wait_issued(sc, timeout=40)
+    root = pebble.root_pem()
+    serials = {served_certificate(port, root, tmp_path)["serialNumber"] for port in (port_a, port_b)}
+    assert len(serials) == 1
+    assert pebble.orders() == 1, pebble.log()
+    waited = sum(sc.output().count("another replica is ordering") for sc in replicas)
+    assert waited >= 1
+    # The lock is released, and the shared values live under the store's key prefix.
+    assert redis.cli("EXISTS", "sidecar:acme:lock:" + DOMAIN) == "0"
+    assert redis.cli("EXISTS", "sidecar:acme:cert:" + DOMAIN) == "1"
+
+
+def test_a_replica_answers_http01_for_the_replica_that_orders(pebble_for, start_sidecar, redis_server, tmp_path):
+    """Replica A holds the CA's port 80 but cannot reach the CA itself; replica B orders, and
+    the CA's request to A is answered from the shared store. A then serves B's certificate."""
+    redis = redis_server()
+    port_a, port_b, http_a, http_b = free_port(), free_port(), free_port(), free_port()
+    pebble = pebble_for(http_a, port_a)
+    configs = {}
+    for port, http, name in ((port_a, http_a, "a"), (port_b, http_b, "b")):
+        (tmp_path / name).mkdir()
+        config = acme_config(pebble, port, tmp_path / name, "http-01", http, extra={"share_via_store": True})
+        config["public_url"] = "https://%s:%d" % (DOMAIN, port_a)
+        config["revocations"] = {"store": redis.url}
+        configs[name] = config
+    configs["a"]["tls"]["acme"]["directory"] = "https://127.0.0.1:%d/dir" % free_port()  # nothing listens
+    a = start_sidecar(configs["a"], port=port_a)
+    assert a.logged(lambda out: "acme: no certificate issued yet" in out, 10), a.log_tail()
+    b = start_sidecar(configs["b"], port=port_b)
+    wait_issued(b)
+    assert "acme: order created" not in a.output()
+    wait_issued(a, timeout=30)  # picked up from the store at its next look
+    root = pebble.root_pem()
+    assert served_certificate(port_a, root, tmp_path)["serialNumber"] == \
+        served_certificate(port_b, root, tmp_path)["serialNumber"]
+    assert redis.cli("KEYS", "sidecar:acme:http-01:*") == ""  # withdrawn once decided

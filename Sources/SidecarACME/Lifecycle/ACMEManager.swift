@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import SidecarCrypto
 import SidecarEvent
+import SidecarStore
 
 /// Keeps the listener's certificate issued and renewed, on a thread of its own: obtains one at
 /// start when none valid is stored, renews at the ARI window or two-thirds into the lifetime,
@@ -11,7 +12,10 @@ import SidecarEvent
 public final class ACMEManager: @unchecked Sendable {
     public let settings: ACMESettings
     public let status = ACMEStatus()
-    private let storage: CertificateStorage
+    /// Where certificates are kept: the directory, or the shared Redis store (set on the
+    /// thread that uses it: a Redis connection belongs to one loop).
+    private var storage: CertificateStorage
+    private let sharedStore: RedisStore?
     private let files: DirectoryStorage
     private let logger = Logger(label: "sidecar.acme")
     private var httpListenFD: Int32?
@@ -20,13 +24,19 @@ public final class ACMEManager: @unchecked Sendable {
     private var served: StoredCertificate?
     private var ariMoment: (renewalID: String, at: Int64, fetched: Int64)?
 
-    /// `storage` nil: the directory alone; else a shared store (Redis), with the directory
-    /// holding the served copy.
-    public init(settings: ACMESettings, storage: CertificateStorage? = nil) throws(ACMEError) {
+    /// `sharedStore` nil: the directory alone; else the Redis store the replicas share, with
+    /// the directory holding the served copy.
+    public init(settings: ACMESettings, sharedStore: RedisStore? = nil) throws(ACMEError) {
         self.settings = settings
+        self.sharedStore = sharedStore
         files = try DirectoryStorage(directory: settings.storageDirectory, caHost: settings.caHost,
                                      name: settings.domains[0])
-        self.storage = storage ?? files
+        storage = files
+    }
+
+    private func attachStorage(_ waiter: LoopWaiter) -> CertificateStorage {
+        guard let sharedStore else { return files }
+        return RedisStorage(store: sharedStore, waiter: waiter, caHost: settings.caHost, name: settings.domains[0])
     }
 
     /// At start, before the proxy serves: binds the HTTP-01 listener (a port in use fails the
@@ -39,9 +49,20 @@ public final class ACMEManager: @unchecked Sendable {
             }
         }
         let now = Int64(time(nil))
-        if let stored = try? storage.certificate(), let summary = CertificateSummary(pem: stored.chainPEM, domains: settings.domains),
-           summary.isUsable(now: now) {
-            try adopt(stored, summary: summary)
+        // The shared store's certificate, else the served copy of an earlier run (the store
+        // may be down at start: the last certificate is still worth serving).
+        var candidates: [StoredCertificate?] = []
+        if sharedStore != nil, let loop = try? EventLoop() {
+            candidates.append(try? attachStorage(LoopWaiter(loop: loop)).certificate())
+            sharedStore?.detach()
+        }
+        candidates.append(try? files.certificate())
+        for case let stored? in candidates {
+            guard let summary = CertificateSummary(pem: stored.chainPEM, domains: settings.domains),
+                  summary.isUsable(now: now) else { continue }
+            try files.saveCertificate(stored)
+            served = stored
+            status.update { $0.notAfter = summary.notAfter }
             return (files.servedFiles.certificate, files.servedFiles.key)
         }
         return try placeholder()
@@ -82,11 +103,14 @@ public final class ACMEManager: @unchecked Sendable {
             return
         }
         let waiter = LoopWaiter(loop: loop)
+        storage = attachStorage(waiter)
         let transport = LoopTransport(waiter: waiter, caFile: settings.caFile)
         let solver: ChallengeSolver
         switch settings.challenge {
         case .http01:
-            solver = HTTP01Responder(loop: loop, listeningFD: httpListenFD ?? -1, publicOrigin: settings.publicOrigin)
+            let responder = HTTP01Responder(loop: loop, listeningFD: httpListenFD ?? -1, publicOrigin: settings.publicOrigin)
+            responder.shared = storage as? RedisStorage
+            solver = responder
         case .tlsALPN01:
             solver = TLSALPNResponder()
         }
@@ -115,6 +139,10 @@ public final class ACMEManager: @unchecked Sendable {
                     continue
                 }
                 defer { storage.releaseOrderLock() }
+                // Another replica may have finished while this one waited for the lock.
+                if let fresh = currentCertificate(now: Int64(time(nil)), publish: publish), fresh.twoThirdsPoint > now {
+                    continue
+                }
                 var issuer = ACMEIssuer(client: client, solver: solver) { waiter.sleep(milliseconds: $0) }
                 issuer.log = { [logger] line in logger.info("acme: \(line)") }
                 let issued = try issuer.issue(

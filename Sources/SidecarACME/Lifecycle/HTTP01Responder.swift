@@ -11,6 +11,9 @@ public final class HTTP01Responder: ChallengeSolver {
     private var server: ServiceServer?
     private let publicOrigin: String
     static let prefix = "/.well-known/acme-challenge/"
+    /// With replicas sharing a Redis store: answers are written there too, and a token this
+    /// replica does not hold is looked up there.
+    var shared: RedisStorage?
 
     /// `fd`: the listening socket, bound at start (before the proxy serves: a port in use is a
     /// start failure, not a silent renewal failure weeks later).
@@ -22,7 +25,7 @@ public final class HTTP01Responder: ChallengeSolver {
         options.maxConnections = 256
         options.headerTimeoutMs = 5_000
         server = ServiceServer(loop: loop, listeningFD: fd, options: options) { [unowned self] request, respond in
-            respond(self.answer(request))
+            self.answer(request, respond)
         }
     }
 
@@ -30,20 +33,35 @@ public final class HTTP01Responder: ChallengeSolver {
 
     public func present(domain: String, token: String, keyAuthorization: String) throws(ACMEError) {
         answers[token] = keyAuthorization
+        try shared?.putChallenge(token: token, keyAuthorization: keyAuthorization)
     }
 
-    public func withdraw(domain: String, token: String) { answers[token] = nil }
+    public func withdraw(domain: String, token: String) {
+        answers[token] = nil
+        shared?.removeChallenge(token: token)
+    }
 
-    func answer(_ request: ServiceRequest) -> ServiceResponse {
+    func answer(_ request: ServiceRequest, _ respond: @escaping (ServiceResponse) -> Void) {
         let path = request.path
-        if path.hasPrefix(Self.prefix) {
-            let token = String(path.dropFirst(Self.prefix.count))
-            guard request.head.method == .get || request.head.method == .head, let answer = answers[token] else {
-                return .text(404, "no such challenge\n")
-            }
-            return ServiceResponse(status: 200, contentType: "application/octet-stream", body: answer,
-                                   headers: [("Cache-Control", "no-store")])
+        guard path.hasPrefix(Self.prefix) else { return respond(redirect(request)) }
+        let token = String(path.dropFirst(Self.prefix.count))
+        guard request.head.method == .get || request.head.method == .head, ACMEAuthorization.isValidToken(token) else {
+            return respond(.text(404, "no such challenge\n"))
         }
+        if let answer = answers[token] { return respond(Self.keyAuthorization(answer)) }
+        guard let shared else { return respond(.text(404, "no such challenge\n")) }
+        shared.lookupChallenge(token: token) { answer in
+            respond(answer.map(Self.keyAuthorization) ?? .text(404, "no such challenge\n"))
+        }
+    }
+
+    private static func keyAuthorization(_ answer: String) -> ServiceResponse {
+        ServiceResponse(status: 200, contentType: "application/octet-stream", body: answer,
+                        headers: [("Cache-Control", "no-store")])
+    }
+
+    private func redirect(_ request: ServiceRequest) -> ServiceResponse {
+        let path = request.path
         // Only the path and query are carried over: the Host header is the client's to forge.
         let target = path.hasPrefix("/") ? path + (request.query.map { "?" + $0 } ?? "") : "/"
         return ServiceResponse(status: 308, headers: [("Location", publicOrigin + target), ("Cache-Control", "no-store")])
