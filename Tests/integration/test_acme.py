@@ -1,13 +1,18 @@
 """ACME end to end: the sidecar obtains and renews its own certificate from a real Pebble,
 whose validation connects to the sidecar's listeners on loopback."""
 import ssl
+import subprocess
 import time
 
 import pytest
 
-from conftest import free_port, poll
+from conftest import free_port, poll, sidecar_binary
 from redis_support import redis_server  # noqa: F401 (fixture)
 from pebble_support import DOMAIN, Pebble, acme_config, need_pebble, ready, served_certificate, wait_issued
+
+
+def run_cli(*args):
+    return subprocess.run([str(sidecar_binary()), *args], capture_output=True, text=True, timeout=20)
 
 
 @pytest.fixture
@@ -40,6 +45,12 @@ def test_http01_issues_and_serves_the_certificate(pebble_for, start_sidecar, tmp
     metrics = sc.admin("/metrics").body.decode()
     assert "sidecar_tls_certificate_expiry_seconds " in metrics
     sc.stop()
+    status = run_cli("acme", "status", "--config", str(sc.config_path))
+    assert status.returncode == 0, status.stdout + status.stderr
+    assert "key stored" in status.stdout and "expires in" in status.stdout and "next renewal" in status.stdout
+    check = run_cli("check", "--config", str(sc.config_path))
+    assert check.returncode == 0, check.stderr
+    assert "http-01 on 127.0.0.1:%d" % http_port in check.stdout and "(TLS)" in check.stdout
     orders = pebble.orders()
     sc2 = start_sidecar(acme_config(pebble, port, tmp_path, "http-01", http_port), port=port)
     assert poll(lambda: ready(sc2), 5), sc2.log_tail()
@@ -134,6 +145,8 @@ def test_ca_down_at_start_without_a_certificate(pebble_for, start_sidecar, tmp_p
     r = sc.admin("/readyz")
     assert r.status == 503 and b"tls certificate not issued yet" in r.body
     assert sc.proc.poll() is None
+    status = run_cli("acme", "status", "--config", str(sc.config_path))
+    assert status.returncode == 3 and "none yet" in status.stdout, status.stdout + status.stderr
     pebble.start_ca()
     # The first retry comes 10 s after the failure.
     wait_issued(sc, timeout=30)

@@ -39,7 +39,7 @@ public struct ACMESettings: Sendable {
     }
 
     /// The account file's name part: one account per CA.
-    var caHost: String {
+    public var caHost: String {
         let rest = directoryURL.origin.split(separator: "/").last.map(String.init) ?? "ca"
         return rest.replacingOccurrences(of: ":", with: "_")
     }

@@ -10,11 +10,13 @@ public final class DirectoryStorage: CertificateStorage {
     private let keyFile: String
 
     /// `caHost` names the account file: an account belongs to one CA. `name` is the first domain.
-    public init(directory: String, caHost: String, name: String) throws(ACMEError) {
+    /// `create` false: only to read (`sidecar acme status`): a missing directory holds nothing.
+    public init(directory: String, caHost: String, name: String, create: Bool = true) throws(ACMEError) {
         self.directory = directory
         accountFile = directory + "/account-" + Self.safe(caHost) + ".key"
         certificateFile = directory + "/" + Self.safe(name) + ".crt"
         keyFile = directory + "/" + Self.safe(name) + ".key"
+        guard create else { return }
         var info = stat()
         if stat(directory, &info) != 0 {
             guard mkdir(directory, 0o700) == 0 else {
