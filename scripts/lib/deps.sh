@@ -11,7 +11,7 @@ apt_ensure() {
 }
 ensure_build_deps() { apt_ensure libevent-dev libssl-dev liburing-dev libnghttp2-dev pkg-config; }
 ensure_test_deps() {
-  apt_ensure nginx libnginx-mod-stream openssl curl chromium chromium-driver caddy redis-server redis-sentinel redis-tools haproxy nghttp2-client
+  apt_ensure nginx libnginx-mod-stream openssl curl chromium chromium-driver caddy redis-server redis-sentinel redis-tools haproxy nghttp2-client pebble libnss3-tools
   # The pinned versions, installed only where one is missing or differs (pip's own check).
   local requirements=Tests/integration/requirements.txt
   if ! python3 - "$requirements" <<'PY' 2>/dev/null; then
