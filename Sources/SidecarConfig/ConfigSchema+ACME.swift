@@ -2,10 +2,12 @@ import Foundation
 
 /// `tls.acme` and its rules against `public_url`, `listen` and `revocations.store`.
 extension ConfigSchema {
+    /// Every key is read even when `tls.acme` is absent (they are declared so, and their
+    /// defaults apply); the rules between keys apply only when it is set.
     mutating func readACME(_ tls: Section, publicURL: HTTPURL?, listen: ListenAddress) -> Config.ACME? {
-        guard tls.contains("acme") else { return nil }
+        let isSet = tls.contains("acme")
         let acme = tls.section("acme")
-        for key in ["cert_file", "key_file"] where tls.contains(key) {
+        for key in ["cert_file", "key_file"] where isSet && tls.contains(key) {
             reader.report(.invalidValue, "tls.\(key)", at: tls.location(of: key),
                           "set beside tls.acme: the certificate is either a file or obtained by ACME, not both")
         }
@@ -27,11 +29,11 @@ extension ConfigSchema {
                 ? .success(lower)
                 : .failure(ValueError("\(quoted(text)) is not a DNS name a CA issues for (no IP addresses, no wildcards)"))
         }
-        if let publicURL, !domains.contains(publicURL.host), acme.contains("domains") {
+        if isSet, let publicURL, !domains.contains(publicURL.host), acme.contains("domains") {
             reader.report(.invalidValue, "tls.acme.domains", at: acme.location(of: "domains"),
                           "does not list \(publicURL.host), public_url's host: browsers would refuse the certificate")
         }
-        if let publicURL, !publicURL.isHTTPS {
+        if isSet, let publicURL, !publicURL.isHTTPS {
             reader.report(.invalidValue, "tls.acme", at: tls.location(of: "acme"),
                           "set while public_url is \(publicURL.origin): make public_url https://")
         }
@@ -43,7 +45,7 @@ extension ConfigSchema {
         let httpListen = acme.value("http_listen", default: ListenAddress.tcp(host: "0.0.0.0", port: 80)) {
             ListenAddress.parse($0, baseDirectory: baseDirectory)
         }
-        warnChallengePath(acme, challenge: challenge, httpListen: httpListen, listen: listen)
+        if isSet { warnChallengePath(acme, challenge: challenge, httpListen: httpListen, listen: listen) }
         let eabKeyID = acme.optional("eab_kid", Parse.nonEmpty)
         let eabHMACKey = acme.optional("eab_hmac_key") { [environment, baseDirectory] text in
             Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { secret in
@@ -64,7 +66,7 @@ extension ConfigSchema {
         config.eabKeyID = eabKeyID
         config.eabHMACKey = eabHMACKey
         config.caFile = acme.optional("ca_file", Parse.readableFile(baseDirectory: baseDirectory))
-        return domains.isEmpty ? nil : config
+        return isSet && !domains.isEmpty ? config : nil
     }
 
     private static func directory(_ text: String) -> HTTPURL {

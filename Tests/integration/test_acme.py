@@ -44,6 +44,9 @@ def test_http01_issues_and_serves_the_certificate(pebble_for, start_sidecar, tmp
     assert acme_dir.stat().st_mode & 0o077 == 0
     metrics = sc.admin("/metrics").body.decode()
     assert "sidecar_tls_certificate_expiry_seconds " in metrics
+    # SIGHUP reloads the file, which names no certificate: the issued one stays in service.
+    assert sc.sighup()
+    assert served_certificate(port, pebble.root_pem(), tmp_path)["serialNumber"] == cert["serialNumber"]
     sc.stop()
     status = run_cli("acme", "status", "--config", str(sc.config_path))
     assert status.returncode == 0, status.stdout + status.stderr
