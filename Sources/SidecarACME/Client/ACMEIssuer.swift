@@ -53,6 +53,9 @@ public struct ACMEIssuer {
         guard let summary = CertificateSummary(pem: chain, domains: domains), summary.namesEveryDomain else {
             throw ACMEError(.malformed, "acme: \(certificateURL): the certificate does not name \(domains.joined(separator: ", "))")
         }
+        guard StoredCertificate(chainPEM: chain, keyPEM: keyPEM).keyMatches else {
+            throw ACMEError(.malformed, "acme: \(certificateURL): the certificate is not for the key of the request")
+        }
         return Issued(certificatePEM: chain, keyPEM: keyPEM)
     }
 

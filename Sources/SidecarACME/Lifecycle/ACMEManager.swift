@@ -59,7 +59,7 @@ public final class ACMEManager: @unchecked Sendable {
         candidates.append(try? files.certificate())
         for case let stored? in candidates {
             guard let summary = CertificateSummary(pem: stored.chainPEM, domains: settings.domains),
-                  summary.isUsable(now: now) else { continue }
+                  summary.isUsable(now: now), stored.keyMatches else { continue }
             try files.saveCertificate(stored)
             served = stored
             status.update { $0.notAfter = summary.notAfter }
@@ -88,9 +88,8 @@ public final class ACMEManager: @unchecked Sendable {
         let base = settings.storageDirectory + "/" + DirectoryStorage.safe(settings.domains[0]) + ".placeholder"
         let keyPEM = try CertificateKeyType.ecdsa.generatePEM()
         let pem = try SelfSignedCertificate.pem(domain: settings.domains[0], keyPEM: keyPEM, days: 7)
-        let placeholderFiles = try DirectoryStorage(directory: settings.storageDirectory, caHost: "-", name: "-")
-        try placeholderFiles.writeFile(keyPEM, to: base + ".key")
-        try placeholderFiles.writeFile(pem, to: base + ".crt")
+        try files.writeFile(keyPEM, to: base + ".key")
+        try files.writeFile(pem, to: base + ".crt")
         return (base + ".crt", base + ".key")
     }
 
@@ -120,8 +119,9 @@ public final class ACMEManager: @unchecked Sendable {
             let now = Int64(time(nil))
             let current = currentCertificate(now: now, publish: publish)
             var due = now
-            if let current, let client = try? client ?? makeClient(transport) {
-                due = RenewalSchedule.due(current, ariMoment: ariDue(current, client: client, now: now))
+            if let current, let ready = try? client ?? makeClient(transport) {
+                client = ready
+                due = RenewalSchedule.due(current, ariMoment: ariDue(current, client: ready, now: now))
             } else if let current {
                 due = current.twoThirdsPoint
             }
@@ -195,7 +195,7 @@ public final class ACMEManager: @unchecked Sendable {
     private func currentCertificate(now: Int64, publish: (String, String) -> Void) -> CertificateSummary? {
         guard let stored = try? storage.certificate(),
               let summary = CertificateSummary(pem: stored.chainPEM, domains: settings.domains),
-              summary.isUsable(now: now) else { return nil }
+              summary.isUsable(now: now), stored.keyMatches else { return nil }
         if stored != served {
             do { try adopt(stored, summary: summary) } catch {
                 logger.error("acme: cannot write the served copy: \(error)")
