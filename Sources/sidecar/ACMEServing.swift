@@ -27,8 +27,10 @@ final class ACMEServing: Sendable {
         if acme.challenge == .tlsALPN01 { TLSALPNChallenges.enabled.store(true, ordering: .releasing) }
         do {
             manager = try ACMEManager(settings: settings, sharedStore: acme.shareViaStore ? store as? RedisStore : nil)
-            let (certificateFile, keyFile) = try manager.prepare()
-            current = Mutex(try TLSServerContext(certFile: certificateFile, keyFile: keyFile, http2: config.http2))
+            let (certificateFile, keyFile, isPlaceholder) = try manager.prepare()
+            let context = try TLSServerContext(certFile: certificateFile, keyFile: keyFile, http2: config.http2)
+            if isPlaceholder { TLSALPNChallenges.refuseOtherHandshakes(on: context) }
+            current = Mutex(context)
         } catch let error as ACMEError {
             throw Refusal(description: error.message)
         } catch {

@@ -1,5 +1,6 @@
 """ACME end to end: the sidecar obtains and renews its own certificate from a real Pebble,
 whose validation connects to the sidecar's listeners on loopback."""
+import socket
 import ssl
 import subprocess
 import time
@@ -79,7 +80,7 @@ def test_tls_alpn01_issues_on_the_tls_listener(pebble_for, start_sidecar, tmp_pa
     port = free_port()
     pebble = pebble_for(free_port(), port)
     sc = start_sidecar(acme_config(pebble, port, tmp_path, "tls-alpn-01"), port=port)
-    # Until then the listener shows a self-signed placeholder and /readyz says why it waits.
+    # Until then the listener completes the CA's handshakes only and /readyz says why it waits.
     wait_issued(sc)
     cert = served_certificate(port, pebble.root_pem(), tmp_path)
     assert ("DNS", DOMAIN) in cert["subjectAltName"]
@@ -89,7 +90,6 @@ def test_tls_alpn01_issues_on_the_tls_listener(pebble_for, start_sidecar, tmp_pa
 def test_acme_tls_1_handshake_without_a_challenge_is_refused(pebble_for, start_sidecar, tmp_path):
     """An attacker offering acme-tls/1 gets no certificate at all outside a challenge (and never
     the placeholder or the real one under that protocol)."""
-    import socket
     port = free_port()
     pebble = pebble_for(free_port(), port)
     sc = start_sidecar(acme_config(pebble, port, tmp_path, "tls-alpn-01"), port=port)
@@ -150,6 +150,13 @@ def test_ca_down_at_start_without_a_certificate(pebble_for, start_sidecar, tmp_p
     assert sc.proc.poll() is None
     status = run_cli("acme", "status", "--config", str(sc.config_path))
     assert status.returncode == 3 and "none yet" in status.stdout, status.stdout + status.stderr
+    # No certificate, no service: even a client that trusts anything completes no handshake.
+    anything = ssl.create_default_context()
+    anything.check_hostname = False
+    anything.verify_mode = ssl.CERT_NONE
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+        with pytest.raises(ssl.SSLError):
+            anything.wrap_socket(raw, server_hostname=DOMAIN).close()
     pebble.start_ca()
     # The first retry comes 10 s after the failure.
     wait_issued(sc, timeout=30)

@@ -41,8 +41,9 @@ public final class ACMEManager: @unchecked Sendable {
 
     /// At start, before the proxy serves: binds the HTTP-01 listener (a port in use fails the
     /// start) and names the files to serve now — the stored certificate when it is valid, else
-    /// a self-signed placeholder (no browser trusts it; `/readyz` answers 503 meanwhile).
-    public func prepare() throws(ACMEError) -> (certificateFile: String, keyFile: String) {
+    /// a self-signed placeholder (`isPlaceholder`: the listener then completes challenge
+    /// handshakes only, and `/readyz` answers 503).
+    public func prepare() throws(ACMEError) -> (certificateFile: String, keyFile: String, isPlaceholder: Bool) {
         if case .http01(let address) = settings.challenge {
             do { httpListenFD = try Socket.listen(on: address, reusePort: false) } catch {
                 throw ACMEError(.local, "tls.acme.http_listen: \(address): \(error)")
@@ -63,9 +64,10 @@ public final class ACMEManager: @unchecked Sendable {
             try files.saveCertificate(stored)
             served = stored
             status.update { $0.notAfter = summary.notAfter }
-            return (files.servedFiles.certificate, files.servedFiles.key)
+            return (files.servedFiles.certificate, files.servedFiles.key, false)
         }
-        return try placeholder()
+        let (certificateFile, keyFile) = try placeholder()
+        return (certificateFile, keyFile, true)
     }
 
     /// Starts the ACME thread; `publish` gets the files of each new certificate, on that thread.
@@ -234,8 +236,8 @@ public final class ACMEManager: @unchecked Sendable {
         }
     }
 
-    static let noCertificateYet = "acme: no certificate issued yet; /readyz answers 503 and the listener shows a "
-        + "self-signed placeholder until one is"
+    static let noCertificateYet = "acme: no certificate issued yet; /readyz answers 503 and the listener refuses "
+        + "every handshake but the CA's until one is"
 
     static func timeText(_ seconds: Int64) -> String {
         ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: TimeInterval(seconds)))

@@ -62,6 +62,13 @@ public enum TLSALPNChallenges {
     }
 
     static func install(on ctx: OpaquePointer) {
-        if enabled.load(ordering: .acquiring) { sidecar_SSL_CTX_answer_acme_tls(ctx, lookup) }
+        if enabled.load(ordering: .acquiring) { sidecar_SSL_CTX_answer_acme_tls(ctx, lookup, 0) }
+    }
+
+    /// Makes `context` complete challenge handshakes only: what the listener serves before
+    /// the first certificate is issued, so that no client is shown a certificate it cannot
+    /// trust and nothing (the sign-in flow least of all) is served without a real one.
+    public static func refuseOtherHandshakes(on context: TLSServerContext) {
+        sidecar_SSL_CTX_answer_acme_tls(context.ctx, lookup, 1)
     }
 }
