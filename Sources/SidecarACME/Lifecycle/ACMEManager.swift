@@ -142,7 +142,7 @@ public final class ACMEManager: @unchecked Sendable {
                 }
                 defer { storage.releaseOrderLock() }
                 // Another replica may have finished while this one waited for the lock.
-                if let fresh = currentCertificate(now: Int64(time(nil)), publish: publish), fresh.twoThirdsPoint > now {
+                if let fresh = currentCertificate(now: Int64(time(nil)), publish: publish), fresh != current {
                     continue
                 }
                 var issuer = ACMEIssuer(client: client, solver: solver) { waiter.sleep(milliseconds: $0) }
@@ -181,10 +181,13 @@ public final class ACMEManager: @unchecked Sendable {
                 throw ACMEError(.local, "acme: the stored account key in \(storage.location) is unusable: \(error)")
             }
         } else {
-            key = try settings.keyType.generateAccountKey()
-            do { try storage.saveAccountKey(try key.pkcs8PEM()) } catch let error as ACMEError { throw error } catch {
+            let made = try settings.keyType.generateAccountKey()
+            do { try storage.saveAccountKey(try made.pkcs8PEM()) } catch let error as ACMEError { throw error } catch {
                 throw ACMEError(.local, "acme: cannot encode the account key: \(error)")
             }
+            // A replica that saved its key first wins (the store keeps the first): use that one.
+            let kept = try storage.accountKey().flatMap { try? JWSSigningKey(pem: Array($0.utf8)) }
+            key = kept ?? made
         }
         let client = ACMEClient(directoryURL: settings.directoryURL, accountKey: key, transport: transport)
         client.onBadNonce = { [logger] url in logger.debug("acme: \(url): the CA refused the nonce (badNonce); retried with its fresh one") }
