@@ -1,5 +1,5 @@
 import SidecarACME
-import SidecarApple
+import SidecarHTTPClient
 import SidecarCrypto
 
 /// A CA that answers from a script: each request gets the next answer for its URL (the last

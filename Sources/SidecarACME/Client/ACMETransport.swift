@@ -1,4 +1,4 @@
-import SidecarApple
+import SidecarHTTPClient
 import SidecarEvent
 
 /// One HTTP answer from the CA (status, fields, the body up to the client's limit).

@@ -1,4 +1,4 @@
-import SidecarApple
+import SidecarHTTPClient
 
 /// An absolute URL the CA gave (directory, order, authorization, certificate): https only,
 /// except plain http to loopback (a test CA), no userinfo, no fragment. Split into the origin
