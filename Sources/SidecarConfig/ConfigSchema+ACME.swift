@@ -46,6 +46,10 @@ extension ConfigSchema {
             ListenAddress.parse($0, baseDirectory: baseDirectory)
         }
         if isSet { warnChallengePath(acme, challenge: challenge, httpListen: httpListen, listen: listen) }
+        if isSet, challenge == .http01, httpListen == listen {
+            reader.report(.invalidValue, "tls.acme.http_listen", at: acme.location(of: "http_listen"),
+                          "is listen itself; the plain listener for http-01 needs a port of its own (80)")
+        }
         let eabKeyID = acme.optional("eab_kid", Parse.nonEmpty)
         let eabHMACKey = acme.optional("eab_hmac_key") { [environment, baseDirectory] text in
             Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { secret in

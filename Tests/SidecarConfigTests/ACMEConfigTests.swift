@@ -48,6 +48,7 @@ final class ACMEConfigTests: XCTestCase {
             ("    domains: ['*.example.com']\n", "tls.acme.domains", "no wildcards"),
             ("    challenge: dns-01\n", "tls.acme.challenge", ""),
             ("    eab_kid: only-the-id\n", "tls.acme.eab_hmac_key", "needs both"),
+            ("    challenge: http-01\n    http_listen: 0.0.0.0:8080\n", "tls.acme.http_listen", "port of its own"),
             ("    email: ops@example.com\n  cert_file: AuthKey.p8\n  key_file: AuthKey.p8\n", "tls.cert_file", "not both"),
         ]
         for (lines, path, mention) in cases {
