@@ -79,9 +79,10 @@ struct RunCommand: ParsableCommand {
         ])
         let startStore = prepared.config.revocations
         var options = prepared.options
-        let acme: ACMEServing?
+        var acme: ACMEServing?
         do {
-            acme = try loaded.acme.map { settings throws(ACMEServing.Refusal) in try ACMEServing(config: loaded, acme: settings, store: store) }
+            // Before the proxy binds: the HTTP-01 port and the first certificate are start-up matters.
+            if let settings = loaded.acme { acme = try ACMEServing(config: loaded, acme: settings, store: store) }
         } catch {
             logger.error("cannot serve", metadata: ["error": "\(error)"])
             throw ExitCode(2)
@@ -90,6 +91,7 @@ struct RunCommand: ParsableCommand {
             options.tls = acme.context
             options.certificateReport = acme.report
         }
+        let managed = acme
         do {
             let server = try ProxyServer(options: options, logger: logger)
             let file = config
@@ -101,14 +103,14 @@ struct RunCommand: ParsableCommand {
                 }
                 for note in reloaded.options.auth?.assertionNotes ?? [] { logger.notice("\(note)") }
                 var options = reloaded.options
-                if let acme {
+                if let acme = managed {
                     // tls.acme changes take effect on restart; the managed certificate stays.
                     options.tls = acme.context
                     options.certificateReport = acme.report
                 }
                 return options
             }
-            try acme?.start(serving: server)
+            try managed?.start(serving: server)
             try server.run()
         } catch {
             logger.error("cannot serve", metadata: ["error": "\(error)"])

@@ -59,8 +59,9 @@ public final class LoopTransport: ACMETransport {
     }
 }
 
-/// Runs the ACME thread's loop until one thing is done: a request answered, a sleep over, or
-/// a wake-up from another thread (a shutdown). Between waits the loop does not run.
+/// Runs the ACME thread's loop until one thing is done: a request answered or a sleep over;
+/// whatever else is on the loop (the HTTP-01 listener) is served meanwhile. Between waits the
+/// loop does not run. The thread is never joined: it ends with the process.
 public final class LoopWaiter {
     public let loop: EventLoop
 
