@@ -29,8 +29,6 @@ public final class HTTP01Responder: ChallengeSolver {
         }
     }
 
-    public var localAddress: SocketAddress? { server?.localAddress }
-
     public func present(domain: String, token: String, keyAuthorization: String) throws(ACMEError) {
         answers[token] = keyAuthorization
         try shared?.putChallenge(token: token, keyAuthorization: keyAuthorization)

@@ -29,7 +29,4 @@ public struct ACMEError: Error, CustomStringConvertible, Sendable, Equatable {
     static func malformed(_ what: String, _ url: String) -> ACMEError {
         ACMEError(.malformed, "acme: \(url): \(what)")
     }
-
-    /// True for a problem of this type (`badNonce`, `rateLimited`, …).
-    public func isProblem(_ type: String) -> Bool { kind == .problem(type) }
 }
