@@ -36,7 +36,7 @@ def need_pebble():
 class Pebble:
     """One Pebble with its DNS; `http_port`/`tls_port` are where it validates challenges."""
 
-    def __init__(self, workdir, http_port, tls_port, validity=None, env=None):
+    def __init__(self, workdir, http_port, tls_port, validity=None, env=None, eab_keys=None):
         self.dir = workdir
         self.dir.mkdir(parents=True, exist_ok=True)
         self.ca = TestCA(self.dir, name="pebble https test CA")
@@ -52,6 +52,9 @@ class Pebble:
         }
         if validity:
             config["certificateValidityPeriod"] = validity
+        if eab_keys:  # {kid: base64url MAC key}: every new account must be bound to one
+            config["externalAccountBindingRequired"] = True
+            config["externalAccountMACKeys"] = eab_keys
         self.config_file = self.dir / "pebble.json"
         self.config_file.write_text(json.dumps({"pebble": config}))
         self.env = {"PEBBLE_VA_NOSLEEP": "1", "PEBBLE_WFE_NONCEREJECT": "0", "PEBBLE_AUTHZREUSE": "0",

@@ -79,12 +79,18 @@ def test_http01_listener_answers_only_challenges_and_redirects_the_rest(pebble_f
 def test_tls_alpn01_issues_on_the_tls_listener(pebble_for, start_sidecar, tmp_path):
     port = free_port()
     pebble = pebble_for(free_port(), port)
-    sc = start_sidecar(acme_config(pebble, port, tmp_path, "tls-alpn-01"), port=port)
+    # RSA here (ECDSA everywhere else): the account's RS256 and an RSA certificate key.
+    sc = start_sidecar(acme_config(pebble, port, tmp_path, "tls-alpn-01", extra={"key_type": "rsa-2048"}), port=port)
     # Until then the listener completes the CA's handshakes only and /readyz says why it waits.
     wait_issued(sc)
     cert = served_certificate(port, pebble.root_pem(), tmp_path)
     assert ("DNS", DOMAIN) in cert["subjectAltName"]
     assert sc.logged(lambda out: "acme: authorization valid: %s" % DOMAIN in out)
+    assert "BEGIN PRIVATE KEY" in (tmp_path / "acme" / (DOMAIN + ".key")).read_text()
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+    from cryptography.hazmat.primitives.asymmetric import rsa
+    key = load_pem_private_key((tmp_path / "acme" / (DOMAIN + ".key")).read_bytes(), None)
+    assert isinstance(key, rsa.RSAPrivateKey) and key.key_size == 2048
 
 
 def test_acme_tls_1_handshake_without_a_challenge_is_refused(pebble_for, start_sidecar, tmp_path):
@@ -237,3 +243,26 @@ def test_a_replica_answers_http01_for_the_replica_that_orders(pebble_for, start_
     assert served_certificate(port_a, root, tmp_path)["serialNumber"] == \
         served_certificate(port_b, root, tmp_path)["serialNumber"]
     assert redis.cli("KEYS", "sidecar:acme:http-01:*") == ""  # withdrawn once decided
+
+
+EAB_KEY = "zWNDZM6eQGHWpSRTPal5eIUYFTu7EajVIoguysqZ9wG44nMEtx3MUAsUDkMTQ12W"
+
+
+def test_a_ca_requiring_external_account_binding(pebble_for, start_sidecar, tmp_path):
+    port, http_port = free_port(), free_port()
+    pebble = pebble_for(http_port, port, eab_keys={"kid-1": EAB_KEY})
+    # Without the binding: a clear line naming the keys to set, no crash, 503.
+    unbound = acme_config(pebble, port, tmp_path / "unbound", "http-01", http_port)
+    (tmp_path / "unbound").mkdir()
+    sc = start_sidecar(unbound, port=port)
+    assert sc.logged(lambda out: "set tls.acme.eab_kid and eab_hmac_key" in out, 10), sc.log_tail()
+    assert sc.admin("/readyz").status == 503
+    sc.stop()
+    # With it (the MAC key as a secret reference): an account, then a certificate.
+    (tmp_path / "bound").mkdir()
+    secret = tmp_path / "eab-hmac"
+    secret.write_text(EAB_KEY + "\n")
+    bound = acme_config(pebble, port, tmp_path / "bound", "http-01", http_port,
+                        extra={"eab_kid": "kid-1", "eab_hmac_key": "file:%s" % secret})
+    sc = start_sidecar(bound, port=port)
+    wait_issued(sc)
