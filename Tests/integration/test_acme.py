@@ -217,6 +217,8 @@ def test_two_replicas_sharing_redis_issue_exactly_one_order(pebble_for, start_si
     # The lock is released, and the shared values live under the store's key prefix.
     assert redis.cli("EXISTS", "sidecar:acme:lock:" + DOMAIN) == "0"
     assert redis.cli("EXISTS", "sidecar:acme:cert:" + DOMAIN) == "1"
+    status = run_cli("acme", "status", "--config", str(replicas[1].config_path))
+    assert status.returncode == 0 and "redis://127.0.0.1:%d" % redis.port in status.stdout, status.stdout + status.stderr
 
 
 def test_a_replica_answers_http01_for_the_replica_that_orders(pebble_for, start_sidecar, redis_server, tmp_path):

@@ -26,7 +26,10 @@ public struct ACMEIssuer {
         replaces: String?, now: () -> Int64
     ) throws(ACMEError) -> Issued {
         let started = now()
-        if client.accountURL == nil { try client.register(contact: email, binding: binding) }
+        if client.accountURL == nil {
+            try client.register(contact: email, binding: binding)
+            log("account: \(client.accountURL ?? "?")")
+        }
         let (orderURL, created) = try client.newOrder(domains: domains, replaces: replaces)
         var order = created
         log("order created: \(orderURL)")
