@@ -16,6 +16,8 @@ public struct Config: Sendable {
     public var proxyProtocol = false
     /// Serve HTTPS directly when set.
     public var tls: TLS?
+    /// `tls.acme`: the certificate obtained and renewed from an ACME CA instead (then `tls` is nil).
+    public var acme: ACME?
     /// HTTP/2 beside HTTP/1.1: `h2` by ALPN over TLS, the prior-knowledge preface in the clear.
     public var http2 = ConfigDefaults.http2
     /// `paths.encoded_slashes`: what `%2F`, `%5C` and a raw `\` in a request path mean.

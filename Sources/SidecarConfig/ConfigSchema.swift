@@ -28,9 +28,11 @@ struct ConfigSchema {
         }
         let trustedProxies = root.list("trusted_proxies", default: [], Parse.cidr)
         let proxyProtocol = readProxyProtocol(root, listen: listen, trustedProxies: trustedProxies)
-        let tls = readTLS(root.section("tls"))
+        let tlsSection = root.section("tls")
+        let tls = readTLS(tlsSection)
         let workers = root.value("workers", default: Parse.defaultWorkers, Parse.workers)
         let publicURL = readPublicURL(root)
+        let acme = readACME(tlsSection, publicURL: publicURL, listen: listen)
         let upstream = root.required("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
         let upstreamTimeout = root.value("upstream_timeout", default: ConfigDefaults.upstreamTimeout, Parse.positiveDuration)
         let upstreamConnectTimeout = root.value(
@@ -83,6 +85,7 @@ struct ConfigSchema {
             notifications: notifications, revocations: revocations, admin: admin, log: log, limits: limits,
             pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
         config.http2 = http2
+        config.acme = acme
         config.encodedSlashes = encodedSlashes
         config.upstreamMaxConnections = upstreamMaxConnections
         return config

@@ -73,6 +73,8 @@ public struct ProxyOptions: Sendable {
     /// `tls.cert_file`/`tls.key_file`: serve HTTPS on the public listener. Read on each accept,
     /// so a reload's new certificate serves new connections while open ones keep theirs.
     public var tls: TLSServerContext?
+    /// `tls.acme`: the managed certificate's readiness and metrics.
+    public var certificateReport: CertificateReport?
     public var adminListen: String? = ConfigDefaults.adminListen.description
     /// The build's version, for the start-up line and `sidecar_build_info`.
     public var version = "dev"
