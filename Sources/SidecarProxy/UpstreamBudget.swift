@@ -7,6 +7,11 @@ import SidecarEvent
 final class UpstreamAllowance {
     let limit: Int
     var held = 0
+    /// Its streams queued for an upstream connection: a stream that arrives meanwhile queues
+    /// behind them instead of taking the next connection freed before the queue's pass runs
+    /// (a client that starts a stream as each one ends would otherwise keep the queued ones
+    /// waiting until their deadline).
+    var waiting = 0
 
     init(limit: Int) { self.limit = max(1, limit) }
 }

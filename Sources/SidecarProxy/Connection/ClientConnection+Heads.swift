@@ -139,7 +139,7 @@ extension ClientConnection {
                 framing: head.framing, chunkOutput: chunked, limit: worker.options.maxUploadBytes, passesTrailers: chunked)
             if chunked { exchange.requestTrailers = BodyRelay.TrailerSection(worker.rewriter.trailerForwarding) }
         }
-        connectUpstream(head, view, fresh: false)
+        connectUpstream(head, view, fresh: false, arriving: true)
     }
 
     /// A path refused before any decision, with why (an operator who sees 400s can tell an

@@ -6,10 +6,15 @@ import SidecarHTTP
 extension ClientConnection {
     // MARK: upstream
 
-    func connectUpstream(_ head: HTTPRequestHead, _ view: HeadView, fresh: Bool) {
+    /// `arriving`: the exchange's first try (not a retry, not one leaving the queue).
+    func connectUpstream(_ head: HTTPRequestHead, _ view: HeadView, fresh: Bool, arriving: Bool = false) {
         if exchange.spanStartNs != 0, exchange.upstreamSpanStartNs == 0 { exchange.upstreamSpanStartNs = SpanClock.nowNs() }
         guard let pool = worker.upstream(exchange.upstreamIndex) else {
             failUpstream(502, upstreamFault: true)
+            return
+        }
+        if arriving, (upstreamAllowance?.waiting ?? 0) > 0 {
+            waitForUpstream(pool, fresh: fresh)  // behind its connection's streams already queued
             return
         }
         var admission = upstreamAdmission(pool, fresh: fresh)

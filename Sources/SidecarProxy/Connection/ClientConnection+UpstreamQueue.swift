@@ -31,6 +31,7 @@ extension ClientConnection {
     /// (HTTP/2: the stream's window stays closed).
     func waitForUpstream(_ pool: UpstreamPool, fresh: Bool) {
         upstreamWait = fresh ? .waitingFresh : .waiting
+        upstreamAllowance?.waiting += 1
         pool.budget.waiters.append(self)
         stream.pauseReading()
         perform(machine.upstreamConnecting(timeoutMs: pool.connectTimeoutMs))
@@ -49,11 +50,13 @@ extension ClientConnection {
         let fresh = upstreamWait == .waitingFresh
         guard upstreamWait != .none else { return }
         upstreamWait = .none
+        upstreamAllowance?.waiting -= 1
         guard phase == .exchanging, let request = exchange.request else { return }
         request.withView { connectUpstream(request, $0, fresh: fresh) }
     }
 
     func leaveUpstreamQueue() {
+        if upstreamWait != .none { upstreamAllowance?.waiting -= 1 }
         upstreamWait = .none
         worker.upstreamBudget.waiters.remove(self)
     }
