@@ -1,4 +1,5 @@
 import CNGHTTP2
+import SidecarHTTP
 
 /// A response's HTTP/2 field list in one byte buffer (names lowercased as they are copied),
 /// kept by its connection and refilled per response: no array per field, and no per-byte
@@ -42,11 +43,8 @@ public final class H2FieldList {
 
     public func append(lowercasing name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
         let start = reserve(name.count + value.count)
-        var at = start
-        for c in name {
-            bytes[at] = c &- 0x41 < 26 ? c | 0x20 : c
-            at += 1
-        }
+        ASCIILowercase.copy(name, to: UnsafeMutableRawPointer(bytes + start))
+        let at = start + name.count
         if let base = value.baseAddress, value.count > 0 {
             UnsafeMutableRawPointer(bytes + at).copyMemory(from: base, byteCount: value.count)
         }

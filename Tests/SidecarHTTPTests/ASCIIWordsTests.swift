@@ -103,4 +103,16 @@ final class ASCIIWordsTests: XCTestCase {
         }
         XCTAssertFalse(contains([]))
     }
+
+    func testLowercaseCopyOfEveryLengthAndByte() {
+        let source = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 1) }
+        for length in 0..<40 {
+            for offset in [0, 1, 3, 200, 260] where offset + length <= source.count {
+                let slice = Array(source[offset..<(offset + length)])
+                var copied = [UInt8](repeating: 0, count: length)
+                slice.withUnsafeBytes { src in copied.withUnsafeMutableBytes { ASCIILowercase.copy(src, to: $0.baseAddress ?? UnsafeMutableRawPointer(bitPattern: 1)!) } }
+                XCTAssertEqual(copied, slice.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, "length \(length) at \(offset)")
+            }
+        }
+    }
 }

@@ -52,3 +52,22 @@
         return true
     }
 }
+
+/// Copies bytes with ASCII letters lowercased, eight at a time (HTTP/2 field names).
+public enum ASCIILowercase {
+    @inlinable
+    public static func copy(_ source: UnsafeRawBufferPointer, to destination: UnsafeMutableRawPointer) {
+        guard let base = source.baseAddress else { return }
+        var i = 0
+        while i + 8 <= source.count {
+            let word = ASCIIWords.lowercased(base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            destination.storeBytes(of: word, toByteOffset: i, as: UInt64.self)
+            i += 8
+        }
+        while i < source.count {
+            let c = source[i]
+            destination.storeBytes(of: c &- 0x41 < 26 ? c | 0x20 : c, toByteOffset: i, as: UInt8.self)
+            i += 1
+        }
+    }
+}
