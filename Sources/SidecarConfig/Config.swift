@@ -17,7 +17,7 @@ public struct Config: Sendable {
     /// Serve HTTPS directly when set.
     public var tls: TLS?
     /// HTTP/2 beside HTTP/1.1: `h2` by ALPN over TLS, the prior-knowledge preface in the clear.
-    public var http2 = ConfigDefaults.http2
+    public var http2 = true
     /// `paths.encoded_slashes`: what `%2F`, `%5C` and a raw `\` in a request path mean.
     public var encodedSlashes = EncodedSeparators.reject
     /// Event loops, one per thread, sharing the port.
@@ -28,20 +28,20 @@ public struct Config: Sendable {
     public var upstreamTimeout: TimeSpan
     public var upstreamConnectTimeout: TimeSpan
     /// `upstream_max_connections`: the top-level upstream's cap, and the default of `upstreams`'; 0 = none.
-    public var upstreamMaxConnections = ConfigDefaults.upstreamMaxConnections
+    public var upstreamMaxConnections = 0
     public var preserveHost: Bool
 
-    public var routes: Routes
+    public var routes = Routes()
     public var apple: Apple
     public var session: Session
-    public var access: Access
-    public var headers: Headers
+    public var access = Access()
+    public var headers = Headers()
     public var assertion: Assertion
     public var notifications: Notifications
     public var revocations: Revocations
-    public var admin: Admin
-    public var log: Log
-    public var limits: Limits
+    public var admin = Admin()
+    public var log = Log()
+    public var limits = Limits()
     public var pages: Pages = Pages()
     public var tracing: Tracing = Tracing()
     /// More upstreams, by name (`upstreams`), for rules to route to.
@@ -61,11 +61,6 @@ public struct Config: Sendable {
     public struct TLS: Sendable, Equatable {
         public var certFile: String
         public var keyFile: String
-    }
-
-    public struct Routes: Sendable, Equatable {
-        /// Where the sidecar's own endpoints live, e.g. `/.auth` (no trailing slash).
-        public var prefix: String
     }
 
     public struct Apple: Sendable {
@@ -109,37 +104,10 @@ public struct Config: Sendable {
         public var secrets: [Secret]
         /// Opened sessions each worker keeps, so a returning request skips the decode and
         /// AES-GCM open (`session.cache_entries`).
-        public var cacheEntries: Int = ConfigDefaults.sessionCacheEntries
-    }
+        public var cacheEntries = Self.defaultCacheEntries
 
-    public struct Access: Sendable, Equatable {
-        /// Lower-cased addresses.
-        public var allowedEmails: [String]
-        /// Lower-cased domains, matched exactly against the part after the single `@`.
-        public var allowedEmailDomains: [String]
-        public var allowedSubjects: [String]
-        public var allowPrivateRelay: Bool
-        /// Globs (`*`, `**`), each starting with `/`.
-        public var publicPaths: [String]
-        public var apiPaths: [String]
-        public var allowedRedirectHosts: [RedirectHost]
-    }
-
-    public struct Headers: Sendable, Equatable {
-        public var userID: String
-        public var email: String
-        public var emailVerified: String
-        public var privateEmail: String
-        public var name: String
-        public var assertion: String
-        /// More header names removed from every request.
-        public var strip: [String]
-        public var passCookie: Bool
-
-        /// Every identity header the sidecar injects (and therefore strips from clients).
-        public var identityHeaders: [String] {
-            [userID, email, emailVerified, privateEmail, name, assertion]
-        }
+        /// Under 1 KB each; rounded up to a power of two.
+        static let defaultCacheEntries = 8192
     }
 
     public struct Assertion: Sendable, Equatable {
@@ -188,78 +156,6 @@ public struct Config: Sendable {
         }
     }
 
-    public struct Admin: Sendable, Equatable {
-        public var listen: ListenAddress
-    }
-
-    public struct Log: Sendable, Equatable {
-        public var format: LogFormat
-        public var level: LogLevel
-        public var access: Bool
-        /// Log emails only when true.
-        public var pii: Bool
-        /// Query parameters whose values access lines mask, beside the built-in credentials.
-        public var redactQuery: [String] = []
-    }
-
-    /// W3C trace context, always propagated: which requests may continue a client's trace,
-    /// and where spans go.
-    public struct Tracing: Sendable, Equatable {
-        /// Continue any client's `traceparent`; false: only a trusted proxy's (`trustedProxies`).
-        public var trustIncoming = ConfigDefaults.traceTrustIncoming
-        /// The OTLP/HTTP collector spans are posted to (its path `/v1/traces` when the URL
-        /// names none); nil: no spans are recorded.
-        public var otlpEndpoint: HTTPURL?
-        /// Extra trust anchors for an `https` collector (a private CA), beside the system's.
-        public var otlpCAFile: String?
-        /// The share of new traces sampled (0…1); a continued trace keeps its parent's choice,
-        /// within `maxIncomingSampledPerSecond`.
-        public var sampleRatio = ConfigDefaults.traceSampleRatio
-        /// Continued traces whose sampled flag is honoured per second; the rest go on unsampled.
-        public var maxIncomingSampledPerSecond = ConfigDefaults.traceMaxIncomingSampledPerSecond
-
-        public init(trustIncoming: Bool = ConfigDefaults.traceTrustIncoming, otlpEndpoint: HTTPURL? = nil,
-                    otlpCAFile: String? = nil, sampleRatio: Double = ConfigDefaults.traceSampleRatio,
-                    maxIncomingSampledPerSecond: Int = ConfigDefaults.traceMaxIncomingSampledPerSecond) {
-            self.trustIncoming = trustIncoming
-            self.otlpEndpoint = otlpEndpoint
-            self.otlpCAFile = otlpCAFile
-            self.sampleRatio = sampleRatio
-            self.maxIncomingSampledPerSecond = maxIncomingSampledPerSecond
-        }
-    }
-
-    /// The pages people see. The templates are read and checked by the proxy's page
-    /// renderer (at start and on SIGHUP); here only the directory is.
-    public struct Pages: Sendable, Equatable {
-        /// Browser navigations without a session get the sign-in page instead of the redirect.
-        public var signIn = false
-        /// The operator's page templates; nil: the built-in pages.
-        public var templates: String?
-    }
-
-    public struct Limits: Sendable, Equatable {
-        public var maxHeaderBytes: Int
-        public var maxBodyBytes: Int
-        /// 0 = unlimited.
-        public var maxUploadBytes: Int
-        public var headerTimeout: TimeSpan
-        public var idleTimeout: TimeSpan
-        public var maxConnections: Int
-        /// `max_connections` was not set: `run` lowers it to what the descriptor limit allows
-        /// instead of warning about a number the operator never chose.
-        public var maxConnectionsIsDefault = false
-        /// The most of one exchange's data held for the slower side, in each direction.
-        public var responseBuffer: Int
-        /// Bytes per second a request body must average from 10 s after its first byte; 0 = off.
-        public var minBodyRate: Int
-        /// Requests per client address to the endpoints that store a single-use key or call Apple.
-        public var signInRate: SignInRate = .default
-        /// Concurrent streams on one HTTP/2 connection.
-        public var maxStreams = ConfigDefaults.maxStreams
-        /// Upstream connections one client connection may hold at once.
-        public var upstreamConnectionsPerClient = ConfigDefaults.upstreamConnectionsPerClient
-    }
 }
 
 public enum RevocationStore: Sendable, Equatable, CustomStringConvertible {

@@ -260,13 +260,7 @@ final class Section {
     }
 
     func bool(_ key: String, default fallback: Bool) -> Bool {
-        value(key, default: fallback) { text in
-            switch text {
-            case "true", "True", "TRUE": return .success(true)
-            case "false", "False", "FALSE": return .success(false)
-            default: return .failure(ValueError("expected true or false, found \(quoted(text))"))
-            }
-        }
+        value(key, default: fallback, Parse.bool)
     }
 
     func list<T>(_ key: String, default fallback: [T], _ parse: (String) -> Result<T, ValueError>) -> [T] {

@@ -23,7 +23,8 @@ struct ConfigSchema {
 
     mutating func read() -> Config? {
         let root = reader.root
-        let listen = root.value("listen", default: ConfigDefaults.listen) {
+        let context = ParseContext(baseDirectory: baseDirectory, environment: environment)
+        let listen = root.value("listen", default: .tcp(host: "127.0.0.1", port: 8080)) {
             ListenAddress.parse($0, baseDirectory: baseDirectory)
         }
         let trustedProxies = root.list("trusted_proxies", default: [], Parse.cidr)
@@ -32,42 +33,29 @@ struct ConfigSchema {
         let workers = root.value("workers", default: Parse.defaultWorkers, Parse.workers)
         let publicURL = readPublicURL(root)
         let upstream = root.required("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
-        let upstreamTimeout = root.value("upstream_timeout", default: ConfigDefaults.upstreamTimeout, Parse.positiveDuration)
-        let upstreamConnectTimeout = root.value(
-            "upstream_connect_timeout", default: ConfigDefaults.upstreamConnectTimeout, Parse.positiveDuration)
+        let upstreamTimeout = root.value("upstream_timeout", default: .seconds(60), Parse.positiveDuration)
+        let upstreamConnectTimeout = root.value("upstream_connect_timeout", default: .seconds(5), Parse.positiveDuration)
         let preserveHost = root.bool("preserve_host", default: false)
-        let routes = Config.Routes(
-            prefix: root.section("routes").value("prefix", default: ConfigDefaults.routePrefix, Names.routePrefix))
+        let routes = root.section("routes").read(Config.Routes.self, context: context)
         let apple = readApple(root.section("apple"), publicURL: publicURL)
         let session = readSession(root.section("session"), publicURL: publicURL)
-        let access = readAccess(root.section("access"))
-        let headers = readHeaders(root.section("headers"))
+        let access = root.section("access").read(Config.Access.self, context: context)
+        let headers = readHeaders(root.section("headers"), context: context)
         let assertion = readAssertion(root.section("assertion"), publicURL: publicURL)
         let notifications = Config.Notifications(forwardTo: root.section("notifications").optional("forward_to") {
             HTTPURL.parse($0, allowPath: true, allowQuery: true)
         })
         let revocations = readRevocations(root.section("revocations"))
-        let admin = Config.Admin(listen: root.section("admin").value("listen", default: ConfigDefaults.adminListen) {
-            ListenAddress.parse($0, baseDirectory: baseDirectory)
-        })
-        let log = readLog(root.section("log"))
+        let admin = root.section("admin").read(Config.Admin.self, context: context)
+        let log = root.section("log").read(Config.Log.self, context: context)
         let limitsSection = root.section("limits")
-        var limits = readLimits(limitsSection)
-        limits.signInRate = readSignInRate(limitsSection)
-        let pagesSection = root.section("pages")
-        let pages = Config.Pages(
-            signIn: pagesSection.bool("sign_in", default: false),
-            templates: pagesSection.optional("templates", Parse.directory(baseDirectory: baseDirectory)))
-        let tracing = readTracing(root.section("tracing"))
+        var limits = limitsSection.read(Config.Limits.self, context: context)
+        limits.maxConnectionsIsDefault = !limitsSection.contains("max_connections")
+        let pages = root.section("pages").read(Config.Pages.self, context: context)
+        let tracing = readTracing(root.section("tracing"), context: context)
 
-        let http2 = root.bool("http2", default: ConfigDefaults.http2)
-        limits.maxStreams = limitsSection.value(
-            "max_streams", default: ConfigDefaults.maxStreams, Parse.integer(in: 1...1000))
-        limits.upstreamConnectionsPerClient = limitsSection.value(
-            "upstream_connections_per_client", default: ConfigDefaults.upstreamConnectionsPerClient,
-            Parse.integer(in: 1...1000))
-        let upstreamMaxConnections = root.value(
-            "upstream_max_connections", default: ConfigDefaults.upstreamMaxConnections, Parse.integer(in: 0...1_000_000))
+        let http2 = root.bool("http2", default: true)
+        let upstreamMaxConnections = root.value("upstream_max_connections", default: 0, Parse.integer(in: 0...1_000_000))
 
         let upstreams = readUpstreams(
             root, timeout: upstreamTimeout, connectTimeout: upstreamConnectTimeout, maxConnections: upstreamMaxConnections)
@@ -105,22 +93,15 @@ struct ConfigSchema {
         return mode
     }
 
-    private mutating func readTracing(_ tracing: Section) -> Config.Tracing {
-        let endpoint = tracing.optional("otlp_endpoint", Parse.otlpEndpoint)
-        let caFile = tracing.optional("otlp_ca_file", Parse.readableFile(baseDirectory: baseDirectory))
-        if caFile != nil, let endpoint, !endpoint.isHTTPS {
+    private mutating func readTracing(_ section: Section, context: ParseContext) -> Config.Tracing {
+        let tracing = section.read(Config.Tracing.self, context: context)
+        if tracing.otlpCAFile != nil, let endpoint = tracing.otlpEndpoint, !endpoint.isHTTPS {
             warnings.append(ConfigWarning(path: "tracing.otlp_ca_file",
                                           message: "applies to an https:// otlp_endpoint only; ignored for \(endpoint.origin)"))
-        } else if caFile != nil, !tracing.contains("otlp_endpoint") {
+        } else if tracing.otlpCAFile != nil, !section.contains("otlp_endpoint") {
             warnings.append(ConfigWarning(path: "tracing.otlp_ca_file", message: "applies to an otlp_endpoint only; none is set"))
         }
-        return Config.Tracing(
-            trustIncoming: tracing.bool("trust_incoming", default: ConfigDefaults.traceTrustIncoming),
-            otlpEndpoint: endpoint, otlpCAFile: caFile,
-            sampleRatio: tracing.value("sample_ratio", default: ConfigDefaults.traceSampleRatio, Parse.ratio),
-            maxIncomingSampledPerSecond: tracing.value(
-                "max_incoming_sampled_per_second", default: ConfigDefaults.traceMaxIncomingSampledPerSecond,
-                Parse.integer(in: 0...1_000_000)))
+        return tracing
     }
 
     /// On, every connection must come from a proxy in `trusted_proxies`: with none listed, or
@@ -317,7 +298,7 @@ struct ConfigSchema {
                                           message: "longer than session.lifetime (\(lifetime)\(origin)): it never takes effect"))
         }
         let cacheEntries = session.value(
-            "cache_entries", default: ConfigDefaults.sessionCacheEntries, Parse.integer(in: 16...(1 << 22)))
+            "cache_entries", default: Config.Session.defaultCacheEntries, Parse.integer(in: 16...(1 << 22)))
         let secrets = readSessionSecrets(session)
         guard let secrets else { return nil }
         return Config.Session(
@@ -428,61 +409,27 @@ struct ConfigSchema {
         return revocations
     }
 
-    private func readAccess(_ access: Section) -> Config.Access {
-        Config.Access(
-            allowedEmails: access.list("allowed_emails", default: [], Names.email),
-            allowedEmailDomains: access.list("allowed_email_domains", default: [], Names.emailDomain),
-            allowedSubjects: access.list("allowed_subjects", default: [], Parse.nonEmpty),
-            allowPrivateRelay: access.bool("allow_private_relay", default: true),
-            publicPaths: access.list("public_paths", default: [], Names.pathGlob),
-            apiPaths: access.list("api_paths", default: [], Names.pathGlob),
-            allowedRedirectHosts: access.list("allowed_redirect_hosts", default: [], Names.redirectHost))
-    }
-
-    /// Headers the sidecar sets or relies on itself: an identity header may not reuse them.
-    private static let managedHeaders: Set<String> = [
-        "host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer",
-        "cookie", "set-cookie", "authorization", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host",
-        "x-request-id",
-    ]
-
-    private func readHeaders(_ headers: Section) -> Config.Headers {
+    /// Identity headers are stripped case-insensitively and in their underscore spelling, so
+    /// two that read the same there would be one header.
+    private func readHeaders(_ section: Section, context: ParseContext) -> Config.Headers {
+        let headers = section.read(Config.Headers.self, context: context)
         var seen: [String: String] = [:]
-        var names: [String] = []
-        for (key, fallback) in ConfigDefaults.identityHeaders {
-            let name = headers.value(key, default: fallback) { text in
-                Names.headerName(text).flatMap { name in
-                    Self.managedHeaders.contains(name.lowercased())
-                        ? .failure(ValueError("\(quoted(name)) is managed by the sidecar and cannot carry identity"))
-                        : .success(name)
-                }
-            }
-            // Identity headers are stripped case-insensitively and in their underscore spelling.
+        for (key, name) in zip(Config.Headers.identityKeys, headers.identityHeaders) {
             let canonical = name.lowercased().replacingOccurrences(of: "_", with: "-")
             if let other = seen[canonical] {
                 // Blame the name the operator wrote, never a default they did not: renaming
                 // user_id to X-Auth-Email is reported at user_id, saying email must move too.
-                if headers.contains(key) {
-                    reader.report(.conflict, "headers.\(key)", at: headers.location(of: key),
+                if section.contains(key) {
+                    reader.report(.conflict, "headers.\(key)", at: section.location(of: key),
                                   "\(quoted(name)) is already used by headers.\(other)")
                 } else {
-                    reader.report(.conflict, "headers.\(other)", at: headers.location(of: other),
+                    reader.report(.conflict, "headers.\(other)", at: section.location(of: other),
                                   "\(quoted(name)) is headers.\(key)'s default name; set headers.\(key) to another name too")
                 }
             }
             seen[canonical] = key
-            names.append(name)
         }
-        let strip = headers.list("strip", default: []) { text in
-            Names.headerName(text).flatMap { name in
-                ["host", "content-length", "transfer-encoding"].contains(name.lowercased())
-                    ? .failure(ValueError("\(quoted(name)) frames the request and cannot be stripped"))
-                    : .success(name)
-            }
-        }
-        return Config.Headers(
-            userID: names[0], email: names[1], emailVerified: names[2], privateEmail: names[3], name: names[4],
-            assertion: names[5], strip: strip, passCookie: headers.bool("pass_cookie", default: false))
+        return headers
     }
 
     private mutating func readAssertion(_ assertion: Section, publicURL: HTTPURL?) -> Config.Assertion {
@@ -521,32 +468,5 @@ struct ConfigSchema {
             enabled: enabled, privateKeyFile: keyFile, privateKey: key,
             audience: assertion.value("audience", default: publicURL?.origin ?? "", Parse.nonEmpty),
             ttl: assertion.value("ttl", default: .seconds(60), Parse.positiveDuration))
-    }
-
-    private func readLog(_ log: Section) -> Config.Log {
-        Config.Log(
-            format: log.value("format", default: .json, Parse.oneOf(LogFormat.self)),
-            level: log.value("level", default: .info, Parse.oneOf(LogLevel.self)),
-            access: log.bool("access", default: ConfigDefaults.accessLog),
-            pii: log.bool("pii", default: false),
-            redactQuery: log.list("redact_query", default: [], Names.queryParameter))
-    }
-
-    private func readLimits(_ limits: Section) -> Config.Limits {
-        Config.Limits(
-            maxHeaderBytes: limits.value(
-                "max_header_bytes", default: ConfigDefaults.maxHeaderBytes, Parse.byteSize(in: (1 << 10)...(1 << 20))),
-            maxBodyBytes: limits.value(
-                "max_body_bytes", default: ConfigDefaults.maxBodyBytes, Parse.byteSize(in: (1 << 10)...(1 << 30))),
-            maxUploadBytes: limits.value("max_upload_bytes", default: ConfigDefaults.maxUploadBytes, Parse.byteSize),
-            headerTimeout: limits.value("header_timeout", default: ConfigDefaults.headerTimeout, Parse.positiveDuration),
-            idleTimeout: limits.value("idle_timeout", default: ConfigDefaults.idleTimeout, Parse.positiveDuration),
-            maxConnections: limits.value(
-                "max_connections", default: ConfigDefaults.maxConnections, Parse.integer(in: 1...1_000_000)),
-            maxConnectionsIsDefault: !limits.contains("max_connections"),
-            responseBuffer: limits.value(
-                "response_buffer", default: ConfigDefaults.responseBuffer, Parse.byteSize(in: (4 << 10)...(64 << 20))),
-            minBodyRate: limits.value(
-                "min_body_rate", default: ConfigDefaults.minBodyRate, Parse.byteSize(in: 0...(1 << 30))))
     }
 }
