@@ -52,6 +52,15 @@ extension Config {
     /// Every key the schema knows, as dotted paths (`limits.max_body_bytes`), sorted.
     public static var keyPaths: [String] { schemaKeys.keys }
 
+    /// The keys declared each in one place (`ConfigKey`): path, doc, default and variable,
+    /// for the documentation to be checked against.
+    public static let declaredKeys: [ConfigKeyDeclaration] = declaredSections.flatMap { ConfigKeyDeclaration.all(of: $0) }
+
+    /// The sections whose keys are all declared, in the order of `sidecar.yaml`.
+    static let declaredSections: [any ConfigSection.Type] = [
+        Routes.self, Access.self, Headers.self, Admin.self, Log.self, Limits.self, Pages.self, Tracing.self,
+    ]
+
     /// The variable that sets `path`: `SIDECAR_` and the path upper-cased, `.` becoming `_`.
     public static func environmentVariable(for path: String) -> String { EnvironmentOverlay.variable(for: path) }
 

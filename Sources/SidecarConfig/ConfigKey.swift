@@ -127,10 +127,14 @@ public struct ConfigKeyDeclaration: Sendable {
 }
 
 extension String {
+    /// A flow list's item as YAML reads it: without the spaces around it and its quotes.
     fileprivate var trimmed: String {
         var text = Substring(self)
         while text.first == " " { text.removeFirst() }
         while text.last == " " { text.removeLast() }
+        if text.count >= 2, let first = text.first, first == "\"" || first == "'", text.last == first {
+            text = text.dropFirst().dropLast()
+        }
         return String(text)
     }
 }
