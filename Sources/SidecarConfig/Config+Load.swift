@@ -57,9 +57,9 @@ extension Config {
     public static let declaredKeys: [ConfigKeyDeclaration] = declaredSections.flatMap { ConfigKeyDeclaration.all(of: $0) }
 
     /// The sections whose keys are all declared, in the order of `sidecar.yaml`.
-    static let declaredSections: [any ConfigSection.Type] = [
-        Routes.self, Access.self, Headers.self, Admin.self, Log.self, Limits.self, Pages.self, Tracing.self,
-    ]
+    static var declaredSections: [any ConfigSection.Type] {
+        [Routes.self, Access.self, Headers.self, Admin.self, Log.self, Limits.self, Pages.self, Tracing.self]
+    }
 
     /// The variable that sets `path`: `SIDECAR_` and the path upper-cased, `.` becoming `_`.
     public static func environmentVariable(for path: String) -> String { EnvironmentOverlay.variable(for: path) }

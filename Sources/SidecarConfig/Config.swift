@@ -161,34 +161,25 @@ public struct Config: Sendable {
 public enum RevocationStore: Sendable, Equatable, CustomStringConvertible {
     case memory
     case file(path: String)
-    case redis(host: String, port: UInt16, database: Int, tls: Bool)
-    /// The master of a set that Redis Sentinel watches.
-    case sentinel(SentinelAddress)
+    /// One Redis server, or the master of a set that Redis Sentinel watches.
+    case redis(RedisAddress)
 
-    /// Any Redis store, direct or behind Sentinel.
     public var isRedis: Bool {
-        switch self {
-        case .redis, .sentinel: return true
-        case .memory, .file: return false
-        }
+        if case .redis = self { return true }
+        return false
     }
 
     /// `rediss://` or `rediss+sentinel://`.
     public var usesTLS: Bool {
-        switch self {
-        case .redis(_, _, _, let tls): return tls
-        case .sentinel(let address): return address.tls
-        case .memory, .file: return false
-        }
+        if case .redis(let address) = self { return address.tls }
+        return false
     }
 
     public var description: String {
         switch self {
         case .memory: return "memory"
         case .file(let path): return "file:\(path)"
-        case .redis(let host, let port, let database, let tls):
-            return "\(tls ? "rediss" : "redis")://\(HostName.bracketed(host)):\(port)/\(database)"
-        case .sentinel(let address): return address.description
+        case .redis(let address): return address.description
         }
     }
 }

@@ -398,7 +398,8 @@ struct ConfigSchema {
         if isRedis && !store.usesTLS && section.contains("ca_file") {
             warnings.append(ConfigWarning(path: "revocations.ca_file", message: "applies to rediss:// only; ignored for a plain redis:// store"))
         }
-        if case .sentinel = store {} else if section.contains("sentinel_password") {
+        let behindSentinel = if case .redis(let address) = store { address.masterName != nil } else { false }
+        if !behindSentinel && section.contains("sentinel_password") {
             warnings.append(ConfigWarning(path: "revocations.sentinel_password",
                                           message: "applies to a redis+sentinel:// or rediss+sentinel:// store only; ignored for \(store)"))
         }

@@ -141,38 +141,13 @@ enum Parse {
                 guard !path.isEmpty else { return .failure(ValueError("file: needs a path, e.g. file:/var/lib/sidecar/revocations")) }
                 return .success(.file(path: FilePath.resolve(path, against: baseDirectory)))
             }
-            if text.hasPrefix("redis://") { return redis(text, scheme: "redis://") }
-            if text.hasPrefix("rediss://") { return redis(text, scheme: "rediss://") }
-            if text.hasPrefix("redis+sentinel://") { return SentinelAddress.parse(text, tls: false).map { .sentinel($0) } }
-            if text.hasPrefix("rediss+sentinel://") { return SentinelAddress.parse(text, tls: true).map { .sentinel($0) } }
+            if text.hasPrefix("redis://") { return RedisAddress.parseServer(text, tls: false).map { .redis($0) } }
+            if text.hasPrefix("rediss://") { return RedisAddress.parseServer(text, tls: true).map { .redis($0) } }
+            if text.hasPrefix("redis+sentinel://") { return RedisAddress.parseSentinels(text, tls: false).map { .redis($0) } }
+            if text.hasPrefix("rediss+sentinel://") { return RedisAddress.parseSentinels(text, tls: true).map { .redis($0) } }
             return .failure(ValueError(
                 "invalid store \(quoted(text)) (memory, file:/path, redis://host:port/db, rediss://host:port/db, "
                     + "redis+sentinel://host:port,host:port/master/db or rediss+sentinel://…)"))
         }
-    }
-
-    private static func redis(_ text: String, scheme: String) -> Result<RevocationStore, ValueError> {
-        let usage = ValueError("invalid redis address \(quoted(text)) (\(scheme)host[:port][/db])")
-        var rest = text.dropFirst(scheme.count)
-        guard !rest.contains("@") else {
-            return .failure(ValueError("redis address must not carry credentials; set revocations.password (env:NAME or file:/path)"))
-        }
-        var database = 0
-        if let slash = rest.firstIndex(of: "/") {
-            let dbText = rest[rest.index(after: slash)...]
-            if !dbText.isEmpty {
-                guard dbText.count <= 5, let parsed = Int(dbText), parsed >= 0 else { return .failure(usage) }
-                database = parsed
-            }
-            rest = rest[..<slash]
-        }
-        guard let (rawHost, portText) = HostName.splitHostPort(String(rest)),
-              let host = HostName.normalized(rawHost, allowUnderscore: true) else { return .failure(usage) }
-        var port: UInt16 = 6379
-        if let portText {
-            guard let parsed = HostName.port(portText, allowZero: false) else { return .failure(usage) }
-            port = parsed
-        }
-        return .success(.redis(host: host, port: port, database: database, tls: scheme == "rediss://"))
     }
 }
