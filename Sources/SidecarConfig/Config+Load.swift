@@ -58,7 +58,10 @@ extension Config {
 
     /// The sections whose keys are all declared, in the order of `sidecar.yaml`.
     static var declaredSections: [any ConfigSection.Type] {
-        [Routes.self, Access.self, Headers.self, Admin.self, Log.self, Limits.self, Pages.self, Tracing.self]
+        [
+            Routes.self, Access.self, Paths.self, Headers.self, Notifications.self, Revocations.self, Admin.self, Log.self,
+            Limits.self, Pages.self, Tracing.self,
+        ]
     }
 
     /// The variable that sets `path`: `SIDECAR_` and the path upper-cased, `.` becoming `_`.

@@ -17,6 +17,21 @@ extension Config {
         ]
     }
 
+    public struct Paths: Sendable, Equatable, ConfigSection {
+        /// What `%2F`, `%5C` and a raw `\` in a request path mean.
+        public var encodedSlashes = EncodedSeparators.reject
+
+        public init() {}
+
+        static let path = "paths"
+        static let keys: [ConfigKey<Self>] = [
+            .value(\.encodedSlashes, "encoded_slashes",
+                   "%2F, %5C or a raw \\ in a request path: reject (400, before any decision), decode (taken for /, then "
+                       + "normalized and forwarded so), or keep (unsafe before an upstream that decodes them); see "
+                       + "\"How paths are read\"", Parse.oneOf(EncodedSeparators.self)),
+        ]
+    }
+
     public struct Access: Sendable, Equatable, ConfigSection {
         /// Lower-cased addresses.
         public var allowedEmails: [String] = []
@@ -102,6 +117,20 @@ extension Config {
                     : .success(name)
             }
         }
+    }
+
+    public struct Notifications: Sendable, Equatable, ConfigSection {
+        /// Where verified Apple account events are POSTed; nil = not forwarded.
+        public var forwardTo: HTTPURL?
+
+        public init() {}
+
+        static let path = "notifications"
+        static let keys: [ConfigKey<Self>] = [
+            .optional(\.forwardTo, "forward_to", "POST verified Apple account events here (retried until 2xx)") { text, _ in
+                HTTPURL.parse(text, allowPath: true, allowQuery: true)
+            },
+        ]
     }
 
     public struct Admin: Sendable, Equatable, ConfigSection {

@@ -18,8 +18,6 @@ public struct Config: Sendable {
     public var tls: TLS?
     /// HTTP/2 beside HTTP/1.1: `h2` by ALPN over TLS, the prior-knowledge preface in the clear.
     public var http2 = true
-    /// `paths.encoded_slashes`: what `%2F`, `%5C` and a raw `\` in a request path mean.
-    public var encodedSlashes = EncodedSeparators.reject
     /// Event loops, one per thread, sharing the port.
     public var workers: Int
 
@@ -32,13 +30,14 @@ public struct Config: Sendable {
     public var preserveHost: Bool
 
     public var routes = Routes()
+    public var paths = Paths()
     public var apple: Apple
     public var session: Session
     public var access = Access()
     public var headers = Headers()
     public var assertion: Assertion
-    public var notifications: Notifications
-    public var revocations: Revocations
+    public var notifications = Notifications()
+    public var revocations = Revocations()
     public var admin = Admin()
     public var log = Log()
     public var limits = Limits()
@@ -126,60 +125,6 @@ public struct Config: Sendable {
         public static func == (a: Assertion, b: Assertion) -> Bool {
             a.enabled == b.enabled && a.privateKeyFile == b.privateKeyFile && a.privateKey?.source == b.privateKey?.source
                 && a.audience == b.audience && a.ttl == b.ttl
-        }
-    }
-
-    public struct Notifications: Sendable, Equatable {
-        /// Where verified Apple account events are POSTed; nil = not forwarded.
-        public var forwardTo: HTTPURL?
-    }
-
-    public struct Revocations: Sendable, Equatable {
-        public var store: RevocationStore
-        /// Redis AUTH password (`env:`/`file:`), nil for none: the Redis servers' (behind
-        /// Sentinel, the master's), never the sentinels'.
-        public var password: Secret? = nil
-        /// The sentinels' own AUTH password, nil for none (`redis+sentinel://` only).
-        public var sentinelPassword: Secret? = nil
-        /// Prepended to every Redis key and channel, so several deployments share one Redis.
-        public var keyPrefix: String = "sidecar:"
-        /// Extra trust anchors for `rediss://` and `rediss+sentinel://` (a private CA).
-        public var caFile: String? = nil
-        /// Single-use keys of each kind a memory or file store keeps; nil: the store's default.
-        public var maxSingleUseKeys: Int? = nil
-
-        /// The password by where it comes from, not by value (`Secret` is not Equatable).
-        public static func == (a: Revocations, b: Revocations) -> Bool {
-            a.store == b.store && a.keyPrefix == b.keyPrefix && a.caFile == b.caFile
-                && a.password?.source == b.password?.source && a.maxSingleUseKeys == b.maxSingleUseKeys
-                && a.sentinelPassword?.source == b.sentinelPassword?.source
-        }
-    }
-
-}
-
-public enum RevocationStore: Sendable, Equatable, CustomStringConvertible {
-    case memory
-    case file(path: String)
-    /// One Redis server, or the master of a set that Redis Sentinel watches.
-    case redis(RedisAddress)
-
-    public var isRedis: Bool {
-        if case .redis = self { return true }
-        return false
-    }
-
-    /// `rediss://` or `rediss+sentinel://`.
-    public var usesTLS: Bool {
-        if case .redis(let address) = self { return address.tls }
-        return false
-    }
-
-    public var description: String {
-        switch self {
-        case .memory: return "memory"
-        case .file(let path): return "file:\(path)"
-        case .redis(let address): return address.description
         }
     }
 }

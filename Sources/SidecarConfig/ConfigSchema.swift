@@ -42,10 +42,8 @@ struct ConfigSchema {
         let access = root.section("access").read(Config.Access.self, context: context)
         let headers = readHeaders(root.section("headers"), context: context)
         let assertion = readAssertion(root.section("assertion"), publicURL: publicURL)
-        let notifications = Config.Notifications(forwardTo: root.section("notifications").optional("forward_to") {
-            HTTPURL.parse($0, allowPath: true, allowQuery: true)
-        })
-        let revocations = readRevocations(root.section("revocations"))
+        let notifications = root.section("notifications").read(Config.Notifications.self, context: context)
+        let revocations = readRevocations(root.section("revocations"), context: context)
         let admin = root.section("admin").read(Config.Admin.self, context: context)
         let log = root.section("log").read(Config.Log.self, context: context)
         let limitsSection = root.section("limits")
@@ -60,7 +58,7 @@ struct ConfigSchema {
         let upstreams = readUpstreams(
             root, timeout: upstreamTimeout, connectTimeout: upstreamConnectTimeout, maxConnections: upstreamMaxConnections)
         let rules = readRules(root, upstreams: upstreams, access: access)
-        let encodedSlashes = readPaths(root.section("paths"), access: access, rules: rules)
+        let paths = readPaths(root.section("paths"), context: context, access: access, rules: rules)
 
         guard let publicURL, let upstream, let apple, let session else { return nil }
         var config = Config(
@@ -71,7 +69,7 @@ struct ConfigSchema {
             notifications: notifications, revocations: revocations, admin: admin, log: log, limits: limits,
             pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
         config.http2 = http2
-        config.encodedSlashes = encodedSlashes
+        config.paths = paths
         config.upstreamMaxConnections = upstreamMaxConnections
         return config
     }
@@ -80,17 +78,19 @@ struct ConfigSchema {
 
     /// `paths.encoded_slashes`; `keep` is accepted with a warning wherever a decision depends
     /// on the path, since an upstream that decodes `%2F` reads another path than was decided on.
-    private mutating func readPaths(_ paths: Section, access: Config.Access, rules: [Config.Rule]) -> EncodedSeparators {
-        let mode = paths.value("encoded_slashes", default: EncodedSeparators.reject, Parse.oneOf(EncodedSeparators.self))
-        warnUnnormalizedPatterns(rules, access: access, separators: mode)
-        if mode == .keep, !rules.isEmpty || !access.publicPaths.isEmpty {
+    private mutating func readPaths(
+        _ section: Section, context: ParseContext, access: Config.Access, rules: [Config.Rule]
+    ) -> Config.Paths {
+        let paths = section.read(Config.Paths.self, context: context)
+        warnUnnormalizedPatterns(rules, access: access, separators: paths.encodedSlashes)
+        if paths.encodedSlashes == .keep, !rules.isEmpty || !access.publicPaths.isEmpty {
             warnings.append(ConfigWarning(
                 path: "paths.encoded_slashes",
                 message: "keep: %2F and %5C are not separators to rules and public_paths, but an upstream that "
                     + "decodes them (WSGI, PHP, Node's static servers) reads another path than was decided on; "
                     + "use reject (the default) or decode unless the upstream keeps them encoded"))
         }
-        return mode
+        return paths
     }
 
     private mutating func readTracing(_ section: Section, context: ParseContext) -> Config.Tracing {
@@ -359,32 +359,10 @@ struct ConfigSchema {
         return secrets
     }
 
-    /// `revocations.*`: the store, and for Redis its passwords, key prefix and CA file.
-    private mutating func readRevocations(_ section: Section) -> Config.Revocations {
-        // `env:NAME` too, so a Redis URL can come from a Kubernetes Secret (`file:` is the file store).
-        let store = section.value("store", default: .memory) { text in
-            guard text.hasPrefix("env:") else { return Parse.revocationStore(baseDirectory: baseDirectory)(text) }
-            return Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { resolved in
-                Parse.revocationStore(baseDirectory: baseDirectory)(resolved.string.trimmingCharacters(in: .whitespacesAndNewlines))
-                    .mapError { ValueError("\(text): \($0.message)") }
-            }
-        }
-        var revocations = Config.Revocations(store: store)
-        let password: (String) -> Result<Secret, ValueError> = { [environment, baseDirectory] text in
-            Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { secret in
-                secret.bytes.isEmpty || secret.bytes.contains(where: { $0 == 0x0D || $0 == 0x0A })
-                    ? .failure(ValueError("password from \(secret.source) is empty or holds a line break"))
-                    : .success(secret)
-            }
-        }
-        revocations.password = section.optional("password", password)
-        revocations.sentinelPassword = section.optional("sentinel_password", password)
-        revocations.keyPrefix = section.value("key_prefix", default: "sidecar:") { text in
-            text.utf8.count <= 64 && !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F })
-                ? .success(text) : .failure(ValueError("key_prefix must be at most 64 visible characters without spaces"))
-        }
-        revocations.caFile = section.optional("ca_file", Parse.readableFile(baseDirectory: baseDirectory))
-        revocations.maxSingleUseKeys = section.optional("max_single_use_keys", Parse.integer(in: 4...100_000_000))
+    /// `revocations.*`, with a warning for each key the store ignores.
+    private mutating func readRevocations(_ section: Section, context: ParseContext) -> Config.Revocations {
+        let revocations = section.read(Config.Revocations.self, context: context)
+        let store = revocations.store
         let isRedis = store.isRedis
         if isRedis && section.contains("max_single_use_keys") {
             warnings.append(ConfigWarning(path: "revocations.max_single_use_keys",

@@ -54,7 +54,7 @@ public struct ProxyOptions: Sendable {
 extension ProxyOptions {
     var http2: Bool { config.http2 }
     var proxyProtocol: Bool { config.proxyProtocol }
-    var encodedSlashes: EncodedSeparators { config.encodedSlashes }
+    var encodedSlashes: EncodedSeparators { config.paths.encodedSlashes }
     var maxHeaderBytes: Int { config.limits.maxHeaderBytes }
     /// 0 = unlimited.
     var maxUploadBytes: UInt64 { UInt64(max(0, config.limits.maxUploadBytes)) }
