@@ -3,31 +3,19 @@ import SidecarHTTP
 ///
 /// Build one with `Config.load(file:)` (or `Config.parse(yaml:…)` in tests). Every key of
 /// `sidecar.yaml` is here, typed, with its documented default already applied; secrets
-/// (`env:`/`file:` references) are resolved and key files read at load time.
+/// (`env:`/`file:` references) are resolved and key files read at load time. The top-level
+/// keys with a default are read through `topLevel` as if they were fields of their own
+/// (`config.listen`).
+@dynamicMemberLookup
 public struct Config: Sendable {
     /// The file this configuration came from (used in messages).
     public var file: String
 
-    public var listen: ListenAddress
-    /// CIDRs of proxies in front of the sidecar whose `X-Forwarded-*` headers are honoured.
-    public var trustedProxies: [CIDR]
-    /// Every connection on `listen` begins with a PROXY protocol header (v1 or v2) from one of
-    /// `trustedProxies`, whose source address is then the client's.
-    public var proxyProtocol = false
+    public var topLevel = TopLevel()
     /// Serve HTTPS directly when set.
     public var tls: TLS?
-    /// HTTP/2 beside HTTP/1.1: `h2` by ALPN over TLS, the prior-knowledge preface in the clear.
-    public var http2 = true
-    /// Event loops, one per thread, sharing the port.
-    public var workers: Int
-
     public var publicURL: HTTPURL
     public var upstream: Upstream
-    public var upstreamTimeout: TimeSpan
-    public var upstreamConnectTimeout: TimeSpan
-    /// `upstream_max_connections`: the top-level upstream's cap, and the default of `upstreams`'; 0 = none.
-    public var upstreamMaxConnections = 0
-    public var preserveHost: Bool
 
     public var routes = Routes()
     public var paths = Paths()
@@ -54,8 +42,57 @@ public struct Config: Sendable {
     /// The keys `SIDECAR_*` variables set (over the file's), by key path.
     public var environment: [EnvironmentSetting] = []
 
+    public subscript<Value>(dynamicMember field: WritableKeyPath<TopLevel, Value>) -> Value {
+        get { topLevel[keyPath: field] }
+        set { topLevel[keyPath: field] = newValue }
+    }
+
     /// `public_url` + `routes.prefix` + `/callback`: the redirect_uri registered with Apple.
     public var redirectURI: String { publicURL.origin + routes.prefix + "/callback" }
+
+    /// The top-level keys that have a default: where the sidecar listens, whom it trusts,
+    /// and how it treats the upstream.
+    public struct TopLevel: Sendable, Equatable, ConfigSection {
+        public var listen = ListenAddress.tcp(host: "127.0.0.1", port: 8080)
+        /// CIDRs of proxies in front of the sidecar whose `X-Forwarded-*` headers are honoured.
+        public var trustedProxies: [CIDR] = []
+        /// Every connection on `listen` begins with a PROXY protocol header (v1 or v2) from one
+        /// of `trustedProxies`, whose source address is then the client's.
+        public var proxyProtocol = false
+        /// HTTP/2 beside HTTP/1.1: `h2` by ALPN over TLS, the prior-knowledge preface in the clear.
+        public var http2 = true
+        /// Event loops, one per thread, sharing the port.
+        public var workers = Parse.defaultWorkers
+        public var upstreamTimeout = TimeSpan.seconds(60)
+        public var upstreamConnectTimeout = TimeSpan.seconds(5)
+        /// The top-level upstream's cap, and the default of `upstreams`'; 0 = none.
+        public var upstreamMaxConnections = 0
+        public var preserveHost = false
+
+        public init() {}
+
+        static let path = ""
+        static let keys: [ConfigKey<Self>] = [
+            .value(\.listen, "listen", "host:port, [::1]:port or unix:/path") { text, context in
+                ListenAddress.parse(text, baseDirectory: context.baseDirectory)
+            },
+            .list(\.trustedProxies, "trusted_proxies",
+                  "CIDRs whose X-Forwarded-For/-Proto/-Host (and Forwarded, X-Real-IP, ...) are honoured, e.g. [10.0.0.0/8]",
+                  Parse.cidr),
+            .bool(\.proxyProtocol, "proxy_protocol",
+                  "true: every connection begins with a PROXY v1/v2 header from one of trusted_proxies"),
+            .bool(\.http2, "http2", "HTTP/2 beside HTTP/1.1: h2 by ALPN with tls, h2c (prior knowledge) without"),
+            .value(\.workers, "workers", "event loops (threads); auto = one per online core, 1-256", Parse.workers),
+            .value(\.upstreamTimeout, "upstream_timeout", "for the upstream's response", Parse.positiveDuration),
+            .value(\.upstreamConnectTimeout, "upstream_connect_timeout",
+                   "for the connection to the upstream; also the longest a request waits for one", Parse.positiveDuration),
+            .value(\.upstreamMaxConnections, "upstream_max_connections",
+                   "open connections to it at once, all workers together (nginx's max_conns); 0 = no cap of its own "
+                       + "(max_connections bounds all upstreams together); beyond it requests queue, 503 after "
+                       + "upstream_connect_timeout", Parse.integer(in: 0...1_000_000)),
+            .bool(\.preserveHost, "preserve_host", "forward the client's Host instead of the upstream's"),
+        ]
+    }
 
     public struct TLS: Sendable, Equatable {
         public var certFile: String

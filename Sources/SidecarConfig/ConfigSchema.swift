@@ -24,18 +24,11 @@ struct ConfigSchema {
     mutating func read() -> Config? {
         let root = reader.root
         let context = ParseContext(baseDirectory: baseDirectory, environment: environment)
-        let listen = root.value("listen", default: .tcp(host: "127.0.0.1", port: 8080)) {
-            ListenAddress.parse($0, baseDirectory: baseDirectory)
-        }
-        let trustedProxies = root.list("trusted_proxies", default: [], Parse.cidr)
-        let proxyProtocol = readProxyProtocol(root, listen: listen, trustedProxies: trustedProxies)
+        let topLevel = root.read(Config.TopLevel.self, context: context)
+        checkProxyProtocol(root, topLevel)
         let tls = readTLS(root.section("tls"))
-        let workers = root.value("workers", default: Parse.defaultWorkers, Parse.workers)
         let publicURL = readPublicURL(root)
         let upstream = root.required("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
-        let upstreamTimeout = root.value("upstream_timeout", default: .seconds(60), Parse.positiveDuration)
-        let upstreamConnectTimeout = root.value("upstream_connect_timeout", default: .seconds(5), Parse.positiveDuration)
-        let preserveHost = root.bool("preserve_host", default: false)
         let routes = root.section("routes").read(Config.Routes.self, context: context)
         let apple = readApple(root.section("apple"), publicURL: publicURL)
         let session = readSession(root.section("session"), publicURL: publicURL)
@@ -52,26 +45,18 @@ struct ConfigSchema {
         let pages = root.section("pages").read(Config.Pages.self, context: context)
         let tracing = readTracing(root.section("tracing"), context: context)
 
-        let http2 = root.bool("http2", default: true)
-        let upstreamMaxConnections = root.value("upstream_max_connections", default: 0, Parse.integer(in: 0...1_000_000))
-
         let upstreams = readUpstreams(
-            root, timeout: upstreamTimeout, connectTimeout: upstreamConnectTimeout, maxConnections: upstreamMaxConnections)
+            root, timeout: topLevel.upstreamTimeout, connectTimeout: topLevel.upstreamConnectTimeout,
+            maxConnections: topLevel.upstreamMaxConnections)
         let rules = readRules(root, upstreams: upstreams, access: access)
         let paths = readPaths(root.section("paths"), context: context, access: access, rules: rules)
 
         guard let publicURL, let upstream, let apple, let session else { return nil }
-        var config = Config(
-            file: file, listen: listen, trustedProxies: trustedProxies, proxyProtocol: proxyProtocol, tls: tls,
-            workers: workers, publicURL: publicURL, upstream: upstream, upstreamTimeout: upstreamTimeout,
-            upstreamConnectTimeout: upstreamConnectTimeout, preserveHost: preserveHost, routes: routes,
-            apple: apple, session: session, access: access, headers: headers, assertion: assertion,
+        return Config(
+            file: file, topLevel: topLevel, tls: tls, publicURL: publicURL, upstream: upstream, routes: routes,
+            paths: paths, apple: apple, session: session, access: access, headers: headers, assertion: assertion,
             notifications: notifications, revocations: revocations, admin: admin, log: log, limits: limits,
             pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
-        config.http2 = http2
-        config.paths = paths
-        config.upstreamMaxConnections = upstreamMaxConnections
-        return config
     }
 
     // MARK: Sections
@@ -106,19 +91,17 @@ struct ConfigSchema {
 
     /// On, every connection must come from a proxy in `trusted_proxies`: with none listed, or
     /// on a unix socket (whose peers have no address), nothing could ever connect.
-    private func readProxyProtocol(_ root: Section, listen: ListenAddress, trustedProxies: [CIDR]) -> Bool {
-        let enabled = root.bool("proxy_protocol", default: false)
-        guard enabled else { return false }
-        if trustedProxies.isEmpty {
+    private func checkProxyProtocol(_ root: Section, _ topLevel: Config.TopLevel) {
+        guard topLevel.proxyProtocol else { return }
+        if topLevel.trustedProxies.isEmpty {
             reader.report(.invalidValue, "proxy_protocol", at: root.location(of: "proxy_protocol"),
                           "true with no trusted_proxies: a PROXY header is accepted only from a proxy listed there, "
                           + "so every connection would be refused (list the load balancer's addresses)")
-        } else if case .unix = listen {
+        } else if case .unix = topLevel.listen {
             reader.report(.invalidValue, "proxy_protocol", at: root.location(of: "proxy_protocol"),
                           "true on a unix socket listener: its peers have no address in trusted_proxies, "
                           + "so every connection would be refused")
         }
-        return enabled
     }
 
     private func readTLS(_ tls: Section) -> Config.TLS? {

@@ -52,16 +52,16 @@ public struct ProxyOptions: Sendable {
 /// The names the request path reads (`worker.options.idleTimeoutMs`): each reads the typed
 /// value in `config` where it lies, a load like any stored property's, no lookup.
 extension ProxyOptions {
-    var http2: Bool { config.http2 }
-    var proxyProtocol: Bool { config.proxyProtocol }
+    var http2: Bool { config.topLevel.http2 }
+    var proxyProtocol: Bool { config.topLevel.proxyProtocol }
     var encodedSlashes: EncodedSeparators { config.paths.encodedSlashes }
     var maxHeaderBytes: Int { config.limits.maxHeaderBytes }
     /// 0 = unlimited.
     var maxUploadBytes: UInt64 { UInt64(max(0, config.limits.maxUploadBytes)) }
     var headerTimeoutMs: Int64 { config.limits.headerTimeout.milliseconds }
     var idleTimeoutMs: Int64 { config.limits.idleTimeout.milliseconds }
-    var upstreamTimeoutMs: Int64 { config.upstreamTimeout.milliseconds }
-    var upstreamConnectTimeoutMs: Int64 { config.upstreamConnectTimeout.milliseconds }
+    var upstreamTimeoutMs: Int64 { config.topLevel.upstreamTimeout.milliseconds }
+    var upstreamConnectTimeoutMs: Int64 { config.topLevel.upstreamConnectTimeout.milliseconds }
     /// Beyond this much data held for a slower side (response bytes for the client, body
     /// bytes for the upstream) the faster side is paused.
     var responseBufferBytes: Int { config.limits.responseBuffer }
