@@ -125,27 +125,6 @@ public struct Config: Sendable {
         public var androidPackages: [String] = []
     }
 
-    public struct Session: Sendable {
-        public var cookieName: String
-        /// Cookie `Domain` attribute; nil = host-only cookie.
-        public var domain: String?
-        /// Whether cookies carry `Secure` (public_url is https or its host is loopback).
-        public var secure: Bool
-        public var lifetime: TimeSpan
-        public var idleTimeout: TimeSpan
-        public var refreshAfter: TimeSpan
-        /// How often the Apple refresh token is used to revalidate; nil = disabled (`0`).
-        public var revalidate: TimeSpan?
-        /// Key material, each ≥ 32 bytes; the first seals, all open.
-        public var secrets: [Secret]
-        /// Opened sessions each worker keeps, so a returning request skips the decode and
-        /// AES-GCM open (`session.cache_entries`).
-        public var cacheEntries = Self.defaultCacheEntries
-
-        /// Under 1 KB each; rounded up to a power of two.
-        static let defaultCacheEntries = 8192
-    }
-
     public struct Assertion: Sendable, Equatable {
         public var enabled: Bool
         /// P-256 key; nil = generate one at start (kept in memory for the process).

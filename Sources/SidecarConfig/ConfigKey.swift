@@ -9,6 +9,8 @@
 struct ConfigKey<Root>: Sendable {
     let name: String
     let doc: String
+    /// The file (or a variable) must set it: its field's initial value is no default.
+    var isRequired = false
     /// Reads the key's value from `section` into `root`, whose current value is the default.
     let read: @Sendable (Section, inout Root, ParseContext) -> Void
     /// The value of the key in `root` as the documentation shows a default.
@@ -72,6 +74,23 @@ struct ConfigKey<Root>: Sendable {
             })
     }
 
+    /// A list the file must set; absent, it is reported missing, `missing` saying what to set.
+    static func required<Element: Sendable>(
+        _ field: WritableKeyPath<Root, [Element]> & Sendable, _ name: String, _ doc: String, missing: String,
+        _ parse: @escaping @Sendable (String, ParseContext) -> Result<Element, ValueError>
+    ) -> ConfigKey {
+        var key = ConfigKey(
+            name: name, doc: doc,
+            read: { section, root, context in
+                guard section.contains(name) else { return section.requireMissing(name, because: missing) }
+                if let items = section.optionalList(name, { parse($0, context) }) { root[keyPath: field] = items }
+            },
+            shown: { _ in "" },
+            parsedShown: { _, _ in nil })
+        key.isRequired = true
+        return key
+    }
+
     private static func flowList(_ items: [String]) -> String { "[" + items.joined(separator: ", ") + "]" }
 }
 
@@ -80,6 +99,8 @@ struct ConfigKey<Root>: Sendable {
 struct ParseContext: Sendable {
     var baseDirectory: String
     var environment: [String: String]
+    /// Once read: what a cookie's domain must cover (`session.domain`).
+    var publicURL: HTTPURL?
 }
 
 /// A mapping of `sidecar.yaml` whose keys are all declared (`ConfigKey`): made with every
@@ -108,8 +129,10 @@ public struct ConfigKeyDeclaration: Sendable {
     public let doc: String
     /// The `SIDECAR_*` variable that sets it.
     public var variable: String { EnvironmentOverlay.variable(for: path) }
-    /// The default as text (`100`, `1m0s`…, `[]`; "" for an optional key without one).
+    /// The default as text (`100`, `1m`, `[]`; "" for an optional key without one).
     public let defaultShown: String
+    /// The file (or a variable) must set it; it has no default.
+    public let isRequired: Bool
     private let parsedShown: @Sendable (String, ParseContext) -> String?
 
     /// Whether `text`, as written in a file, means the key's default (nil: the key refuses it).
@@ -121,7 +144,7 @@ public struct ConfigKeyDeclaration: Sendable {
         let defaults = S()
         return S.keys.map { key in
             ConfigKeyDeclaration(path: Section.join(S.path, key.name), doc: key.doc, defaultShown: key.shown(defaults),
-                                 parsedShown: key.parsedShown)
+                                 isRequired: key.isRequired, parsedShown: key.parsedShown)
         }
     }
 }

@@ -50,6 +50,11 @@ final class ConfigReader {
         report(error.kind, path, at: location, error.message)
     }
 
+    /// Whether an error was reported for the key at `path` or an item of it (`path[2]`).
+    func hasErrors(at path: String) -> Bool {
+        errors.contains { $0.path == path || $0.path.hasPrefix(path + "[") }
+    }
+
     fileprivate func register(_ section: Section) { sections.append(section) }
 
     fileprivate func noteSecret(_ path: String) {

@@ -116,56 +116,37 @@ extension ConfigSchema {
         }
     }
 
-    mutating func readSession(_ session: Section, publicURL: HTTPURL?) -> Config.Session? {
-        let secure = publicURL.map { $0.isHTTPS || $0.isLoopback } ?? true
-        let domain = session.optional("domain") { text -> Result<String, ValueError> in
-            var lower = text.lowercased()
-            if lower.hasPrefix(".") { lower.removeFirst() }
-            guard HostName.isValidDNSName(lower), !lower.hasSuffix(".") else {
-                return .failure(ValueError("invalid cookie domain \(quoted(text)) (e.g. example.com)"))
-            }
-            if let host = publicURL?.host, host != lower, !host.hasSuffix("." + lower) {
-                return .failure(ValueError("public_url's host \(quoted(host)) is not within \(quoted(lower)): browsers would refuse the cookie"))
-            }
-            return .success(lower)
-        }
+    mutating func readSession(_ section: Section, context: ParseContext) -> Config.Session? {
+        var session = section.read(Config.Session.self, context: context)
+        session.secure = context.publicURL.map { $0.isHTTPS || $0.isLoopback } ?? true
         // A Domain rules out the __Host- prefix; __Secure- keeps the "set only over https" guarantee.
         // (Every public_url that loads is secure, as plain http is refused off loopback.)
-        let defaultName = !secure ? "sidecar" : session.contains("domain") ? "__Secure-sidecar" : "__Host-sidecar"
-        let cookieName = session.value("cookie_name", default: defaultName) { text in
-            Names.cookieName(text).flatMap { name in
-                name.hasPrefix("__Host-") && session.contains("domain")
-                    ? .failure(ValueError("a __Host- cookie cannot have a Domain; drop session.domain or the prefix", kind: .conflict))
-                    : .success(name)
-            }
+        if !section.contains("cookie_name") {
+            session.cookieName = !session.secure ? "sidecar" : section.contains("domain") ? "__Secure-sidecar" : "__Host-sidecar"
+        } else if session.cookieName.hasPrefix("__Host-"), section.contains("domain"),
+                  !reader.hasErrors(at: "session.cookie_name") {
+            reader.report(.conflict, "session.cookie_name", at: section.location(of: "cookie_name"),
+                          "a __Host- cookie cannot have a Domain; drop session.domain or the prefix")
         }
-        let lifetime = session.value("lifetime", default: .days(7), Parse.positiveDuration)
-        let idleTimeout = session.value("idle_timeout", default: .hours(24), Parse.positiveDuration)
         // A default must never make a valid explicit setting fail: refresh_after adapts to a
         // short idle_timeout; only an explicit refresh_after can conflict with it.
-        let refreshAfter = session.value("refresh_after", default: Self.defaultRefreshAfter(idleTimeout: idleTimeout),
-                                         Parse.positiveDuration)
-        let revalidate = session.value("revalidate", default: .hours(24), Parse.duration)
-        if session.contains("refresh_after"), refreshAfter >= idleTimeout {
-            let origin = session.contains("idle_timeout") ? "" : ", its default"
-            reader.report(.conflict, "session.refresh_after", at: session.location(of: "refresh_after"),
+        let (lifetime, idleTimeout) = (session.lifetime, session.idleTimeout)
+        if !section.contains("refresh_after") {
+            session.refreshAfter = Self.defaultRefreshAfter(idleTimeout: idleTimeout)
+        } else if session.refreshAfter >= idleTimeout {
+            let origin = section.contains("idle_timeout") ? "" : ", its default"
+            reader.report(.conflict, "session.refresh_after", at: section.location(of: "refresh_after"),
                           "must be shorter than session.idle_timeout (\(idleTimeout)\(origin)), or active sessions would expire")
         }
         // Only an idle_timeout the operator chose can be pointless; the default one simply
         // yields to a shorter explicit lifetime.
-        if session.contains("idle_timeout"), idleTimeout > lifetime {
-            let origin = session.contains("lifetime") ? "" : ", its default"
+        if section.contains("idle_timeout"), idleTimeout > lifetime {
+            let origin = section.contains("lifetime") ? "" : ", its default"
             warnings.append(ConfigWarning(path: "session.idle_timeout",
                                           message: "longer than session.lifetime (\(lifetime)\(origin)): it never takes effect"))
         }
-        let cacheEntries = session.value(
-            "cache_entries", default: Config.Session.defaultCacheEntries, Parse.integer(in: 16...(1 << 22)))
-        let secrets = readSessionSecrets(session)
-        guard let secrets else { return nil }
-        return Config.Session(
-            cookieName: cookieName, domain: domain, secure: secure, lifetime: lifetime, idleTimeout: idleTimeout,
-            refreshAfter: refreshAfter, revalidate: revalidate.isZero ? nil : revalidate, secrets: secrets,
-            cacheEntries: cacheEntries)
+        guard checkSessionSecrets(section, session.secrets) else { return nil }
+        return session
     }
 
     /// 1h, or half of `idle_timeout` when that is shorter: a session in use is re-sealed well
@@ -174,41 +155,14 @@ extension ConfigSchema {
         min(.hours(1), TimeSpan(milliseconds: idleTimeout.milliseconds / 2))
     }
 
-    /// Each secret must be base64 (standard or URL-safe) of at least 32 bytes, as printed by
-    /// `sidecar secret`; raw passphrases are refused because their entropy is unknown.
-    mutating func readSessionSecrets(_ session: Section) -> [Secret]? {
-        guard session.contains("secrets") else {
-            session.requireMissing("secrets", because: "e.g. [file:/etc/sidecar/cookie-secret], a file of mode 0640 "
-                + "made with `sidecar secret`, or [env:SIDECAR_COOKIE_SECRET]")
-            return nil
-        }
-        var failed = false
-        let secrets = session.optionalList("secrets") { text -> Result<Secret, ValueError> in
-            let result = Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).mapError { error in
-                // A cookie secret is the one secret the operator makes: say how.
-                text.hasPrefix("env:") && error.kind == .unresolvable
-                    ? ValueError(error.message + " (make one with `sidecar secret`, then export it)", kind: .unresolvable)
-                    : error
-            }.flatMap { secret in
-                let trimmed = secret.string.trimmingCharacters(in: .whitespaces)
-                guard let decoded = Base64.decode(trimmed) else {
-                    return Result<Secret, ValueError>.failure(ValueError(
-                        "secret from \(secret.source) is not base64 (generate one with `sidecar secret`)"))
-                }
-                guard decoded.count >= 32 else {
-                    return .failure(ValueError(
-                        "secret from \(secret.source) decodes to \(decoded.count) bytes; at least 32 are needed (generate one with `sidecar secret`)"))
-                }
-                return .success(Secret(bytes: decoded, source: secret.source))
-            }
-            if case .failure = result { failed = true }
-            return result
-        }
-        guard let secrets, !failed else { return nil }
+    /// Whether the secrets can seal: each one read (else its error is reported already) and at
+    /// least one; repeats and inline secrets are warned about.
+    private mutating func checkSessionSecrets(_ section: Section, _ secrets: [Secret]) -> Bool {
+        guard section.contains("secrets"), !reader.hasErrors(at: "session.secrets") else { return false }
         guard !secrets.isEmpty else {
-            reader.report(.invalidValue, "session.secrets", at: session.location(of: "secrets"),
+            reader.report(.invalidValue, "session.secrets", at: section.location(of: "secrets"),
                           "needs at least one secret (generate one with `sidecar secret`)")
-            return nil
+            return false
         }
         if Set(secrets.map(\.bytes)).count != secrets.count {
             warnings.append(ConfigWarning(path: "session.secrets", message: "lists the same secret more than once"))
@@ -217,7 +171,7 @@ extension ConfigSchema {
             warnings.append(ConfigWarning(path: "session.secrets",
                                           message: "holds a secret inline; prefer env:NAME or file:/path"))
         }
-        return secrets
+        return true
     }
 
     mutating func readAssertion(_ assertion: Section, publicURL: HTTPURL?) -> Config.Assertion {

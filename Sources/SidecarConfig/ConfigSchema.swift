@@ -24,15 +24,16 @@ struct ConfigSchema {
 
     mutating func read() -> Config? {
         let root = reader.root
-        let context = ParseContext(baseDirectory: baseDirectory, environment: environment)
+        var context = ParseContext(baseDirectory: baseDirectory, environment: environment)
         let topLevel = root.read(Config.TopLevel.self, context: context)
         checkProxyProtocol(root, topLevel)
         let tls = readTLS(root.section("tls"))
         let publicURL = readPublicURL(root)
+        context.publicURL = publicURL
         let upstream = root.required("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
         let routes = root.section("routes").read(Config.Routes.self, context: context)
         let apple = readApple(root.section("apple"), publicURL: publicURL)
-        let session = readSession(root.section("session"), publicURL: publicURL)
+        let session = readSession(root.section("session"), context: context)
         let access = root.section("access").read(Config.Access.self, context: context)
         let headers = readHeaders(root.section("headers"), context: context)
         let assertion = readAssertion(root.section("assertion"), publicURL: publicURL)
