@@ -29,8 +29,8 @@ public struct Config: Sendable {
     public var admin = Admin()
     public var log = Log()
     public var limits = Limits()
-    public var pages: Pages = Pages()
-    public var tracing: Tracing = Tracing()
+    public var pages = Pages()
+    public var tracing = Tracing()
     /// More upstreams, by name (`upstreams`), for rules to route to.
     public var upstreams: [NamedUpstream] = []
     /// Per-path policy and routing, first match wins (`rules`).
