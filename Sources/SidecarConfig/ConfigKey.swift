@@ -4,7 +4,7 @@
 /// beside it, which `ConfigurationDocTests` holds to it) and its parser. Its path is the
 /// section's path and its name; its variable follows from the path (`EnvironmentOverlay`).
 ///
-/// The schema walks a section's declarations (`Section.read(_:into:)`), so a key is known,
+/// The schema walks a section's declarations (`Section.read(_:context:)`), so a key is known,
 /// read, defaulted, settable from the environment and documented from this one place.
 struct ConfigKey<Root>: Sendable {
     let name: String

@@ -4,7 +4,8 @@ import SidecarConfig
 
 /// `Docs/configuration.md` is the configuration reference an operator reads: it must show every
 /// key the schema knows and no key it does not, and its annotated file must be the repository's
-/// `sidecar.yaml` (whose values `ExampleConfigTests` checks against the real defaults).
+/// `sidecar.yaml` (whose values `ExampleConfigTests` checks against the real defaults), where
+/// each declared key (`Config.declaredKeys`) carries its declared doc and default.
 final class ConfigurationDocTests: XCTestCase {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
