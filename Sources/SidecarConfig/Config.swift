@@ -23,7 +23,7 @@ public struct Config: Sendable {
     public var session: Session
     public var access = Access()
     public var headers = Headers()
-    public var assertion: Assertion
+    public var assertion = Assertion()
     public var notifications = Notifications()
     public var revocations = Revocations()
     public var admin = Admin()
@@ -123,25 +123,6 @@ public struct Config: Sendable {
         /// Android package names the web-flow relay (`{prefix}/android/callback`) may hand
         /// results to; empty: no relay endpoint.
         public var androidPackages: [String] = []
-    }
-
-    public struct Assertion: Sendable, Equatable {
-        public var enabled: Bool
-        /// P-256 key; nil = generate one at start (kept in memory for the process).
-        public var privateKeyFile: String?
-        /// The key read from `privateKeyFile` (checked to be P-256); nil when no file is set or
-        /// it does not exist yet (then `run` generates the key and writes it there).
-        public var privateKey: Secret?
-        /// The JWT `aud`; defaults to public_url's origin.
-        public var audience: String
-        public var ttl: TimeSpan
-
-        /// The key compares by where it came from, never by its bytes (Secret is not Equatable
-        /// on purpose): two configurations naming the same file are the same setting.
-        public static func == (a: Assertion, b: Assertion) -> Bool {
-            a.enabled == b.enabled && a.privateKeyFile == b.privateKeyFile && a.privateKey?.source == b.privateKey?.source
-                && a.audience == b.audience && a.ttl == b.ttl
-        }
     }
 }
 

@@ -1,8 +1,9 @@
 import Foundation
 import SidecarHTTP
 
-/// `apple`, `session` and `assertion`: keys whose defaults and checks depend on each other
-/// and on `public_url`, read one by one.
+/// `apple`, `session` and `assertion`, whose defaults and checks depend on each other and on
+/// `public_url`: apple's keys read one by one, session's and assertion's walked as declared
+/// and then derived and checked together.
 extension ConfigSchema {
     static let appleBaseURL = "https://appleid.apple.com"
 
@@ -174,41 +175,20 @@ extension ConfigSchema {
         return true
     }
 
-    mutating func readAssertion(_ assertion: Section, publicURL: HTTPURL?) -> Config.Assertion {
-        let enabled = assertion.bool("enabled", default: false)
-        var key: Secret?
-        let keyFile = assertion.optional("private_key_file") { text in
-            Parse.path(baseDirectory: baseDirectory)(text).flatMap { path in
-                // Generated at start (and written there) when the file does not exist yet; an
-                // existing one must be a P-256 key, checked here so `check` names its line.
-                guard FilePath.exists(path) else {
-                    return FilePath.exists(FilePath.directory(of: path)) ? .success(path)
-                        : .failure(ValueError("directory of \(quoted(path)) does not exist", kind: .unresolvable))
-                }
-                return FilePath.contents(path, limit: 64 * 1024)
-                    .map { Secret(bytes: $0, source: "file:\(path)") }
-                    .flatMap { AppleSigningKey.check($0, named: text, for: .assertion) }
-                    .map { checked in
-                        key = checked
-                        return path
-                    }
-            }
+    mutating func readAssertion(_ section: Section, context: ParseContext) -> Config.Assertion {
+        var assertion = section.read(Config.Assertion.self, context: context)
+        if !section.contains("audience") { assertion.audience = context.publicURL?.origin ?? "" }
+        guard assertion.enabled else { return assertion }
+        if assertion.privateKeyFile == nil && !section.contains("private_key_file") {
+            warnings.append(ConfigWarning(
+                path: "assertion.private_key_file",
+                message: "not set: assertions are signed with a key generated at start and lost on restart "
+                    + "(upstreams must fetch jwks.json again, and replicas would each have their own key)"))
+        } else if let keyFile = assertion.privateKeyFile, assertion.privateKey == nil {
+            warnings.append(ConfigWarning(
+                path: "assertion.private_key_file",
+                message: "\(quoted(keyFile)) does not exist yet: `run` generates a P-256 key and writes it there (mode 0600)"))
         }
-        if enabled {
-            if keyFile == nil && !assertion.contains("private_key_file") {
-                warnings.append(ConfigWarning(
-                    path: "assertion.private_key_file",
-                    message: "not set: assertions are signed with a key generated at start and lost on restart "
-                        + "(upstreams must fetch jwks.json again, and replicas would each have their own key)"))
-            } else if let keyFile, key == nil {
-                warnings.append(ConfigWarning(
-                    path: "assertion.private_key_file",
-                    message: "\(quoted(keyFile)) does not exist yet: `run` generates a P-256 key and writes it there (mode 0600)"))
-            }
-        }
-        return Config.Assertion(
-            enabled: enabled, privateKeyFile: keyFile, privateKey: key,
-            audience: assertion.value("audience", default: publicURL?.origin ?? "", Parse.nonEmpty),
-            ttl: assertion.value("ttl", default: .seconds(60), Parse.positiveDuration))
+        return assertion
     }
 }

@@ -2,9 +2,9 @@ import Foundation
 import SidecarHTTP
 
 /// Reads `sidecar.yaml` into `Config`: walks the declared sections (`ConfigSection`), reads
-/// the keys not declared yet (`public_url`, `upstream` and `tls` here; `apple`, `session` and
-/// `assertion` in ConfigSchema+SignIn; `upstreams` and `rules` in ConfigSchema+Rules) and
-/// checks the rules between keys.
+/// the keys not declared yet (`public_url`, `upstream` and `tls` here; `apple` in
+/// ConfigSchema+SignIn; `upstreams` and `rules` in ConfigSchema+Rules) and checks the rules
+/// between keys.
 ///
 /// Reading a key makes it known; values that fail are reported by the reader and the key
 /// falls back to its default so that later rules still run and every error is collected.
@@ -36,7 +36,7 @@ struct ConfigSchema {
         let session = readSession(root.section("session"), context: context)
         let access = root.section("access").read(Config.Access.self, context: context)
         let headers = readHeaders(root.section("headers"), context: context)
-        let assertion = readAssertion(root.section("assertion"), publicURL: publicURL)
+        let assertion = readAssertion(root.section("assertion"), context: context)
         let notifications = root.section("notifications").read(Config.Notifications.self, context: context)
         let revocations = readRevocations(root.section("revocations"), context: context)
         let admin = root.section("admin").read(Config.Admin.self, context: context)
