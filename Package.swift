@@ -58,11 +58,22 @@ let package = Package(
         .target(
             name: "SidecarConfig",
             dependencies: [.product(name: "Yams", package: "Yams"), "SidecarHTTP", "SidecarCrypto"]),
+        // The outgoing HTTPS client (one request per connection, verified TLS, one deadline), first
+        // written for Apple and used by ACME too; its types keep the names they were born with.
+        .target(name: "SidecarHTTPClient", dependencies: ["SidecarEvent", "SidecarHTTP", "COpenSSL"]),
         // Apple client and the Apple emulator.
         .target(
             name: "SidecarApple",
             dependencies: [
-                "SidecarCrypto", "SidecarHTTP", "SidecarEvent",
+                "SidecarCrypto", "SidecarHTTP", "SidecarEvent", "SidecarHTTPClient",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // ACME (RFC 8555, 8737, 9773): certificates obtained and renewed from a CA, on a thread of
+        // its own with the project's HTTPS client; challenge answers; storage and the renewal schedule.
+        .target(
+            name: "SidecarACME",
+            dependencies: [
+                "SidecarCrypto", "SidecarEvent", "SidecarHTTPClient", "SidecarStore", "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // What outlives a request: revocations, single-use keys, notification forwards (memory | file | redis).
@@ -84,7 +95,7 @@ let package = Package(
             name: "sidecar",
             dependencies: [
                 "SidecarProxy", "SidecarConfig", "SidecarCrypto", "SidecarApple", "SidecarEvent", "SidecarHTTP",
-                "SidecarStore",
+                "SidecarStore", "SidecarACME",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -108,6 +119,7 @@ let package = Package(
         .testTarget(
             name: "SidecarProxyTests", dependencies: ["SidecarProxy", "SidecarHTTP", "CEvent", "SidecarStore", "SidecarEvent", "COpenSSL"]),
         .testTarget(name: "SidecarAppleTests", dependencies: ["SidecarApple"], exclude: ["Fixtures"]),
+        .testTarget(name: "SidecarACMETests", dependencies: ["SidecarACME", "SidecarHTTPClient", "SidecarCrypto", "COpenSSL"]),
         .testTarget(name: "SidecarEmulatorTests", dependencies: ["SidecarApple"]),
     ]
 )

@@ -82,4 +82,55 @@ static int sidecar_alpn_select_h2(SSL *s, const unsigned char **out, unsigned ch
 static inline void sidecar_SSL_CTX_select_h2(SSL_CTX *c) { SSL_CTX_set_alpn_select_cb(c, sidecar_alpn_select_h2, NULL); }
 static inline int sidecar_password_declined(char *buf, int size, int rwflag, void *u) { (void)buf; (void)size; (void)rwflag; (void)u; return 0; }
 static inline void sidecar_SSL_CTX_decline_passwords(SSL_CTX *c) { SSL_CTX_set_default_passwd_cb(c, sidecar_password_declined); }
+// ACME (SidecarACME): a CSR's requested extensions (STACK_OF macros do not import).
+static inline int sidecar_X509_REQ_add_extension(X509_REQ *req, X509_EXTENSION *ext) {
+    STACK_OF(X509_EXTENSION) *exts = sk_X509_EXTENSION_new_null();
+    if (exts == NULL) return 0;
+    int ok = sk_X509_EXTENSION_push(exts, ext) > 0 && X509_REQ_add_extensions(req, exts) == 1;
+    sk_X509_EXTENSION_free(exts);
+    return ok;
+}
+// TLS-ALPN-01 (RFC 8737): a ClientHello whose ALPN list is exactly `acme-tls/1` is answered
+// from the challenge context `lookup` returns for its SNI name (a reference the caller owns),
+// with that certificate and that protocol only; every other ClientHello is left alone, or,
+// before the first certificate is issued, refused.
+typedef SSL_CTX *(*sidecar_acme_lookup_fn)(const unsigned char *name, size_t length);
+static int sidecar_acme_hello(SSL *s, int *al, sidecar_acme_lookup_fn lookup, int others_refused) {
+    static const unsigned char only_acme[] = { 0, 11, 10, 'a', 'c', 'm', 'e', '-', 't', 'l', 's', '/', '1' };
+    const unsigned char *alpn, *sni;
+    size_t alpn_len, sni_len;
+    if (!SSL_client_hello_get0_ext(s, TLSEXT_TYPE_application_layer_protocol_negotiation, &alpn, &alpn_len)
+        || alpn_len != sizeof only_acme || memcmp(alpn, only_acme, sizeof only_acme) != 0) {
+        *al = SSL_AD_HANDSHAKE_FAILURE;
+        return others_refused ? SSL_CLIENT_HELLO_ERROR : SSL_CLIENT_HELLO_SUCCESS;
+    }
+    *al = SSL_AD_UNRECOGNIZED_NAME;
+    if (!SSL_client_hello_get0_ext(s, TLSEXT_TYPE_server_name, &sni, &sni_len) || sni_len < 5) return SSL_CLIENT_HELLO_ERROR;
+    size_t list_len = ((size_t)sni[0] << 8) | sni[1], name_len = ((size_t)sni[3] << 8) | sni[4];
+    if (list_len + 2 != sni_len || sni[2] != 0 || name_len + 5 > sni_len || name_len == 0) return SSL_CLIENT_HELLO_ERROR;
+    SSL_CTX *challenge = lookup(sni + 5, name_len);
+    if (challenge == NULL) return SSL_CLIENT_HELLO_ERROR;
+    SSL_CTX *set = SSL_set_SSL_CTX(s, challenge);
+    SSL_CTX_free(challenge);
+    return set == challenge ? SSL_CLIENT_HELLO_SUCCESS : SSL_CLIENT_HELLO_ERROR;
+}
+static int sidecar_acme_client_hello(SSL *s, int *al, void *arg) {
+    return sidecar_acme_hello(s, al, (sidecar_acme_lookup_fn)arg, 0);
+}
+// Before the first certificate is issued: only challenge handshakes complete.
+static int sidecar_acme_client_hello_only(SSL *s, int *al, void *arg) {
+    return sidecar_acme_hello(s, al, (sidecar_acme_lookup_fn)arg, 1);
+}
+static inline void sidecar_SSL_CTX_answer_acme_tls(SSL_CTX *c, sidecar_acme_lookup_fn lookup, int others_refused) {
+    SSL_CTX_set_client_hello_cb(c, others_refused ? sidecar_acme_client_hello_only : sidecar_acme_client_hello, (void *)lookup);
+}
+static int sidecar_alpn_select_acme(SSL *s, const unsigned char **out, unsigned char *outlen,
+                                    const unsigned char *in, unsigned int inlen, void *arg) {
+    static const unsigned char acme[] = { 10, 'a', 'c', 'm', 'e', '-', 't', 'l', 's', '/', '1' };
+    (void)s; (void)arg;
+    if (SSL_select_next_proto((unsigned char **)out, outlen, acme, sizeof acme, in, inlen) == OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_OK;
+    return SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+static inline void sidecar_SSL_CTX_select_acme(SSL_CTX *c) { SSL_CTX_set_alpn_select_cb(c, sidecar_alpn_select_acme, NULL); }
 #endif

@@ -14,6 +14,8 @@ public struct Config: Sendable {
     public var topLevel = TopLevel()
     /// Serve HTTPS directly when set.
     public var tls: TLS?
+    /// `tls.acme`: the certificate obtained and renewed from an ACME CA instead (then `tls` is nil).
+    public var acme: ACME?
     public var publicURL: HTTPURL
     public var upstream: Upstream
 

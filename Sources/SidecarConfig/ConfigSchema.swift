@@ -27,9 +27,11 @@ struct ConfigSchema {
         var context = ParseContext(baseDirectory: baseDirectory, environment: environment)
         let topLevel = root.read(Config.TopLevel.self, context: context)
         checkProxyProtocol(root, topLevel)
-        let tls = readTLS(root.section("tls"))
+        let tlsSection = root.section("tls")
+        let tls = readTLS(tlsSection)
         let publicURL = readPublicURL(root)
         context.publicURL = publicURL
+        let acme = readACME(tlsSection, publicURL: publicURL, listen: topLevel.listen)
         let upstream = root.required("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
         let routes = root.section("routes").read(Config.Routes.self, context: context)
         let apple = readApple(root.section("apple"), publicURL: publicURL)
@@ -55,10 +57,10 @@ struct ConfigSchema {
 
         guard let publicURL, let upstream, let apple, let session else { return nil }
         return Config(
-            file: file, topLevel: topLevel, tls: tls, publicURL: publicURL, upstream: upstream, routes: routes,
-            paths: paths, apple: apple, session: session, access: access, headers: headers, assertion: assertion,
-            notifications: notifications, revocations: revocations, admin: admin, log: log, limits: limits,
-            pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
+            file: file, topLevel: topLevel, tls: tls, acme: acme, publicURL: publicURL, upstream: upstream,
+            routes: routes, paths: paths, apple: apple, session: session, access: access, headers: headers,
+            assertion: assertion, notifications: notifications, revocations: revocations, admin: admin, log: log,
+            limits: limits, pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
     }
 
     // MARK: Sections

@@ -94,7 +94,7 @@ public struct H2RequestHead {
         }
         if Self.equals(name, "cookie") {
             if !cookie.isEmpty { cookie.append(contentsOf: "; ".utf8) }
-            cookie.append(contentsOf: value)
+            cookie.appendBytes(value)
             return true
         }
         if Self.equals(name, "te") { return true }
@@ -124,11 +124,11 @@ public struct H2RequestHead {
     private mutating func addPseudo(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
         // Pseudo-header fields come before the regular ones (libnghttp2 holds a client to it).
         if Self.equals(name, ":method") {
-            method.append(contentsOf: value)
+            method.appendBytes(value)
         } else if Self.equals(name, ":path") {
-            path.append(contentsOf: value)
+            path.appendBytes(value)
         } else if Self.equals(name, ":authority") {
-            authority.append(contentsOf: value)
+            authority.appendBytes(value)
         } else if Self.equals(name, ":scheme") {
             sawScheme = true
         } else {
@@ -177,3 +177,12 @@ public struct H2RequestHead {
 #if canImport(Glibc)
     import Glibc
 #endif
+
+extension Array where Element == UInt8 {
+    /// Raw bytes appended as typed bytes: a plain copy, where appending a raw buffer goes
+    /// through the generic sequence path.
+    @inline(__always) fileprivate mutating func appendBytes(_ bytes: UnsafeRawBufferPointer) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        append(contentsOf: UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: bytes.count))
+    }
+}

@@ -5,20 +5,22 @@ import SidecarHTTP
 /// re-framing on the way: Content-Length bodies move chain by chain without copying; chunked
 /// bodies are decoded (strictly) and re-chunked (or written raw for an HTTP/1.0 reader or an
 /// HTTP/2 stream); until-close bodies are chunked for HTTP/1.1 readers. A chunked body's
-/// trailer fields are dropped, or — given a `FieldForwarding` — passed on: written after the
-/// last chunk when re-chunking, else kept for the caller (`trailerSection`, HTTP/2's trailers).
+/// trailer fields are dropped, or — `passesTrailers`, with a `TrailerSection` given to each
+/// `relay` call — collected there: written after the last chunk when re-chunking (those its
+/// forwarding lets pass), else kept for the caller (HTTP/2's trailers). The section lives
+/// beside the relay, not in it: a relay holds no reference, so copying one is a plain copy.
 struct BodyRelay {
     enum Source {
         case length(remaining: UInt64)
-        case chunked(ChunkedDecoder, TrailerPassing?)
+        case chunked(ChunkedDecoder)
         case untilClose
     }
 
-    /// The trailer fields of one chunked body that are passed on: a class, allocated only for
-    /// a chunked body, so that a relay stays small to copy.
-    final class TrailerPassing {
+    /// One chunked body's trailer section (validated `name: value` CRLF lines, not yet
+    /// filtered) and the forwarding that decides which of its fields pass.
+    final class TrailerSection {
         let forwarding: FieldForwarding
-        var section: [UInt8] = []
+        var bytes: [UInt8] = []
 
         init(_ forwarding: FieldForwarding) { self.forwarding = forwarding }
     }
@@ -31,13 +33,13 @@ struct BodyRelay {
     /// Body bytes moved so far (decoded length).
     private(set) var transferred: UInt64 = 0
 
-    /// `limit` 0 means unlimited; `trailers`: how a chunked body's trailer fields are passed
-    /// on (nil: dropped).
-    init(framing: BodyFraming, chunkOutput: Bool, limit: UInt64 = 0, trailers: FieldForwarding? = nil) {
+    /// `limit` 0 means unlimited; `passesTrailers`: a chunked body's trailer fields go to the
+    /// `TrailerSection` each `relay` call is given (else they are dropped).
+    init(framing: BodyFraming, chunkOutput: Bool, limit: UInt64 = 0, passesTrailers: Bool = false) {
         switch framing {
         case .contentLength(let n): source = .length(remaining: n)
         case .chunked:
-            source = .chunked(ChunkedDecoder(reportingTrailers: trailers != nil), trailers.map(TrailerPassing.init))
+            source = .chunked(ChunkedDecoder(reportingTrailers: passesTrailers))
         case .untilClose: source = .untilClose
         case .none: source = .length(remaining: 0)
         }
@@ -47,14 +49,7 @@ struct BodyRelay {
 
     var isUntilClose: Bool { if case .untilClose = source { return true } else { return false } }
 
-    /// The trailer section read (validated `name: value` CRLF lines, not yet filtered), when
-    /// trailers are passed on and the body is not re-chunked.
-    var trailerSection: [UInt8] {
-        if case .chunked(_, let passing?) = source { return passing.section }
-        return []
-    }
-
-    mutating func relay(from src: ByteQueue, to dst: ByteQueue) -> Progress {
+    mutating func relay(from src: ByteQueue, to dst: ByteQueue, trailers: TrailerSection? = nil) -> Progress {
         switch source {
         case .length(let remaining):
             let available = UInt64(src.count)
@@ -73,9 +68,9 @@ struct BodyRelay {
             if chunkOutput { dst.append("\r\n") }
             transferred += UInt64(n)
             return .needMore
-        case .chunked(var decoder, let trailers):
+        case .chunked(var decoder):
             let progress = decodeChunks(&decoder, trailers, from: src, to: dst)
-            source = .chunked(decoder, trailers)
+            source = .chunked(decoder)
             return progress
         }
     }
@@ -89,7 +84,7 @@ struct BodyRelay {
     }
 
     private mutating func decodeChunks(
-        _ decoder: inout ChunkedDecoder, _ trailers: TrailerPassing?, from src: ByteQueue, to dst: ByteQueue
+        _ decoder: inout ChunkedDecoder, _ trailers: TrailerSection?, from src: ByteQueue, to dst: ByteQueue
     ) -> Progress {
         guard let input = src.unsafePrefix(src.count) else { return .needMore }
         var index = 0
@@ -111,7 +106,7 @@ struct BodyRelay {
                 dst.append(input.baseAddress! + range.lowerBound, count: range.count)
                 if chunkOutput { dst.append("\r\n") }
             case .trailer(let range):
-                trailers?.section.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[range]))
+                trailers?.bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[range]))
             case .needMoreData:
                 break loop
             case .end:
@@ -125,13 +120,13 @@ struct BodyRelay {
     }
 
     /// The last chunk, the trailer fields that pass, and the end of the section.
-    private func writeLastChunk(_ trailers: TrailerPassing?, to dst: ByteQueue) {
-        guard let trailers, !trailers.section.isEmpty else {
+    private func writeLastChunk(_ trailers: TrailerSection?, to dst: ByteQueue) {
+        guard let trailers, !trailers.bytes.isEmpty else {
             dst.append("0\r\n\r\n")
             return
         }
         dst.append("0\r\n")
-        trailers.section.withUnsafeBytes { section in
+        trailers.bytes.withUnsafeBytes { section in
             TrailerFields.forEach(section, forwarding: trailers.forwarding) { name, value in
                 dst.append(name.baseAddress, count: name.count)
                 dst.append(": ")

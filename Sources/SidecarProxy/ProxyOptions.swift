@@ -18,6 +18,8 @@ public struct ProxyOptions: Sendable {
     /// `tls.cert_file`/`tls.key_file`: serve HTTPS on the public listener. Read on each accept,
     /// so a reload's new certificate serves new connections while open ones keep theirs.
     public var tls: TLSServerContext?
+    /// `tls.acme`: the managed certificate's readiness and metrics.
+    public var certificateReport: CertificateReport?
     /// The build's version, for the start-up line and `sidecar_build_info`.
     public var version = SidecarVersion.version
     /// Idle keep-alive upstream connections kept per worker (per upstream).

@@ -22,12 +22,15 @@ public final class ProxyServer {
     public var adminAddress: SocketAddress? { adminFD.flatMap(Socket.localAddress(of:)) }
     /// Reads the configuration again (SIGHUP); its error is logged and the old one kept.
     public var reload: (@Sendable () throws -> ProxyOptions)?
+    /// Certificates obtained while running (`tls.acme`), for new connections.
+    public let certificates: CertificateHandover
 
     public init(options: ProxyOptions, logger: Logger) throws(ProxyStartError) {
         self.options = options
         self.logger = logger
         SignalWatcher.ignoreSIGPIPE()
         upstreamAddresses = try Self.resolve(options)
+        do { certificates = try CertificateHandover() } catch { throw ProxyStartError(description: error.description) }
         let limits = DescriptorLimit.raiseSoftToHard()
         if limits.after.soft != limits.before.soft {
             logger.info("raised the file-descriptor soft limit", metadata: [
@@ -174,6 +177,15 @@ public final class ProxyServer {
                 logger.error("reload failed; keeping the previous configuration", metadata: ["error": "\(error)"])
             }
         }
+        // A certificate renewed by ACME (from its thread): taken in as SIGHUP takes a new pair.
+        let certificateWatcher = Wakeup(loop: control, channel: certificates.channel) { [logger, certificates] in
+            guard !stopping, let tls = certificates.take() else { return }
+            var (current, addresses) = settings.current
+            current.tls = tls
+            settings.replace(current, upstreams: addresses)
+            for channel in reloadChannels { channel.notify() }
+            logger.info("tls certificate loaded", metadata: ["certificate": "\(tls.summary)"])
+        }
         let term = SignalWatcher(loop: control, signal: SIGTERM, handler: onSignal)
         let interrupt = SignalWatcher(loop: control, signal: SIGINT, handler: onSignal)
 
@@ -208,7 +220,7 @@ public final class ProxyServer {
         control.run()
         for thread in threads { thread.join() }
         exporter.stop()
-        withExtendedLifetime((term, interrupt, hangUp, doneWatcher, admin)) {}
+        withExtendedLifetime((term, interrupt, hangUp, doneWatcher, admin, certificateWatcher)) {}
         logger.info("stopped")
     }
 }

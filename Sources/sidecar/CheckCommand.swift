@@ -51,7 +51,7 @@ struct CheckCommand: ParsableCommand {
 
     static func summary(of config: Config, extra: [(String, String)] = []) -> String {
         var rows: [(String, String)] = [
-            ("listen", "\(config.listen)\(config.tls == nil ? "" : " (TLS)"), \(config.workers) worker\(config.workers == 1 ? "" : "s")"
+            ("listen", "\(config.listen)\(config.tls == nil && config.acme == nil ? "" : " (TLS)"), \(config.workers) worker\(config.workers == 1 ? "" : "s")"
                 + (config.proxyProtocol
                     ? ", PROXY protocol from " + config.trustedProxies.map(\.description).joined(separator: ", ") : "")),
             ("public_url", config.publicURL.origin),
@@ -92,6 +92,12 @@ struct CheckCommand: ParsableCommand {
                         + " (register at Apple)"))
         rows.append(("pages", (config.pages.signIn ? "sign-in page" : "redirect to sign in")
                         + ", " + (config.pages.templates.map { "templates from \($0)" } ?? "built-in templates")))
+        if let acme = config.acme {
+            // Where the CA must reach the sidecar: what an operator has to open in the firewall.
+            let path = acme.challenge == .http01 ? "http-01 on \(acme.httpListen)" : "tls-alpn-01 on \(config.listen)"
+            rows.append(("acme", "\(acme.domains.joined(separator: ", ")) from \(acme.directory), \(path), stored in "
+                            + (acme.shareViaStore ? "revocations.store (shared)" : acme.storage)))
+        }
         rows += extra
         if !config.environment.isEmpty {
             let count = config.environment.count

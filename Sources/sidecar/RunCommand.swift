@@ -78,8 +78,22 @@ struct RunCommand: ParsableCommand {
             "store": "\(store.health.location)", "durable": .stringConvertible(store.health.durable),
         ])
         let startStore = prepared.config.revocations
+        var options = prepared.options
+        var acme: ACMEServing?
         do {
-            let server = try ProxyServer(options: prepared.options, logger: logger)
+            // Before the proxy binds: the HTTP-01 port and the first certificate are start-up matters.
+            if let settings = loaded.acme { acme = try ACMEServing(config: loaded, acme: settings, store: store) }
+        } catch {
+            logger.error("cannot serve", metadata: ["error": "\(error)"])
+            throw ExitCode(2)
+        }
+        if let acme {
+            options.tls = acme.context
+            options.certificateReport = acme.report
+        }
+        let managed = acme
+        do {
+            let server = try ProxyServer(options: options, logger: logger)
             let file = config
             server.reload = {
                 // Exactly what `check` and the start above do; a refusal keeps the old config.
@@ -88,8 +102,15 @@ struct RunCommand: ParsableCommand {
                     logger.warning("revocations.store changes take effect on restart; keeping \(startStore.store)")
                 }
                 for note in reloaded.options.auth?.assertionNotes ?? [] { logger.notice("\(note)") }
-                return reloaded.options
+                var options = reloaded.options
+                if let acme = managed {
+                    // tls.acme changes take effect on restart; the managed certificate stays.
+                    options.tls = acme.context
+                    options.certificateReport = acme.report
+                }
+                return options
             }
+            try managed?.start(serving: server)
             try server.run()
         } catch {
             logger.error("cannot serve", metadata: ["error": "\(error)"])

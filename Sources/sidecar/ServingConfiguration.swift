@@ -55,6 +55,13 @@ struct ServingConfiguration {
             throw Refusal(lines: error.lines.map { "\($0) (pages.templates in \(label(file)))" })
         }
         var tlsWarnings: [String] = []
+        if let acme = config.acme {
+            options.scheme = "https"
+            if acme.shareViaStore && !config.revocations.store.isRedis {
+                throw Refusal(lines: ["\(label(file)): tls.acme.share_via_store: true needs revocations.store to be "
+                    + "redis:// or rediss://, which the replicas share (it is \(config.revocations.store))"])
+            }
+        }
         if let tls = config.tls {
             // The pair is read and checked here, so `check` refuses what `run` could not serve
             // and a reload with a bad pair keeps the one in use.

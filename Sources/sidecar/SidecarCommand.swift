@@ -17,6 +17,7 @@ struct SidecarCommand: ParsableCommand {
             RunCommand.self,
             SecretCommand.self,
             CheckCommand.self,
+            ACMECommand.self,
             EmulatorCommand.self,
             DemoCommand.self,
             VersionCommand.self,

@@ -71,7 +71,7 @@ final class ExampleConfigTests: XCTestCase {
         let directory = try Fixture.directory(self)
         try FileManager.default.createDirectory(atPath: directory + "/tls", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory + "/pages", withIntermediateDirectories: true)
-        for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem", "redis-ca.pem", "collector-ca.pem"] {
+        for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem", "redis-ca.pem", "collector-ca.pem", "ca.pem"] {
             try "PEM".write(toFile: directory + "/" + file, atomically: true, encoding: .utf8)
         }
         let setting = try NSRegularExpression(pattern: #"^(\s*)# (\s*(?:- )?[a-z_]+:( .*)?)$"#)
@@ -86,9 +86,23 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 41)
+        XCTAssertEqual(uncommented, 53)
+        // tls.acme is the alternative to tls.cert_file and key_file: each is loaded on its own.
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard let acmeStart = lines.firstIndex(where: { $0.hasPrefix("  acme:") }) else { return XCTFail("no tls.acme block") }
+        let acmeEnd = lines[(acmeStart + 1)...].firstIndex { !$0.hasPrefix("    ") && !$0.hasPrefix("      ") } ?? lines.endIndex
+        let withACME = (lines[..<acmeStart].filter { !$0.hasPrefix("  cert_file:") && !$0.hasPrefix("  key_file:") }
+            + lines[acmeStart...]).joined(separator: "\n")
+        try FileManager.default.copyItem(atPath: directory + "/AuthKey.p8", toPath: directory + "/AuthKey_XYZ123ABCD.p8")
+        let acme = try XCTUnwrap(try Config.parse(yaml: withACME, file: "sidecar.yaml", environment: Fixture.environment.merging(
+            ["SIDECAR_REDIS_PASSWORD": "pw", "SIDECAR_SENTINEL_PASSWORD": "sentinel-pw", "ACME_EAB_HMAC_KEY": "c2VjcmV0"]) { $1 },
+            baseDirectory: directory).acme)
+        XCTAssertEqual(acme.domains, ["app.example.com"])
+        XCTAssertEqual(acme.eabKeyID, "kid-1")
+        let withFiles = (lines[..<acmeStart] + lines[acmeEnd...]).joined(separator: "\n")
+        try FileManager.default.removeItem(atPath: directory + "/AuthKey_XYZ123ABCD.p8")
 
-        let config = try load(text, preparing: directory,
+        let config = try load(withFiles, preparing: directory,
                               environment: Fixture.environment.merging(
                                   ["SIDECAR_REDIS_PASSWORD": "pw", "SIDECAR_SENTINEL_PASSWORD": "sentinel-pw"]) { $1 })
         XCTAssertEqual(config.tls?.certFile, directory + "/tls/cert.pem")

@@ -11,7 +11,8 @@ final class ExchangeTests: XCTestCase {
     /// and listed here (and set in `testResetReturnsEveryFieldToItsStart`).
     static let resetFields = [
         "request", "facts", "path", "requestId", "trace", "spanStartNs", "upstreamSpanStartNs", "identity", "startedMs", "upstreamStartedMs", "lastProgressMs",
-        "requestRelay", "upstreamIndex", "upstream", "replayBody", "response", "responseRelay", "status", "bytesSent", "incomplete",
+        "requestRelay", "requestTrailers", "upstreamIndex", "upstream", "replayBody", "response", "responseRelay",
+        "responseTrailers", "status", "bytesSent", "incomplete",
         "upstreamFailure", "clientWriteMark", "clientWriteProgressMs", "localEndpoint", "localRelay", "localBody",
         "actedForUser",
     ]
@@ -38,10 +39,12 @@ final class ExchangeTests: XCTestCase {
         exchange.upstreamStartedMs = 2
         exchange.lastProgressMs = 3
         exchange.requestRelay = BodyRelay(framing: .contentLength(3), chunkOutput: false)
+        exchange.requestTrailers = BodyRelay.TrailerSection(.hopByHopOnly)
         exchange.upstreamIndex = 2
         exchange.replayBody = [1, 2, 3]
         exchange.response = UpstreamResponse(keepAlive: true)
         exchange.responseRelay = BodyRelay(framing: .chunked, chunkOutput: true)
+        exchange.responseTrailers = BodyRelay.TrailerSection(.hopByHopOnly)
         exchange.status = 200
         exchange.bytesSent = 10
         exchange.incomplete = .clientClosed

@@ -36,7 +36,7 @@ def find_browser():
     return chromium, driver
 
 
-def start_chromium(profile_dir, spki_pins=(), log_path=None):
+def start_chromium(profile_dir, spki_pins=(), log_path=None, extra_args=(), env=None):
     """A headless Chromium with its own profile that trusts exactly the given leaf SPKI pins
     (base64 SHA-256) beyond the system store. Returns a selenium WebDriver whose performance
     log holds the network events (for the status and headers of the pages it loads)."""
@@ -54,9 +54,11 @@ def start_chromium(profile_dir, spki_pins=(), log_path=None):
     options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     if spki_pins:
         options.add_argument("--ignore-certificate-errors-spki-list=" + ",".join(spki_pins))
+    for arg in extra_args:
+        options.add_argument(arg)
     if os.geteuid() == 0:
         options.add_argument("--no-sandbox")  # Chromium's sandbox refuses to run as root
-    service = Service(executable_path=driver, log_output=str(log_path) if log_path else None)
+    service = Service(executable_path=driver, log_output=str(log_path) if log_path else None, env=env)
     browser = webdriver.Chrome(options=options, service=service)
     browser.set_page_load_timeout(PAGE_LOAD_TIMEOUT)
     browser.set_script_timeout(WAIT_TIMEOUT)

@@ -49,6 +49,7 @@ public final class TLSServerContext: @unchecked Sendable {
         // Read whole socket buffers at once: one read(2) per readiness, as for plain HTTP.
         sidecar_SSL_CTX_set_read_ahead(ctx, 1)
         if http2 { sidecar_SSL_CTX_select_h2(ctx) } else { sidecar_SSL_CTX_select_http11(ctx) }
+        TLSALPNChallenges.install(on: ctx)
         sidecar_SSL_CTX_decline_passwords(ctx)
         let sessionContext: [UInt8] = Array("sidecar".utf8)
         _ = SSL_CTX_set_session_id_context(ctx, sessionContext, UInt32(sessionContext.count))

@@ -32,9 +32,9 @@ public struct RequestHeadBuilder {
         self.maxFields = maxFields
         methodRange = ByteRange(start: 0, end: method.count)
         storage.append(ASCII.sp)
-        storage.append(contentsOf: target)
+        Self.append(target, to: &storage)
         targetRange = ByteRange(start: method.count + 1, end: storage.count)
-        storage.append(contentsOf: " HTTP/1.1\r\n".utf8)
+        Self.append(UnsafeRawBufferPointer(start: Self.versionLine.utf8Start, count: Self.versionLine.utf8CodeUnitCount), to: &storage)
     }
 
     /// Takes one field; a field the HTTP/1.1 grammar refuses makes the head refused (`finish`
@@ -62,11 +62,12 @@ public struct RequestHeadBuilder {
             return
         }
         let nameStart = storage.count
-        storage.append(contentsOf: name)
+        storage.reserveCapacity(nameStart + name.count + trimmed.count + 4)
+        Self.append(name, to: &storage)
         storage.append(ASCII.colon)
         storage.append(ASCII.sp)
         let valueAt = storage.count
-        storage.append(contentsOf: trimmed)
+        Self.append(trimmed, to: &storage)
         let end = storage.count
         storage.append(ASCII.cr)
         storage.append(ASCII.lf)
@@ -118,5 +119,15 @@ public struct RequestHeadBuilder {
             methodRange: methodRange, target: targetRange, targetForm: parts.form,
             path: parts.path, query: parts.query, authority: parts.authority,
             version: .http11, host: semantics.host, framing: framing, connection: connection)
+    }
+
+    private static let versionLine: StaticString = " HTTP/1.1\r\n"
+
+    /// Bytes appended as typed bytes: a plain copy, where appending a raw buffer goes through
+    /// the generic sequence path (several times the instructions for these short pieces).
+    @inline(__always)
+    private static func append(_ bytes: UnsafeRawBufferPointer, to storage: inout [UInt8]) {
+        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+        storage.append(contentsOf: UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: bytes.count))
     }
 }

@@ -63,7 +63,7 @@ final class AdminServer {
             respond(Self.text(200, "ok\n"))
         case "/metrics":
             let body = metrics.render() + StoreMetricsExposition.render(store) + SignInRateMetrics.render(authShared)
-                + (spans?.renderMetrics() ?? "")
+                + (spans?.renderMetrics() ?? "") + (options.certificateReport?.metrics() ?? "")
                 + ProcessMetrics.render(version: version)
             respond(ServiceResponse(
                 status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: body,
@@ -86,6 +86,7 @@ final class AdminServer {
     /// none when ready. (The configuration is loaded: the process would not run otherwise.)
     func checkReadiness(_ done: @escaping ([String]) -> Void) {
         var keys = readiness.appleKeysReady ? [] : ["apple keys not fetched"]
+        if let problem = options.certificateReport?.readinessProblem() { keys.append(problem) }
         if let store = options.auth?.shared.store, !store.health.isReady, case .unavailable(let why) = store.health.state {
             keys.append("store \(store.health.location) unavailable: \(why)")
         }

@@ -134,9 +134,10 @@ extension ClientConnection {
             exchange.replayBody = copy
         }
         if !machine.requestBodyDone {
+            let chunked = head.framing == .chunked
             exchange.requestRelay = BodyRelay(
-                framing: head.framing, chunkOutput: head.framing == .chunked,
-                limit: worker.options.maxUploadBytes, trailers: worker.rewriter.trailerForwarding)
+                framing: head.framing, chunkOutput: chunked, limit: worker.options.maxUploadBytes, passesTrailers: chunked)
+            if chunked { exchange.requestTrailers = BodyRelay.TrailerSection(worker.rewriter.trailerForwarding) }
         }
         connectUpstream(head, view, fresh: false)
     }

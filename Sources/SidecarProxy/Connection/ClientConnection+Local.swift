@@ -121,8 +121,8 @@ extension ClientConnection {
         exchange.status = answer.status
         exchange.actedForUser = answer.userID
         let headOnly = exchange.facts.present && exchange.facts.method == .head
-        if let http2 {
-            http2.respond(for: self, with: answer, headOnly: headOnly, requestId: exchange.requestId)
+        if isHTTP2 {
+            http2?.respond(for: self, with: answer, headOnly: headOnly, requestId: exchange.requestId)
             machine.finalHeadWritten()
         } else {
             worker.lineScratch.reset()

@@ -82,7 +82,7 @@ extension ClientConnection {
     func relayRequestBody() {
         guard let upstream = exchange.upstream else { return }
         if var relay = exchange.requestRelay {
-            let progress = relay.relay(from: stream.input, to: upstream.stream.output)
+            let progress = relay.relay(from: stream.input, to: upstream.stream.output, trailers: exchange.requestTrailers)
             exchange.requestRelay = relay
             switch progress {
             case .needMore:
@@ -212,11 +212,14 @@ extension ClientConnection {
         exchange.response = UpstreamResponse(keepAlive: head.connection.keepAlive)
         metrics.recordUpstreamLatency(exchange.upstreamIndex, ms: worker.nowMs - exchange.upstreamStartedMs)
         exchange.status = head.status
-        if let http2 {
+        if isHTTP2 {
             // HTTP/2 frames the body itself: the relay takes the upstream's framing off.
-            http2.respond(for: self, with: head, setCookie: exchange.identity.setCookie)
+            // (`http2?.` borrows the reference: binding it would retain and release it.)
+            http2?.respond(for: self, with: head, setCookie: exchange.identity.setCookie)
             machine.finalHeadWritten()
-            exchange.responseRelay = BodyRelay(framing: head.framing, chunkOutput: false, trailers: .hopByHopOnly)
+            let chunked = head.framing == .chunked
+            exchange.responseRelay = BodyRelay(framing: head.framing, chunkOutput: false, passesTrailers: chunked)
+            if chunked { exchange.responseTrailers = BodyRelay.TrailerSection(.hopByHopOnly) }
             return
         }
         let chunked: Bool
@@ -229,7 +232,9 @@ extension ClientConnection {
         }
         if !head.connection.keepAlive && head.framing == .untilClose && !chunked { machine.mustClose() }
         writeResponseHead(head, chunked: chunked)
-        exchange.responseRelay = BodyRelay(framing: head.framing, chunkOutput: chunked, trailers: chunked ? .hopByHopOnly : nil)
+        let passesTrailers = chunked && head.framing == .chunked
+        exchange.responseRelay = BodyRelay(framing: head.framing, chunkOutput: chunked, passesTrailers: passesTrailers)
+        if passesTrailers { exchange.responseTrailers = BodyRelay.TrailerSection(.hopByHopOnly) }
     }
 
     func writeResponseHead(_ head: HTTPResponseHead, chunked: Bool) {
@@ -247,7 +252,7 @@ extension ClientConnection {
 
     func relayResponseBody() {
         guard let upstream = exchange.upstream, var relay = exchange.responseRelay else { return }
-        let progress = relay.relay(from: upstream.stream.input, to: stream.output)
+        let progress = relay.relay(from: upstream.stream.input, to: stream.output, trailers: exchange.responseTrailers)
         exchange.responseRelay = relay
         exchange.bytesSent = relay.transferred
         if progress == .done {
@@ -349,7 +354,7 @@ extension ClientConnection {
     }
 
     func finishResponse() {
-        if let http2 { http2.responseBodyComplete(for: self, trailers: exchange.responseRelay?.trailerSection ?? []) }
+        if isHTTP2 { http2?.responseBodyComplete(for: self, trailers: exchange.responseTrailers?.bytes ?? []) }
         exchange.responseRelay = nil
         logExchange()
         if let upstream = exchange.upstream {

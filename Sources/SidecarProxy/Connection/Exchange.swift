@@ -26,6 +26,8 @@ struct Exchange {
     var lastProgressMs: Int64 = 0
 
     var requestRelay: BodyRelay?
+    /// A chunked request body's trailer section, passed on upstream (`BodyRelay`).
+    var requestTrailers: BodyRelay.TrailerSection?
     /// Which upstream the request goes to (`Worker.upstreams`): 0, the top-level one, unless
     /// a rule chose another.
     var upstreamIndex = 0
@@ -38,6 +40,8 @@ struct Exchange {
     /// (and copy, retain and release) its arrays for the whole exchange.
     var response: UpstreamResponse?
     var responseRelay: BodyRelay?
+    /// A chunked response body's trailer section, passed on to the client.
+    var responseTrailers: BodyRelay.TrailerSection?
     var status = 0
     var bytesSent: UInt64 = 0
     /// Set when the exchange ended before its response was complete.
@@ -78,11 +82,13 @@ struct Exchange {
         upstreamStartedMs = 0
         lastProgressMs = 0
         if requestRelay != nil { requestRelay = nil }
+        if requestTrailers != nil { requestTrailers = nil }
         upstreamIndex = 0
         if upstream != nil { upstream = nil }
         if replayBody != nil { replayBody = nil }
         response = nil
         if responseRelay != nil { responseRelay = nil }
+        if responseTrailers != nil { responseTrailers = nil }
         status = 0
         bytesSent = 0
         incomplete = nil

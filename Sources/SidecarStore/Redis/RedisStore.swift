@@ -121,7 +121,7 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
         sendBytes(arguments.map { Array($0.utf8) }, reply: reply)
     }
 
-    private func sendBytes(_ arguments: [[UInt8]], reply: @escaping (RESPValue?) -> Void) {
+    func sendBytes(_ arguments: [[UInt8]], reply: @escaping (RESPValue?) -> Void) {
         guard !closed.load(ordering: .relaxed), let link else { return answerLater(nil, reply) }
         link.send(RESP.command(arguments), reply: reply)
     }
