@@ -80,7 +80,7 @@ let package = Package(
         // Redis (`redis://`, `rediss://`, either behind Sentinel) on the project's own loop and TLS layer,
         // RESP codec included.
         .target(
-            name: "SidecarStore", dependencies: ["SidecarCrypto", "SidecarEvent", "COpenSSL"],
+            name: "SidecarStore", dependencies: ["SidecarConfig", "SidecarCrypto", "SidecarEvent", "COpenSSL"],
             swiftSettings: hotPathSettings),
         // Reverse proxy: connections, upstream pool, header rewriting, auth endpoints, admin.
         .target(
@@ -115,7 +115,7 @@ let package = Package(
         .testTarget(name: "SidecarHTTP2Tests", dependencies: ["SidecarHTTP2", "CNGHTTP2"]),
         .testTarget(name: "SidecarEventTests", dependencies: ["SidecarEvent", "CEventMemory"]),
         .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig"]),
-        .testTarget(name: "SidecarStoreTests", dependencies: ["SidecarStore"]),
+        .testTarget(name: "SidecarStoreTests", dependencies: ["SidecarStore", "SidecarConfig"]),
         .testTarget(
             name: "SidecarProxyTests", dependencies: ["SidecarProxy", "SidecarHTTP", "CEvent", "SidecarStore", "SidecarEvent", "COpenSSL"]),
         .testTarget(name: "SidecarAppleTests", dependencies: ["SidecarApple"], exclude: ["Fixtures"]),

@@ -52,6 +52,18 @@ extension Config {
     /// Every key the schema knows, as dotted paths (`limits.max_body_bytes`), sorted.
     public static var keyPaths: [String] { schemaKeys.keys }
 
+    /// The keys declared each in one place (`ConfigKey`): path, doc, default and variable,
+    /// for the documentation to be checked against.
+    public static let declaredKeys: [ConfigKeyDeclaration] = declaredSections.flatMap { ConfigKeyDeclaration.all(of: $0) }
+
+    /// The sections whose keys are all declared, in the order of `sidecar.yaml`.
+    static var declaredSections: [any ConfigSection.Type] {
+        [
+            TopLevel.self, Routes.self, Session.self, Access.self, Paths.self, Headers.self, Assertion.self,
+            Notifications.self, Revocations.self, Admin.self, Log.self, Limits.self, Pages.self, Tracing.self,
+        ]
+    }
+
     /// The variable that sets `path`: `SIDECAR_` and the path upper-cased, `.` becoming `_`.
     public static func environmentVariable(for path: String) -> String { EnvironmentOverlay.variable(for: path) }
 

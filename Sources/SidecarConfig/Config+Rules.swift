@@ -1,4 +1,6 @@
-/// `upstreams` and `rules` (per-path policy and routing).
+import SidecarHTTP
+
+/// `upstreams` and `rules` (per-path policy and routing), as the engine applies them.
 extension Config {
     /// An upstream besides the top-level one, by the name rules use (`upstreams.<name>`).
     public struct NamedUpstream: Sendable, Equatable {
@@ -7,7 +9,7 @@ extension Config {
         public var timeout: TimeSpan
         public var connectTimeout: TimeSpan
         /// Open connections to it at once (all workers together); 0 = no cap of its own.
-        public var maxConnections = ConfigDefaults.upstreamMaxConnections
+        public var maxConnections = 0
 
         public init(name: String, target: Upstream, timeout: TimeSpan, connectTimeout: TimeSpan) {
             self.name = name
@@ -51,6 +53,20 @@ extension Config {
         /// Restricts who may pass beyond signing in.
         public var restrictsUsers: Bool {
             !allowedEmails.isEmpty || !allowedEmailDomains.isEmpty || !allowedSubjects.isEmpty || allowPrivateRelay == false
+        }
+
+        /// What a request must be to match: the glob, the methods and the host. A method the
+        /// sidecar does not know (`PROPFIND`, or `post`, which some frameworks take for POST)
+        /// is held to a rule that refuses (`deny`, `allowed_*`) by method, never let past it.
+        public var condition: PathRuleCondition {
+            var set = HTTPMethodSet(methods.compactMap(HTTPMethodSet.method(named:)))
+            if !set.isEmpty && (deny || restrictsUsers) { set.insert(.other) }
+            return PathRuleCondition(glob: path, methods: set, host: host)
+        }
+
+        /// Where the rule routes: 0 the top-level upstream, n `upstreams[n - 1]`.
+        public func upstreamIndex(in upstreams: [NamedUpstream]) -> Int {
+            upstream.flatMap { name in upstreams.firstIndex { $0.name == name }.map { $0 + 1 } } ?? 0
         }
     }
 

@@ -3,49 +3,36 @@ import SidecarHTTP
 ///
 /// Build one with `Config.load(file:)` (or `Config.parse(yaml:…)` in tests). Every key of
 /// `sidecar.yaml` is here, typed, with its documented default already applied; secrets
-/// (`env:`/`file:` references) are resolved and key files read at load time.
+/// (`env:`/`file:` references) are resolved and key files read at load time. The top-level
+/// keys with a default are read through `topLevel` as if they were fields of their own
+/// (`config.listen`).
+@dynamicMemberLookup
 public struct Config: Sendable {
     /// The file this configuration came from (used in messages).
     public var file: String
 
-    public var listen: ListenAddress
-    /// CIDRs of proxies in front of the sidecar whose `X-Forwarded-*` headers are honoured.
-    public var trustedProxies: [CIDR]
-    /// Every connection on `listen` begins with a PROXY protocol header (v1 or v2) from one of
-    /// `trustedProxies`, whose source address is then the client's.
-    public var proxyProtocol = false
+    public var topLevel = TopLevel()
     /// Serve HTTPS directly when set.
     public var tls: TLS?
     /// `tls.acme`: the certificate obtained and renewed from an ACME CA instead (then `tls` is nil).
     public var acme: ACME?
-    /// HTTP/2 beside HTTP/1.1: `h2` by ALPN over TLS, the prior-knowledge preface in the clear.
-    public var http2 = ConfigDefaults.http2
-    /// `paths.encoded_slashes`: what `%2F`, `%5C` and a raw `\` in a request path mean.
-    public var encodedSlashes = EncodedSeparators.reject
-    /// Event loops, one per thread, sharing the port.
-    public var workers: Int
-
     public var publicURL: HTTPURL
     public var upstream: Upstream
-    public var upstreamTimeout: TimeSpan
-    public var upstreamConnectTimeout: TimeSpan
-    /// `upstream_max_connections`: the top-level upstream's cap, and the default of `upstreams`'; 0 = none.
-    public var upstreamMaxConnections = ConfigDefaults.upstreamMaxConnections
-    public var preserveHost: Bool
 
-    public var routes: Routes
+    public var routes = Routes()
+    public var paths = Paths()
     public var apple: Apple
     public var session: Session
-    public var access: Access
-    public var headers: Headers
-    public var assertion: Assertion
-    public var notifications: Notifications
-    public var revocations: Revocations
-    public var admin: Admin
-    public var log: Log
-    public var limits: Limits
-    public var pages: Pages = Pages()
-    public var tracing: Tracing = Tracing()
+    public var access = Access()
+    public var headers = Headers()
+    public var assertion = Assertion()
+    public var notifications = Notifications()
+    public var revocations = Revocations()
+    public var admin = Admin()
+    public var log = Log()
+    public var limits = Limits()
+    public var pages = Pages()
+    public var tracing = Tracing()
     /// More upstreams, by name (`upstreams`), for rules to route to.
     public var upstreams: [NamedUpstream] = []
     /// Per-path policy and routing, first match wins (`rules`).
@@ -57,17 +44,61 @@ public struct Config: Sendable {
     /// The keys `SIDECAR_*` variables set (over the file's), by key path.
     public var environment: [EnvironmentSetting] = []
 
+    public subscript<Value>(dynamicMember field: WritableKeyPath<TopLevel, Value>) -> Value {
+        get { topLevel[keyPath: field] }
+        set { topLevel[keyPath: field] = newValue }
+    }
+
     /// `public_url` + `routes.prefix` + `/callback`: the redirect_uri registered with Apple.
     public var redirectURI: String { publicURL.origin + routes.prefix + "/callback" }
+
+    /// The top-level keys that have a default: where the sidecar listens, whom it trusts,
+    /// and how it treats the upstream.
+    public struct TopLevel: Sendable, Equatable, ConfigSection {
+        public var listen = ListenAddress.tcp(host: "127.0.0.1", port: 8080)
+        /// CIDRs of proxies in front of the sidecar whose `X-Forwarded-*` headers are honoured.
+        public var trustedProxies: [CIDR] = []
+        /// Every connection on `listen` begins with a PROXY protocol header (v1 or v2) from one
+        /// of `trustedProxies`, whose source address is then the client's.
+        public var proxyProtocol = false
+        /// HTTP/2 beside HTTP/1.1: `h2` by ALPN over TLS, the prior-knowledge preface in the clear.
+        public var http2 = true
+        /// Event loops, one per thread, sharing the port.
+        public var workers = Parse.defaultWorkers
+        public var upstreamTimeout = TimeSpan.seconds(60)
+        public var upstreamConnectTimeout = TimeSpan.seconds(5)
+        /// The top-level upstream's cap, and the default of `upstreams`'; 0 = none.
+        public var upstreamMaxConnections = 0
+        public var preserveHost = false
+
+        public init() {}
+
+        static let path = ""
+        static let keys: [ConfigKey<Self>] = [
+            .value(\.listen, "listen", "host:port, [::1]:port or unix:/path") { text, context in
+                ListenAddress.parse(text, baseDirectory: context.baseDirectory)
+            },
+            .list(\.trustedProxies, "trusted_proxies",
+                  "CIDRs whose X-Forwarded-For/-Proto/-Host (and Forwarded, X-Real-IP, ...) are honoured, e.g. [10.0.0.0/8]",
+                  Parse.cidr),
+            .bool(\.proxyProtocol, "proxy_protocol",
+                  "true: every connection begins with a PROXY v1/v2 header from one of trusted_proxies"),
+            .bool(\.http2, "http2", "HTTP/2 beside HTTP/1.1: h2 by ALPN with tls, h2c (prior knowledge) without"),
+            .value(\.workers, "workers", "event loops (threads); auto = one per online core, 1-256", Parse.workers),
+            .value(\.upstreamTimeout, "upstream_timeout", "for the upstream's response", Parse.positiveDuration),
+            .value(\.upstreamConnectTimeout, "upstream_connect_timeout",
+                   "for the connection to the upstream; also the longest a request waits for one", Parse.positiveDuration),
+            .value(\.upstreamMaxConnections, "upstream_max_connections",
+                   "open connections to it at once, all workers together (nginx's max_conns); 0 = no cap of its own "
+                       + "(max_connections bounds all upstreams together); beyond it requests queue, 503 after "
+                       + "upstream_connect_timeout", Parse.integer(in: 0...1_000_000)),
+            .bool(\.preserveHost, "preserve_host", "forward the client's Host instead of the upstream's"),
+        ]
+    }
 
     public struct TLS: Sendable, Equatable {
         public var certFile: String
         public var keyFile: String
-    }
-
-    public struct Routes: Sendable, Equatable {
-        /// Where the sidecar's own endpoints live, e.g. `/.auth` (no trailing slash).
-        public var prefix: String
     }
 
     public struct Apple: Sendable {
@@ -94,208 +125,6 @@ public struct Config: Sendable {
         /// Android package names the web-flow relay (`{prefix}/android/callback`) may hand
         /// results to; empty: no relay endpoint.
         public var androidPackages: [String] = []
-    }
-
-    public struct Session: Sendable {
-        public var cookieName: String
-        /// Cookie `Domain` attribute; nil = host-only cookie.
-        public var domain: String?
-        /// Whether cookies carry `Secure` (public_url is https or its host is loopback).
-        public var secure: Bool
-        public var lifetime: TimeSpan
-        public var idleTimeout: TimeSpan
-        public var refreshAfter: TimeSpan
-        /// How often the Apple refresh token is used to revalidate; nil = disabled (`0`).
-        public var revalidate: TimeSpan?
-        /// Key material, each ≥ 32 bytes; the first seals, all open.
-        public var secrets: [Secret]
-        /// Opened sessions each worker keeps, so a returning request skips the decode and
-        /// AES-GCM open (`session.cache_entries`).
-        public var cacheEntries: Int = ConfigDefaults.sessionCacheEntries
-    }
-
-    public struct Access: Sendable, Equatable {
-        /// Lower-cased addresses.
-        public var allowedEmails: [String]
-        /// Lower-cased domains, matched exactly against the part after the single `@`.
-        public var allowedEmailDomains: [String]
-        public var allowedSubjects: [String]
-        public var allowPrivateRelay: Bool
-        /// Globs (`*`, `**`), each starting with `/`.
-        public var publicPaths: [String]
-        public var apiPaths: [String]
-        public var allowedRedirectHosts: [RedirectHost]
-    }
-
-    public struct Headers: Sendable, Equatable {
-        public var userID: String
-        public var email: String
-        public var emailVerified: String
-        public var privateEmail: String
-        public var name: String
-        public var assertion: String
-        /// More header names removed from every request.
-        public var strip: [String]
-        public var passCookie: Bool
-
-        /// Every identity header the sidecar injects (and therefore strips from clients).
-        public var identityHeaders: [String] {
-            [userID, email, emailVerified, privateEmail, name, assertion]
-        }
-    }
-
-    public struct Assertion: Sendable, Equatable {
-        public var enabled: Bool
-        /// P-256 key; nil = generate one at start (kept in memory for the process).
-        public var privateKeyFile: String?
-        /// The key read from `privateKeyFile` (checked to be P-256); nil when no file is set or
-        /// it does not exist yet (then `run` generates the key and writes it there).
-        public var privateKey: Secret?
-        /// The JWT `aud`; defaults to public_url's origin.
-        public var audience: String
-        public var ttl: TimeSpan
-
-        /// The key compares by where it came from, never by its bytes (Secret is not Equatable
-        /// on purpose): two configurations naming the same file are the same setting.
-        public static func == (a: Assertion, b: Assertion) -> Bool {
-            a.enabled == b.enabled && a.privateKeyFile == b.privateKeyFile && a.privateKey?.source == b.privateKey?.source
-                && a.audience == b.audience && a.ttl == b.ttl
-        }
-    }
-
-    public struct Notifications: Sendable, Equatable {
-        /// Where verified Apple account events are POSTed; nil = not forwarded.
-        public var forwardTo: HTTPURL?
-    }
-
-    public struct Revocations: Sendable, Equatable {
-        public var store: RevocationStore
-        /// Redis AUTH password (`env:`/`file:`), nil for none: the Redis servers' (behind
-        /// Sentinel, the master's), never the sentinels'.
-        public var password: Secret? = nil
-        /// The sentinels' own AUTH password, nil for none (`redis+sentinel://` only).
-        public var sentinelPassword: Secret? = nil
-        /// Prepended to every Redis key and channel, so several deployments share one Redis.
-        public var keyPrefix: String = "sidecar:"
-        /// Extra trust anchors for `rediss://` and `rediss+sentinel://` (a private CA).
-        public var caFile: String? = nil
-        /// Single-use keys of each kind a memory or file store keeps; nil: the store's default.
-        public var maxSingleUseKeys: Int? = nil
-
-        /// The password by where it comes from, not by value (`Secret` is not Equatable).
-        public static func == (a: Revocations, b: Revocations) -> Bool {
-            a.store == b.store && a.keyPrefix == b.keyPrefix && a.caFile == b.caFile
-                && a.password?.source == b.password?.source && a.maxSingleUseKeys == b.maxSingleUseKeys
-                && a.sentinelPassword?.source == b.sentinelPassword?.source
-        }
-    }
-
-    public struct Admin: Sendable, Equatable {
-        public var listen: ListenAddress
-    }
-
-    public struct Log: Sendable, Equatable {
-        public var format: LogFormat
-        public var level: LogLevel
-        public var access: Bool
-        /// Log emails only when true.
-        public var pii: Bool
-        /// Query parameters whose values access lines mask, beside the built-in credentials.
-        public var redactQuery: [String] = []
-    }
-
-    /// W3C trace context, always propagated: which requests may continue a client's trace,
-    /// and where spans go.
-    public struct Tracing: Sendable, Equatable {
-        /// Continue any client's `traceparent`; false: only a trusted proxy's (`trustedProxies`).
-        public var trustIncoming = ConfigDefaults.traceTrustIncoming
-        /// The OTLP/HTTP collector spans are posted to (its path `/v1/traces` when the URL
-        /// names none); nil: no spans are recorded.
-        public var otlpEndpoint: HTTPURL?
-        /// Extra trust anchors for an `https` collector (a private CA), beside the system's.
-        public var otlpCAFile: String?
-        /// The share of new traces sampled (0…1); a continued trace keeps its parent's choice,
-        /// within `maxIncomingSampledPerSecond`.
-        public var sampleRatio = ConfigDefaults.traceSampleRatio
-        /// Continued traces whose sampled flag is honoured per second; the rest go on unsampled.
-        public var maxIncomingSampledPerSecond = ConfigDefaults.traceMaxIncomingSampledPerSecond
-
-        public init(trustIncoming: Bool = ConfigDefaults.traceTrustIncoming, otlpEndpoint: HTTPURL? = nil,
-                    otlpCAFile: String? = nil, sampleRatio: Double = ConfigDefaults.traceSampleRatio,
-                    maxIncomingSampledPerSecond: Int = ConfigDefaults.traceMaxIncomingSampledPerSecond) {
-            self.trustIncoming = trustIncoming
-            self.otlpEndpoint = otlpEndpoint
-            self.otlpCAFile = otlpCAFile
-            self.sampleRatio = sampleRatio
-            self.maxIncomingSampledPerSecond = maxIncomingSampledPerSecond
-        }
-    }
-
-    /// The pages people see. The templates are read and checked by the proxy's page
-    /// renderer (at start and on SIGHUP); here only the directory is.
-    public struct Pages: Sendable, Equatable {
-        /// Browser navigations without a session get the sign-in page instead of the redirect.
-        public var signIn = false
-        /// The operator's page templates; nil: the built-in pages.
-        public var templates: String?
-    }
-
-    public struct Limits: Sendable, Equatable {
-        public var maxHeaderBytes: Int
-        public var maxBodyBytes: Int
-        /// 0 = unlimited.
-        public var maxUploadBytes: Int
-        public var headerTimeout: TimeSpan
-        public var idleTimeout: TimeSpan
-        public var maxConnections: Int
-        /// `max_connections` was not set: `run` lowers it to what the descriptor limit allows
-        /// instead of warning about a number the operator never chose.
-        public var maxConnectionsIsDefault = false
-        /// The most of one exchange's data held for the slower side, in each direction.
-        public var responseBuffer: Int
-        /// Bytes per second a request body must average from 10 s after its first byte; 0 = off.
-        public var minBodyRate: Int
-        /// Requests per client address to the endpoints that store a single-use key or call Apple.
-        public var signInRate: SignInRate = .default
-        /// Concurrent streams on one HTTP/2 connection.
-        public var maxStreams = ConfigDefaults.maxStreams
-        /// Upstream connections one client connection may hold at once.
-        public var upstreamConnectionsPerClient = ConfigDefaults.upstreamConnectionsPerClient
-    }
-}
-
-public enum RevocationStore: Sendable, Equatable, CustomStringConvertible {
-    case memory
-    case file(path: String)
-    case redis(host: String, port: UInt16, database: Int, tls: Bool)
-    /// The master of a set that Redis Sentinel watches.
-    case sentinel(SentinelAddress)
-
-    /// Any Redis store, direct or behind Sentinel.
-    public var isRedis: Bool {
-        switch self {
-        case .redis, .sentinel: return true
-        case .memory, .file: return false
-        }
-    }
-
-    /// `rediss://` or `rediss+sentinel://`.
-    public var usesTLS: Bool {
-        switch self {
-        case .redis(_, _, _, let tls): return tls
-        case .sentinel(let address): return address.tls
-        case .memory, .file: return false
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case .memory: return "memory"
-        case .file(let path): return "file:\(path)"
-        case .redis(let host, let port, let database, let tls):
-            return "\(tls ? "rediss" : "redis")://\(HostName.bracketed(host)):\(port)/\(database)"
-        case .sentinel(let address): return address.description
-        }
     }
 }
 

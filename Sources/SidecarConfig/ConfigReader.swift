@@ -50,6 +50,11 @@ final class ConfigReader {
         report(error.kind, path, at: location, error.message)
     }
 
+    /// Whether an error was reported for the key at `path` or an item of it (`path[2]`).
+    func hasErrors(at path: String) -> Bool {
+        errors.contains { $0.path == path || $0.path.hasPrefix(path + "[") }
+    }
+
     fileprivate func register(_ section: Section) { sections.append(section) }
 
     fileprivate func noteSecret(_ path: String) {
@@ -260,13 +265,7 @@ final class Section {
     }
 
     func bool(_ key: String, default fallback: Bool) -> Bool {
-        value(key, default: fallback) { text in
-            switch text {
-            case "true", "True", "TRUE": return .success(true)
-            case "false", "False", "FALSE": return .success(false)
-            default: return .failure(ValueError("expected true or false, found \(quoted(text))"))
-            }
-        }
+        value(key, default: fallback, Parse.bool)
     }
 
     func list<T>(_ key: String, default fallback: [T], _ parse: (String) -> Result<T, ValueError>) -> [T] {

@@ -1,10 +1,13 @@
 import Foundation
 import SidecarHTTP
 
-/// The keys of `sidecar.yaml`, their defaults and the rules between them.
+/// Reads `sidecar.yaml` into `Config`: walks the declared sections (`ConfigSection`), reads
+/// the keys not declared yet (`public_url`, `upstream` and `tls` here; `apple` in
+/// ConfigSchema+SignIn; `upstreams` and `rules` in ConfigSchema+Rules) and checks the rules
+/// between keys.
 ///
-/// Reading a key declares it; values that fail are reported by the reader and the key falls
-/// back to its default so that later rules still run and every error is collected.
+/// Reading a key makes it known; values that fail are reported by the reader and the key
+/// falls back to its default so that later rules still run and every error is collected.
 struct ConfigSchema {
     let reader: ConfigReader
     let file: String
@@ -19,128 +22,90 @@ struct ConfigSchema {
         self.baseDirectory = baseDirectory
     }
 
-    static let appleBaseURL = "https://appleid.apple.com"
-
     mutating func read() -> Config? {
         let root = reader.root
-        let listen = root.value("listen", default: ConfigDefaults.listen) {
-            ListenAddress.parse($0, baseDirectory: baseDirectory)
-        }
-        let trustedProxies = root.list("trusted_proxies", default: [], Parse.cidr)
-        let proxyProtocol = readProxyProtocol(root, listen: listen, trustedProxies: trustedProxies)
+        var context = ParseContext(baseDirectory: baseDirectory, environment: environment)
+        let topLevel = root.read(Config.TopLevel.self, context: context)
+        checkProxyProtocol(root, topLevel)
         let tlsSection = root.section("tls")
         let tls = readTLS(tlsSection)
-        let workers = root.value("workers", default: Parse.defaultWorkers, Parse.workers)
         let publicURL = readPublicURL(root)
-        let acme = readACME(tlsSection, publicURL: publicURL, listen: listen)
+        context.publicURL = publicURL
+        let acme = readACME(tlsSection, publicURL: publicURL, listen: topLevel.listen)
         let upstream = root.required("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
-        let upstreamTimeout = root.value("upstream_timeout", default: ConfigDefaults.upstreamTimeout, Parse.positiveDuration)
-        let upstreamConnectTimeout = root.value(
-            "upstream_connect_timeout", default: ConfigDefaults.upstreamConnectTimeout, Parse.positiveDuration)
-        let preserveHost = root.bool("preserve_host", default: false)
-        let routes = Config.Routes(
-            prefix: root.section("routes").value("prefix", default: ConfigDefaults.routePrefix, Names.routePrefix))
+        let routes = root.section("routes").read(Config.Routes.self, context: context)
         let apple = readApple(root.section("apple"), publicURL: publicURL)
-        let session = readSession(root.section("session"), publicURL: publicURL)
-        let access = readAccess(root.section("access"))
-        let headers = readHeaders(root.section("headers"))
-        let assertion = readAssertion(root.section("assertion"), publicURL: publicURL)
-        let notifications = Config.Notifications(forwardTo: root.section("notifications").optional("forward_to") {
-            HTTPURL.parse($0, allowPath: true, allowQuery: true)
-        })
-        let revocations = readRevocations(root.section("revocations"))
-        let admin = Config.Admin(listen: root.section("admin").value("listen", default: ConfigDefaults.adminListen) {
-            ListenAddress.parse($0, baseDirectory: baseDirectory)
-        })
-        let log = readLog(root.section("log"))
+        let session = readSession(root.section("session"), context: context)
+        let access = root.section("access").read(Config.Access.self, context: context)
+        let headers = readHeaders(root.section("headers"), context: context)
+        let assertion = readAssertion(root.section("assertion"), context: context)
+        let notifications = root.section("notifications").read(Config.Notifications.self, context: context)
+        let revocations = readRevocations(root.section("revocations"), context: context)
+        let admin = root.section("admin").read(Config.Admin.self, context: context)
+        let log = root.section("log").read(Config.Log.self, context: context)
         let limitsSection = root.section("limits")
-        var limits = readLimits(limitsSection)
-        limits.signInRate = readSignInRate(limitsSection)
-        let pagesSection = root.section("pages")
-        let pages = Config.Pages(
-            signIn: pagesSection.bool("sign_in", default: false),
-            templates: pagesSection.optional("templates", Parse.directory(baseDirectory: baseDirectory)))
-        let tracing = readTracing(root.section("tracing"))
-
-        let http2 = root.bool("http2", default: ConfigDefaults.http2)
-        limits.maxStreams = limitsSection.value(
-            "max_streams", default: ConfigDefaults.maxStreams, Parse.integer(in: 1...1000))
-        limits.upstreamConnectionsPerClient = limitsSection.value(
-            "upstream_connections_per_client", default: ConfigDefaults.upstreamConnectionsPerClient,
-            Parse.integer(in: 1...1000))
-        let upstreamMaxConnections = root.value(
-            "upstream_max_connections", default: ConfigDefaults.upstreamMaxConnections, Parse.integer(in: 0...1_000_000))
+        var limits = limitsSection.read(Config.Limits.self, context: context)
+        limits.maxConnectionsIsDefault = !limitsSection.contains("max_connections")
+        let pages = root.section("pages").read(Config.Pages.self, context: context)
+        let tracing = readTracing(root.section("tracing"), context: context)
 
         let upstreams = readUpstreams(
-            root, timeout: upstreamTimeout, connectTimeout: upstreamConnectTimeout, maxConnections: upstreamMaxConnections)
+            root, timeout: topLevel.upstreamTimeout, connectTimeout: topLevel.upstreamConnectTimeout,
+            maxConnections: topLevel.upstreamMaxConnections)
         let rules = readRules(root, upstreams: upstreams, access: access)
-        let encodedSlashes = readPaths(root.section("paths"), access: access, rules: rules)
+        let paths = readPaths(root.section("paths"), context: context, access: access, rules: rules)
 
         guard let publicURL, let upstream, let apple, let session else { return nil }
-        var config = Config(
-            file: file, listen: listen, trustedProxies: trustedProxies, proxyProtocol: proxyProtocol, tls: tls,
-            workers: workers, publicURL: publicURL, upstream: upstream, upstreamTimeout: upstreamTimeout,
-            upstreamConnectTimeout: upstreamConnectTimeout, preserveHost: preserveHost, routes: routes,
-            apple: apple, session: session, access: access, headers: headers, assertion: assertion,
-            notifications: notifications, revocations: revocations, admin: admin, log: log, limits: limits,
-            pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
-        config.http2 = http2
-        config.acme = acme
-        config.encodedSlashes = encodedSlashes
-        config.upstreamMaxConnections = upstreamMaxConnections
-        return config
+        return Config(
+            file: file, topLevel: topLevel, tls: tls, acme: acme, publicURL: publicURL, upstream: upstream,
+            routes: routes, paths: paths, apple: apple, session: session, access: access, headers: headers,
+            assertion: assertion, notifications: notifications, revocations: revocations, admin: admin, log: log,
+            limits: limits, pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
     }
 
     // MARK: Sections
 
     /// `paths.encoded_slashes`; `keep` is accepted with a warning wherever a decision depends
     /// on the path, since an upstream that decodes `%2F` reads another path than was decided on.
-    private mutating func readPaths(_ paths: Section, access: Config.Access, rules: [Config.Rule]) -> EncodedSeparators {
-        let mode = paths.value("encoded_slashes", default: EncodedSeparators.reject, Parse.oneOf(EncodedSeparators.self))
-        warnUnnormalizedPatterns(rules, access: access, separators: mode)
-        if mode == .keep, !rules.isEmpty || !access.publicPaths.isEmpty {
+    private mutating func readPaths(
+        _ section: Section, context: ParseContext, access: Config.Access, rules: [Config.Rule]
+    ) -> Config.Paths {
+        let paths = section.read(Config.Paths.self, context: context)
+        warnUnnormalizedPatterns(rules, access: access, separators: paths.encodedSlashes)
+        if paths.encodedSlashes == .keep, !rules.isEmpty || !access.publicPaths.isEmpty {
             warnings.append(ConfigWarning(
                 path: "paths.encoded_slashes",
                 message: "keep: %2F and %5C are not separators to rules and public_paths, but an upstream that "
                     + "decodes them (WSGI, PHP, Node's static servers) reads another path than was decided on; "
                     + "use reject (the default) or decode unless the upstream keeps them encoded"))
         }
-        return mode
+        return paths
     }
 
-    private mutating func readTracing(_ tracing: Section) -> Config.Tracing {
-        let endpoint = tracing.optional("otlp_endpoint", Parse.otlpEndpoint)
-        let caFile = tracing.optional("otlp_ca_file", Parse.readableFile(baseDirectory: baseDirectory))
-        if caFile != nil, let endpoint, !endpoint.isHTTPS {
+    private mutating func readTracing(_ section: Section, context: ParseContext) -> Config.Tracing {
+        let tracing = section.read(Config.Tracing.self, context: context)
+        if tracing.otlpCAFile != nil, let endpoint = tracing.otlpEndpoint, !endpoint.isHTTPS {
             warnings.append(ConfigWarning(path: "tracing.otlp_ca_file",
                                           message: "applies to an https:// otlp_endpoint only; ignored for \(endpoint.origin)"))
-        } else if caFile != nil, !tracing.contains("otlp_endpoint") {
+        } else if tracing.otlpCAFile != nil, !section.contains("otlp_endpoint") {
             warnings.append(ConfigWarning(path: "tracing.otlp_ca_file", message: "applies to an otlp_endpoint only; none is set"))
         }
-        return Config.Tracing(
-            trustIncoming: tracing.bool("trust_incoming", default: ConfigDefaults.traceTrustIncoming),
-            otlpEndpoint: endpoint, otlpCAFile: caFile,
-            sampleRatio: tracing.value("sample_ratio", default: ConfigDefaults.traceSampleRatio, Parse.ratio),
-            maxIncomingSampledPerSecond: tracing.value(
-                "max_incoming_sampled_per_second", default: ConfigDefaults.traceMaxIncomingSampledPerSecond,
-                Parse.integer(in: 0...1_000_000)))
+        return tracing
     }
 
     /// On, every connection must come from a proxy in `trusted_proxies`: with none listed, or
     /// on a unix socket (whose peers have no address), nothing could ever connect.
-    private func readProxyProtocol(_ root: Section, listen: ListenAddress, trustedProxies: [CIDR]) -> Bool {
-        let enabled = root.bool("proxy_protocol", default: false)
-        guard enabled else { return false }
-        if trustedProxies.isEmpty {
+    private func checkProxyProtocol(_ root: Section, _ topLevel: Config.TopLevel) {
+        guard topLevel.proxyProtocol else { return }
+        if topLevel.trustedProxies.isEmpty {
             reader.report(.invalidValue, "proxy_protocol", at: root.location(of: "proxy_protocol"),
                           "true with no trusted_proxies: a PROXY header is accepted only from a proxy listed there, "
                           + "so every connection would be refused (list the load balancer's addresses)")
-        } else if case .unix = listen {
+        } else if case .unix = topLevel.listen {
             reader.report(.invalidValue, "proxy_protocol", at: root.location(of: "proxy_protocol"),
                           "true on a unix socket listener: its peers have no address in trusted_proxies, "
                           + "so every connection would be refused")
         }
-        return enabled
     }
 
     private func readTLS(_ tls: Section) -> Config.TLS? {
@@ -167,246 +132,10 @@ struct ConfigSchema {
         return url
     }
 
-    private mutating func readApple(_ apple: Section, publicURL: HTTPURL?) -> Config.Apple? {
-        let teamID = apple.required("team_id", Placeholders.teamID)
-        let clientID = apple.required("client_id") { Names.bundleID($0, what: "client id (Services ID)") }
-        let keyID = apple.required("key_id", Placeholders.keyID)
-        let (privateKeyFile, privateKey) = readApplePrivateKey(apple)
-        let scopes = apple.list("scopes", default: ["name", "email"]) { scope in
-            ["name", "email"].contains(scope) ? .success(scope)
-                : .failure(ValueError("unknown scope \(quoted(scope)) (Apple offers name and email)"))
-        }
-        if Set(scopes).count != scopes.count {
-            reader.report(.invalidValue, "apple.scopes", at: apple.location(of: "scopes"), "lists a scope twice")
-        }
-        let nativeAudiences = apple.list("native_audiences", default: []) { Names.bundleID($0, what: "bundle id") }
-        let baseURL = readAppleBaseURL(apple)
-        let caFile = apple.optional("ca_file", Parse.readableFile(baseDirectory: baseDirectory))
-        let jwksRefresh = apple.value("jwks_refresh", default: .hours(1), Parse.positiveDuration)
-        let clientSecretTTL = apple.value("client_secret_ttl", default: .hours(1)) { text in
-            Parse.positiveDuration(text).flatMap { ttl in
-                ttl <= .days(180) ? .success(ttl)
-                    : .failure(ValueError("\(quoted(text)) is longer than Apple's maximum of 180d"))
-            }
-        }
-        let leeway = apple.value("leeway", default: .seconds(60)) { text in
-            Parse.duration(text).flatMap { span in
-                span <= .minutes(10) ? .success(span)
-                    : .failure(ValueError("\(quoted(text)) is too lenient a clock skew (at most 10m)"))
-            }
-        }
-        let pkce = apple.bool("pkce", default: true)
-        let nativeRequireNonce = apple.bool("native_require_nonce", default: false)
-        let androidPackages = apple.list("android_packages", default: []) { Names.androidPackage($0) }
-        if Set(androidPackages).count != androidPackages.count {
-            reader.report(.invalidValue, "apple.android_packages", at: apple.location(of: "android_packages"),
-                          "lists a package twice")
-        }
-
-        // Only a value the operator wrote warns: the default stays quiet (`check` shows
-        // "nonce optional" on its native line either way).
-        if !nativeAudiences.isEmpty && !nativeRequireNonce && apple.contains("native_require_nonce") {
-            warnings.append(ConfigWarning(
-                path: "apple.native_require_nonce",
-                message: "false while native_audiences are configured: a native identity token can be replayed until it expires"))
-        }
-        if let publicURL, baseURL.description == Self.appleBaseURL,
-           !publicURL.isHTTPS || publicURL.isLoopback || HostName.isIPLiteral(publicURL.host) {
-            warnings.append(ConfigWarning(
-                path: "public_url",
-                message: "\(publicURL.origin) could never be registered with Apple (Apple requires https and a "
-                    + "domain name, not an IP or localhost); set apple.base_url to an emulator to test locally"))
-        }
-
-        if !baseURL.isHTTPS {
-            warnings.append(ConfigWarning(
-                path: "apple.base_url",
-                message: "\(baseURL.origin) is plain http (allowed only because the host is loopback): "
-                    + "use it for an emulator in tests, never for Apple"))
-        }
-
-        guard let teamID, let clientID, let keyID, let privateKey else { return nil }
-        return Config.Apple(
-            teamID: teamID, clientID: clientID, keyID: keyID, privateKeyFile: privateKeyFile,
-            privateKey: privateKey, scopes: scopes, nativeAudiences: nativeAudiences, baseURL: baseURL,
-            caFile: caFile, jwksRefresh: jwksRefresh, clientSecretTTL: clientSecretTTL, leeway: leeway,
-            pkce: pkce, nativeRequireNonce: nativeRequireNonce, androidPackages: androidPackages)
-    }
-
-    /// Exactly one of `private_key_file` and `private_key` (which may be `env:`/`file:`).
-    private func readApplePrivateKey(_ apple: Section) -> (file: String?, key: Secret?) {
-        apple.declare("private_key_file", "private_key")
-        switch (apple.contains("private_key_file"), apple.contains("private_key")) {
-        case (true, true):
-            reader.report(.conflict, "apple.private_key", at: apple.location(of: "private_key"),
-                          "set either apple.private_key_file or apple.private_key, not both")
-            return (nil, nil)
-        case (false, true):
-            let key = apple.optional("private_key") { text in
-                Placeholders.appleKey(text).flatMap {
-                    Secret.resolve($0, environment: environment, baseDirectory: baseDirectory)
-                }.flatMap { key in
-                    AppleSigningKey.check(key, named: key.source == "inline" ? "the inline key" : key.source)
-                }
-            }
-            return (nil, key)
-        case (true, false):
-            var path: String?
-            let key = apple.optional("private_key_file") { text in
-                Parse.path(baseDirectory: baseDirectory)(text).flatMap(Placeholders.appleKey).flatMap { resolved in
-                    path = resolved
-                    return FilePath.contents(resolved, limit: 64 * 1024)
-                        .map { Secret(bytes: $0, source: "file:\(resolved)") }
-                        .flatMap { AppleSigningKey.check($0, named: text) }
-                }
-            }
-            return (path, key)
-        case (false, false):
-            apple.requireMissing("private_key_file", because: "or apple.private_key: the .p8 key that signs client secrets")
-            return (nil, nil)
-        }
-    }
-
-    private func readAppleBaseURL(_ apple: Section) -> HTTPURL {
-        let fallback = HTTPURL(scheme: "https", host: "appleid.apple.com", port: 443, path: "", query: "")
-        return apple.value("base_url", default: fallback) { text in
-            HTTPURL.parse(text, allowPath: true, allowQuery: false).flatMap { url in
-                url.isHTTPS || url.isLoopback ? .success(url)
-                    : .failure(ValueError("\(quoted(text)) must be https unless its host is loopback"))
-            }
-        }
-    }
-
-    private mutating func readSession(_ session: Section, publicURL: HTTPURL?) -> Config.Session? {
-        let secure = publicURL.map { $0.isHTTPS || $0.isLoopback } ?? true
-        let domain = session.optional("domain") { text -> Result<String, ValueError> in
-            var lower = text.lowercased()
-            if lower.hasPrefix(".") { lower.removeFirst() }
-            guard HostName.isValidDNSName(lower), !lower.hasSuffix(".") else {
-                return .failure(ValueError("invalid cookie domain \(quoted(text)) (e.g. example.com)"))
-            }
-            if let host = publicURL?.host, host != lower, !host.hasSuffix("." + lower) {
-                return .failure(ValueError("public_url's host \(quoted(host)) is not within \(quoted(lower)): browsers would refuse the cookie"))
-            }
-            return .success(lower)
-        }
-        // A Domain rules out the __Host- prefix; __Secure- keeps the "set only over https" guarantee.
-        // (Every public_url that loads is secure, as plain http is refused off loopback.)
-        let defaultName = !secure ? "sidecar" : session.contains("domain") ? "__Secure-sidecar" : "__Host-sidecar"
-        let cookieName = session.value("cookie_name", default: defaultName) { text in
-            Names.cookieName(text).flatMap { name in
-                name.hasPrefix("__Host-") && session.contains("domain")
-                    ? .failure(ValueError("a __Host- cookie cannot have a Domain; drop session.domain or the prefix", kind: .conflict))
-                    : .success(name)
-            }
-        }
-        let lifetime = session.value("lifetime", default: .days(7), Parse.positiveDuration)
-        let idleTimeout = session.value("idle_timeout", default: .hours(24), Parse.positiveDuration)
-        // A default must never make a valid explicit setting fail: refresh_after adapts to a
-        // short idle_timeout; only an explicit refresh_after can conflict with it.
-        let refreshAfter = session.value("refresh_after", default: Self.defaultRefreshAfter(idleTimeout: idleTimeout),
-                                         Parse.positiveDuration)
-        let revalidate = session.value("revalidate", default: .hours(24), Parse.duration)
-        if session.contains("refresh_after"), refreshAfter >= idleTimeout {
-            let origin = session.contains("idle_timeout") ? "" : ", its default"
-            reader.report(.conflict, "session.refresh_after", at: session.location(of: "refresh_after"),
-                          "must be shorter than session.idle_timeout (\(idleTimeout)\(origin)), or active sessions would expire")
-        }
-        // Only an idle_timeout the operator chose can be pointless; the default one simply
-        // yields to a shorter explicit lifetime.
-        if session.contains("idle_timeout"), idleTimeout > lifetime {
-            let origin = session.contains("lifetime") ? "" : ", its default"
-            warnings.append(ConfigWarning(path: "session.idle_timeout",
-                                          message: "longer than session.lifetime (\(lifetime)\(origin)): it never takes effect"))
-        }
-        let cacheEntries = session.value(
-            "cache_entries", default: ConfigDefaults.sessionCacheEntries, Parse.integer(in: 16...(1 << 22)))
-        let secrets = readSessionSecrets(session)
-        guard let secrets else { return nil }
-        return Config.Session(
-            cookieName: cookieName, domain: domain, secure: secure, lifetime: lifetime, idleTimeout: idleTimeout,
-            refreshAfter: refreshAfter, revalidate: revalidate.isZero ? nil : revalidate, secrets: secrets,
-            cacheEntries: cacheEntries)
-    }
-
-    /// 1h, or half of `idle_timeout` when that is shorter: a session in use is re-sealed well
-    /// before its idle deadline, however short that is.
-    static func defaultRefreshAfter(idleTimeout: TimeSpan) -> TimeSpan {
-        min(.hours(1), TimeSpan(milliseconds: idleTimeout.milliseconds / 2))
-    }
-
-    /// Each secret must be base64 (standard or URL-safe) of at least 32 bytes, as printed by
-    /// `sidecar secret`; raw passphrases are refused because their entropy is unknown.
-    private mutating func readSessionSecrets(_ session: Section) -> [Secret]? {
-        guard session.contains("secrets") else {
-            session.requireMissing("secrets", because: "e.g. [file:/etc/sidecar/cookie-secret], a file of mode 0640 "
-                + "made with `sidecar secret`, or [env:SIDECAR_COOKIE_SECRET]")
-            return nil
-        }
-        var failed = false
-        let secrets = session.optionalList("secrets") { text -> Result<Secret, ValueError> in
-            let result = Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).mapError { error in
-                // A cookie secret is the one secret the operator makes: say how.
-                text.hasPrefix("env:") && error.kind == .unresolvable
-                    ? ValueError(error.message + " (make one with `sidecar secret`, then export it)", kind: .unresolvable)
-                    : error
-            }.flatMap { secret in
-                let trimmed = secret.string.trimmingCharacters(in: .whitespaces)
-                guard let decoded = Base64.decode(trimmed) else {
-                    return Result<Secret, ValueError>.failure(ValueError(
-                        "secret from \(secret.source) is not base64 (generate one with `sidecar secret`)"))
-                }
-                guard decoded.count >= 32 else {
-                    return .failure(ValueError(
-                        "secret from \(secret.source) decodes to \(decoded.count) bytes; at least 32 are needed (generate one with `sidecar secret`)"))
-                }
-                return .success(Secret(bytes: decoded, source: secret.source))
-            }
-            if case .failure = result { failed = true }
-            return result
-        }
-        guard let secrets, !failed else { return nil }
-        guard !secrets.isEmpty else {
-            reader.report(.invalidValue, "session.secrets", at: session.location(of: "secrets"),
-                          "needs at least one secret (generate one with `sidecar secret`)")
-            return nil
-        }
-        if Set(secrets.map(\.bytes)).count != secrets.count {
-            warnings.append(ConfigWarning(path: "session.secrets", message: "lists the same secret more than once"))
-        }
-        if secrets.contains(where: { $0.source == "inline" }) {
-            warnings.append(ConfigWarning(path: "session.secrets",
-                                          message: "holds a secret inline; prefer env:NAME or file:/path"))
-        }
-        return secrets
-    }
-
-    /// `revocations.*`: the store, and for Redis its passwords, key prefix and CA file.
-    private mutating func readRevocations(_ section: Section) -> Config.Revocations {
-        // `env:NAME` too, so a Redis URL can come from a Kubernetes Secret (`file:` is the file store).
-        let store = section.value("store", default: .memory) { text in
-            guard text.hasPrefix("env:") else { return Parse.revocationStore(baseDirectory: baseDirectory)(text) }
-            return Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { resolved in
-                Parse.revocationStore(baseDirectory: baseDirectory)(resolved.string.trimmingCharacters(in: .whitespacesAndNewlines))
-                    .mapError { ValueError("\(text): \($0.message)") }
-            }
-        }
-        var revocations = Config.Revocations(store: store)
-        let password: (String) -> Result<Secret, ValueError> = { [environment, baseDirectory] text in
-            Secret.resolve(text, environment: environment, baseDirectory: baseDirectory).flatMap { secret in
-                secret.bytes.isEmpty || secret.bytes.contains(where: { $0 == 0x0D || $0 == 0x0A })
-                    ? .failure(ValueError("password from \(secret.source) is empty or holds a line break"))
-                    : .success(secret)
-            }
-        }
-        revocations.password = section.optional("password", password)
-        revocations.sentinelPassword = section.optional("sentinel_password", password)
-        revocations.keyPrefix = section.value("key_prefix", default: "sidecar:") { text in
-            text.utf8.count <= 64 && !text.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7F })
-                ? .success(text) : .failure(ValueError("key_prefix must be at most 64 visible characters without spaces"))
-        }
-        revocations.caFile = section.optional("ca_file", Parse.readableFile(baseDirectory: baseDirectory))
-        revocations.maxSingleUseKeys = section.optional("max_single_use_keys", Parse.integer(in: 4...100_000_000))
+    /// `revocations.*`, with a warning for each key the store ignores.
+    private mutating func readRevocations(_ section: Section, context: ParseContext) -> Config.Revocations {
+        let revocations = section.read(Config.Revocations.self, context: context)
+        let store = revocations.store
         let isRedis = store.isRedis
         if isRedis && section.contains("max_single_use_keys") {
             warnings.append(ConfigWarning(path: "revocations.max_single_use_keys",
@@ -420,7 +149,8 @@ struct ConfigSchema {
         if isRedis && !store.usesTLS && section.contains("ca_file") {
             warnings.append(ConfigWarning(path: "revocations.ca_file", message: "applies to rediss:// only; ignored for a plain redis:// store"))
         }
-        if case .sentinel = store {} else if section.contains("sentinel_password") {
+        let behindSentinel = if case .redis(let address) = store { address.masterName != nil } else { false }
+        if !behindSentinel && section.contains("sentinel_password") {
             warnings.append(ConfigWarning(path: "revocations.sentinel_password",
                                           message: "applies to a redis+sentinel:// or rediss+sentinel:// store only; ignored for \(store)"))
         }
@@ -431,125 +161,26 @@ struct ConfigSchema {
         return revocations
     }
 
-    private func readAccess(_ access: Section) -> Config.Access {
-        Config.Access(
-            allowedEmails: access.list("allowed_emails", default: [], Names.email),
-            allowedEmailDomains: access.list("allowed_email_domains", default: [], Names.emailDomain),
-            allowedSubjects: access.list("allowed_subjects", default: [], Parse.nonEmpty),
-            allowPrivateRelay: access.bool("allow_private_relay", default: true),
-            publicPaths: access.list("public_paths", default: [], Names.pathGlob),
-            apiPaths: access.list("api_paths", default: [], Names.pathGlob),
-            allowedRedirectHosts: access.list("allowed_redirect_hosts", default: [], Names.redirectHost))
-    }
-
-    /// Headers the sidecar sets or relies on itself: an identity header may not reuse them.
-    private static let managedHeaders: Set<String> = [
-        "host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer",
-        "cookie", "set-cookie", "authorization", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host",
-        "x-request-id",
-    ]
-
-    private func readHeaders(_ headers: Section) -> Config.Headers {
+    /// Identity headers are stripped case-insensitively and in their underscore spelling, so
+    /// two that read the same there would be one header.
+    private func readHeaders(_ section: Section, context: ParseContext) -> Config.Headers {
+        let headers = section.read(Config.Headers.self, context: context)
         var seen: [String: String] = [:]
-        var names: [String] = []
-        for (key, fallback) in ConfigDefaults.identityHeaders {
-            let name = headers.value(key, default: fallback) { text in
-                Names.headerName(text).flatMap { name in
-                    Self.managedHeaders.contains(name.lowercased())
-                        ? .failure(ValueError("\(quoted(name)) is managed by the sidecar and cannot carry identity"))
-                        : .success(name)
-                }
-            }
-            // Identity headers are stripped case-insensitively and in their underscore spelling.
+        for (key, name) in zip(Config.Headers.identityKeys, headers.identityHeaders) {
             let canonical = name.lowercased().replacingOccurrences(of: "_", with: "-")
             if let other = seen[canonical] {
                 // Blame the name the operator wrote, never a default they did not: renaming
                 // user_id to X-Auth-Email is reported at user_id, saying email must move too.
-                if headers.contains(key) {
-                    reader.report(.conflict, "headers.\(key)", at: headers.location(of: key),
+                if section.contains(key) {
+                    reader.report(.conflict, "headers.\(key)", at: section.location(of: key),
                                   "\(quoted(name)) is already used by headers.\(other)")
                 } else {
-                    reader.report(.conflict, "headers.\(other)", at: headers.location(of: other),
+                    reader.report(.conflict, "headers.\(other)", at: section.location(of: other),
                                   "\(quoted(name)) is headers.\(key)'s default name; set headers.\(key) to another name too")
                 }
             }
             seen[canonical] = key
-            names.append(name)
         }
-        let strip = headers.list("strip", default: []) { text in
-            Names.headerName(text).flatMap { name in
-                ["host", "content-length", "transfer-encoding"].contains(name.lowercased())
-                    ? .failure(ValueError("\(quoted(name)) frames the request and cannot be stripped"))
-                    : .success(name)
-            }
-        }
-        return Config.Headers(
-            userID: names[0], email: names[1], emailVerified: names[2], privateEmail: names[3], name: names[4],
-            assertion: names[5], strip: strip, passCookie: headers.bool("pass_cookie", default: false))
-    }
-
-    private mutating func readAssertion(_ assertion: Section, publicURL: HTTPURL?) -> Config.Assertion {
-        let enabled = assertion.bool("enabled", default: false)
-        var key: Secret?
-        let keyFile = assertion.optional("private_key_file") { text in
-            Parse.path(baseDirectory: baseDirectory)(text).flatMap { path in
-                // Generated at start (and written there) when the file does not exist yet; an
-                // existing one must be a P-256 key, checked here so `check` names its line.
-                guard FilePath.exists(path) else {
-                    return FilePath.exists(FilePath.directory(of: path)) ? .success(path)
-                        : .failure(ValueError("directory of \(quoted(path)) does not exist", kind: .unresolvable))
-                }
-                return FilePath.contents(path, limit: 64 * 1024)
-                    .map { Secret(bytes: $0, source: "file:\(path)") }
-                    .flatMap { AppleSigningKey.check($0, named: text, for: .assertion) }
-                    .map { checked in
-                        key = checked
-                        return path
-                    }
-            }
-        }
-        if enabled {
-            if keyFile == nil && !assertion.contains("private_key_file") {
-                warnings.append(ConfigWarning(
-                    path: "assertion.private_key_file",
-                    message: "not set: assertions are signed with a key generated at start and lost on restart "
-                        + "(upstreams must fetch jwks.json again, and replicas would each have their own key)"))
-            } else if let keyFile, key == nil {
-                warnings.append(ConfigWarning(
-                    path: "assertion.private_key_file",
-                    message: "\(quoted(keyFile)) does not exist yet: `run` generates a P-256 key and writes it there (mode 0600)"))
-            }
-        }
-        return Config.Assertion(
-            enabled: enabled, privateKeyFile: keyFile, privateKey: key,
-            audience: assertion.value("audience", default: publicURL?.origin ?? "", Parse.nonEmpty),
-            ttl: assertion.value("ttl", default: .seconds(60), Parse.positiveDuration))
-    }
-
-    private func readLog(_ log: Section) -> Config.Log {
-        Config.Log(
-            format: log.value("format", default: .json, Parse.oneOf(LogFormat.self)),
-            level: log.value("level", default: .info, Parse.oneOf(LogLevel.self)),
-            access: log.bool("access", default: ConfigDefaults.accessLog),
-            pii: log.bool("pii", default: false),
-            redactQuery: log.list("redact_query", default: [], Names.queryParameter))
-    }
-
-    private func readLimits(_ limits: Section) -> Config.Limits {
-        Config.Limits(
-            maxHeaderBytes: limits.value(
-                "max_header_bytes", default: ConfigDefaults.maxHeaderBytes, Parse.byteSize(in: (1 << 10)...(1 << 20))),
-            maxBodyBytes: limits.value(
-                "max_body_bytes", default: ConfigDefaults.maxBodyBytes, Parse.byteSize(in: (1 << 10)...(1 << 30))),
-            maxUploadBytes: limits.value("max_upload_bytes", default: ConfigDefaults.maxUploadBytes, Parse.byteSize),
-            headerTimeout: limits.value("header_timeout", default: ConfigDefaults.headerTimeout, Parse.positiveDuration),
-            idleTimeout: limits.value("idle_timeout", default: ConfigDefaults.idleTimeout, Parse.positiveDuration),
-            maxConnections: limits.value(
-                "max_connections", default: ConfigDefaults.maxConnections, Parse.integer(in: 1...1_000_000)),
-            maxConnectionsIsDefault: !limits.contains("max_connections"),
-            responseBuffer: limits.value(
-                "response_buffer", default: ConfigDefaults.responseBuffer, Parse.byteSize(in: (4 << 10)...(64 << 20))),
-            minBodyRate: limits.value(
-                "min_body_rate", default: ConfigDefaults.minBodyRate, Parse.byteSize(in: 0...(1 << 30))))
+        return headers
     }
 }

@@ -19,6 +19,14 @@ enum Parse {
         }
     }
 
+    static func bool(_ text: String) -> Result<Bool, ValueError> {
+        switch text {
+        case "true", "True", "TRUE": return .success(true)
+        case "false", "False", "FALSE": return .success(false)
+        default: return .failure(ValueError("expected true or false, found \(quoted(text))"))
+        }
+    }
+
     static func byteSize(_ text: String) -> Result<Int, ValueError> {
         guard let bytes = ByteSize.parse(text) else {
             return .failure(ValueError("invalid size \(quoted(text)) (use e.g. 512, 16KiB, 10MiB)"))
@@ -26,7 +34,7 @@ enum Parse {
         return .success(bytes)
     }
 
-    static func byteSize(in range: ClosedRange<Int>) -> (String) -> Result<Int, ValueError> {
+    static func byteSize(in range: ClosedRange<Int>) -> @Sendable (String) -> Result<Int, ValueError> {
         { text in
             byteSize(text).flatMap { bytes in
                 range.contains(bytes) ? .success(bytes)
@@ -35,7 +43,7 @@ enum Parse {
         }
     }
 
-    static func integer(in range: ClosedRange<Int>) -> (String) -> Result<Int, ValueError> {
+    static func integer(in range: ClosedRange<Int>) -> @Sendable (String) -> Result<Int, ValueError> {
         { text in
             guard let value = Int(text) else { return .failure(ValueError("expected a whole number, found \(quoted(text))")) }
             guard range.contains(value) else {
@@ -70,7 +78,7 @@ enum Parse {
     static func otlpEndpoint(_ text: String) -> Result<HTTPURL, ValueError> {
         HTTPURL.parse(text, allowPath: true, allowQuery: false, allowUnderscoreHost: true).map { url in
             var endpoint = url
-            if endpoint.path.isEmpty { endpoint.path = ConfigDefaults.otlpTracesPath }
+            if endpoint.path.isEmpty { endpoint.path = Config.Tracing.otlpTracesPath }
             return endpoint
         }
     }
@@ -83,11 +91,12 @@ enum Parse {
         return .failure(ValueError("invalid CIDR \(quoted(text)) (use e.g. 10.0.0.0/8, 192.168.1.7 or fd00::/8)"))
     }
 
-    static func oneOf<T: RawRepresentable & CaseIterable>(_ type: T.Type) -> (String) -> Result<T, ValueError>
+    static func oneOf<T: RawRepresentable & CaseIterable & Sendable>(_ type: T.Type) -> @Sendable (String) -> Result<T, ValueError>
     where T.RawValue == String {
-        { text in
-            guard let value = T(rawValue: text) else {
-                let choices = T.allCases.map(\.rawValue).joined(separator: ", ")
+        let cases = Array(T.allCases)
+        let choices = cases.map(\.rawValue).joined(separator: ", ")
+        return { text in
+            guard let value = cases.first(where: { $0.rawValue == text }) else {
                 return .failure(ValueError("invalid value \(quoted(text)) (one of: \(choices))"))
             }
             return .success(value)
@@ -102,12 +111,12 @@ enum Parse {
     }
 
     /// A path to a file other modules open later; relative to the config's directory.
-    static func path(baseDirectory: String) -> (String) -> Result<String, ValueError> {
+    static func path(baseDirectory: String) -> @Sendable (String) -> Result<String, ValueError> {
         { text in nonEmpty(text).map { FilePath.resolve($0, against: baseDirectory) } }
     }
 
     /// A file other modules open later, checked now so that `sidecar check` catches it.
-    static func readableFile(baseDirectory: String) -> (String) -> Result<String, ValueError> {
+    static func readableFile(baseDirectory: String) -> @Sendable (String) -> Result<String, ValueError> {
         { text in
             path(baseDirectory: baseDirectory)(text).flatMap { path in
                 FilePath.checkReadable(path).map { .failure($0) } ?? .success(path)
@@ -116,7 +125,7 @@ enum Parse {
     }
 
     /// A directory other modules read later (`pages.templates`), checked now.
-    static func directory(baseDirectory: String) -> (String) -> Result<String, ValueError> {
+    static func directory(baseDirectory: String) -> @Sendable (String) -> Result<String, ValueError> {
         { text in
             path(baseDirectory: baseDirectory)(text).flatMap { path in
                 FilePath.checkDirectory(path).map { .failure($0) } ?? .success(path)
@@ -124,7 +133,7 @@ enum Parse {
         }
     }
 
-    static func revocationStore(baseDirectory: String) -> (String) -> Result<RevocationStore, ValueError> {
+    static func revocationStore(baseDirectory: String) -> @Sendable (String) -> Result<RevocationStore, ValueError> {
         { text in
             if text == "memory" { return .success(.memory) }
             if text.hasPrefix("file:") {
@@ -132,38 +141,13 @@ enum Parse {
                 guard !path.isEmpty else { return .failure(ValueError("file: needs a path, e.g. file:/var/lib/sidecar/revocations")) }
                 return .success(.file(path: FilePath.resolve(path, against: baseDirectory)))
             }
-            if text.hasPrefix("redis://") { return redis(text, scheme: "redis://") }
-            if text.hasPrefix("rediss://") { return redis(text, scheme: "rediss://") }
-            if text.hasPrefix("redis+sentinel://") { return SentinelAddress.parse(text, tls: false).map { .sentinel($0) } }
-            if text.hasPrefix("rediss+sentinel://") { return SentinelAddress.parse(text, tls: true).map { .sentinel($0) } }
+            if text.hasPrefix("redis://") { return RedisAddress.parseServer(text, tls: false).map { .redis($0) } }
+            if text.hasPrefix("rediss://") { return RedisAddress.parseServer(text, tls: true).map { .redis($0) } }
+            if text.hasPrefix("redis+sentinel://") { return RedisAddress.parseSentinels(text, tls: false).map { .redis($0) } }
+            if text.hasPrefix("rediss+sentinel://") { return RedisAddress.parseSentinels(text, tls: true).map { .redis($0) } }
             return .failure(ValueError(
                 "invalid store \(quoted(text)) (memory, file:/path, redis://host:port/db, rediss://host:port/db, "
                     + "redis+sentinel://host:port,host:port/master/db or rediss+sentinel://…)"))
         }
-    }
-
-    private static func redis(_ text: String, scheme: String) -> Result<RevocationStore, ValueError> {
-        let usage = ValueError("invalid redis address \(quoted(text)) (\(scheme)host[:port][/db])")
-        var rest = text.dropFirst(scheme.count)
-        guard !rest.contains("@") else {
-            return .failure(ValueError("redis address must not carry credentials; set revocations.password (env:NAME or file:/path)"))
-        }
-        var database = 0
-        if let slash = rest.firstIndex(of: "/") {
-            let dbText = rest[rest.index(after: slash)...]
-            if !dbText.isEmpty {
-                guard dbText.count <= 5, let parsed = Int(dbText), parsed >= 0 else { return .failure(usage) }
-                database = parsed
-            }
-            rest = rest[..<slash]
-        }
-        guard let (rawHost, portText) = HostName.splitHostPort(String(rest)),
-              let host = HostName.normalized(rawHost, allowUnderscore: true) else { return .failure(usage) }
-        var port: UInt16 = 6379
-        if let portText {
-            guard let parsed = HostName.port(portText, allowZero: false) else { return .failure(usage) }
-            port = parsed
-        }
-        return .success(.redis(host: host, port: port, database: database, tls: scheme == "rediss://"))
     }
 }

@@ -33,13 +33,13 @@ final class AccessPolicy {
     init(options: ProxyOptions, auth: Authenticator?) {
         self.auth = auth
         pages = options.pages
-        signInPage = options.signInPage
-        var prefix = Array(options.routePrefix.utf8)
+        signInPage = options.config.pages.signIn
+        var prefix = Array(options.config.routes.prefix.utf8)
         while prefix.last == UInt8(ascii: "/") { prefix.removeLast() }
         self.prefix = prefix
-        publicPaths = PublicPaths(options.publicPaths)
-        apiPaths = PathGlobSet(options.apiPaths)
-        route = Route(options.rules)
+        publicPaths = PublicPaths(options.config.access.publicPaths)
+        apiPaths = PathGlobSet(options.config.access.apiPaths)
+        route = Route(options.config.rules, upstreams: options.config.upstreams)
         sessionAlwaysNeeded = route.isEmpty && publicPaths.isEmpty
     }
 

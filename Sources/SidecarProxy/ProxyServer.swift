@@ -37,38 +37,37 @@ public final class ProxyServer {
                 "from": .stringConvertible(limits.before.soft), "to": .stringConvertible(limits.after.soft),
             ])
         }
-        if options.maxConnectionsIsDefault {
-            if let automatic = DescriptorLimit.automatic(defaultConnections: options.maxConnections, limits: limits.after) {
+        let limitsConfig = options.config.limits
+        if limitsConfig.maxConnectionsIsDefault {
+            if let automatic = DescriptorLimit.automatic(defaultConnections: limitsConfig.maxConnections, limits: limits.after) {
                 let metadata: Logger.Metadata = ["limit": .stringConvertible(limits.after.usable)]
                 if automatic.warn {
                     logger.warning("\(automatic.message)", metadata: metadata)
-                } else if automatic.connections < options.maxConnections / 10 * 9 {
+                } else if automatic.connections < limitsConfig.maxConnections / 10 * 9 {
                     // Said only when it matters: a default lowered by a few percent (9,936 of
                     // 10,000 under a limit of 20,000) is no news at every start.
                     logger.info("\(automatic.message)", metadata: metadata)
                 }
-                self.options.maxConnections = automatic.connections
+                self.options.config.limits.maxConnections = automatic.connections
             }
-        } else if let warning = DescriptorLimit.shortfall(maxConnections: options.maxConnections, limits: limits.after) {
+        } else if let warning = DescriptorLimit.shortfall(maxConnections: limitsConfig.maxConnections, limits: limits.after) {
             logger.warning("\(warning)")
         }
         do {
-            var address = try SocketAddress(parsing: options.listen)
-            try Socket.ensureNoListener(
-                on: address, unixPath: options.listen.hasPrefix("unix:") ? String(options.listen.dropFirst(5)) : nil)
+            var address = try SocketAddress(parsing: options.config.listen.description)
+            let unixPath: String? = if case .unix(let path) = options.config.listen { path } else { nil }
+            try Socket.ensureNoListener(on: address, unixPath: unixPath)
             let first = try Socket.listen(on: address, reusePort: address.family != .unix)
             listenFDs.append(first)
             if let actual = Socket.localAddress(of: first), address.family != .unix { address = actual }
             boundAddress = address
-            for _ in 1..<max(1, options.workers) {
+            for _ in 1..<max(1, options.config.workers) {
                 // Unix sockets have no SO_REUSEPORT: the workers share one socket instead.
                 listenFDs.append(address.family == .unix ? dup(first) : try Socket.listen(on: address, reusePort: true))
             }
-            if let admin = options.adminListen {
-                let adminAddress = try SocketAddress(parsing: admin)
-                try Socket.ensureNoListener(on: adminAddress)
-                adminFD = try Socket.listen(on: adminAddress, reusePort: false)
-            }
+            let adminAddress = try SocketAddress(parsing: options.config.admin.listen.description)
+            try Socket.ensureNoListener(on: adminAddress)
+            adminFD = try Socket.listen(on: adminAddress, reusePort: false)
         } catch {
             for fd in listenFDs { Socket.close(fd) }
             throw ProxyStartError(description: Self.explain(error))
@@ -80,7 +79,7 @@ public final class ProxyServer {
         for (index, target) in options.allUpstreams.enumerated() {
             do {
                 switch target.upstream {
-                case .tcp(let host, let port, _): addresses.append(try SocketAddress(host: host, port: port))
+                case .http(let host, let port, _): addresses.append(try SocketAddress(host: host, port: port))
                 case .unix(let path): addresses.append(try SocketAddress(unixPath: path))
                 }
             } catch {
@@ -112,7 +111,7 @@ public final class ProxyServer {
         let exporter = SpanExporter(workers: listenFDs.count, version: options.version)
         board.setUpstreamNames(options.allUpstreams.indices.map(options.upstreamName))
         do {
-            try exporter.configure(endpoint: options.traceEndpoint, caFile: options.traceCAFile)
+            try exporter.configure(endpoint: options.config.tracing.otlpEndpoint, caFile: options.config.tracing.otlpCAFile)
         } catch {
             throw ProxyStartError(description: error.description)
         }
@@ -151,12 +150,13 @@ public final class ProxyServer {
             do {
                 var new = try reload()
                 let addresses = try Self.resolve(new)
-                if new.listen != startOptions.listen || new.workers != startOptions.workers
-                    || new.adminListen != startOptions.adminListen || new.textLogs != startOptions.textLogs {
+                let (started, loaded) = (startOptions.config, new.config)
+                if loaded.listen != started.listen || loaded.workers != started.workers
+                    || loaded.admin.listen != started.admin.listen || loaded.log.format != started.log.format {
                     logger.warning("listen, workers, admin.listen and log.format changes take effect on restart")
                 }
                 // Application lines keep the format they started with: access lines must match.
-                new.textLogs = startOptions.textLogs
+                new.config.log.format = started.log.format
                 // The listener's protocol stays what it started as; a new certificate and key
                 // (already read and checked) serve new connections from now on.
                 if (new.tls == nil) != (startOptions.tls == nil) {
@@ -166,7 +166,7 @@ public final class ProxyServer {
                 } else if let tls = new.tls {
                     logger.info("tls certificate loaded", metadata: ["certificate": "\(tls.summary)"])
                 }
-                try exporter.configure(endpoint: new.traceEndpoint, caFile: new.traceCAFile)
+                try exporter.configure(endpoint: loaded.tracing.otlpEndpoint, caFile: loaded.tracing.otlpCAFile)
                 if addresses != settings.current.1 { readiness.forgetUpstreams() }
                 settings.replace(new, upstreams: addresses)
                 admin?.upstreams = ReadinessTarget.all(new, addresses: addresses)
@@ -214,7 +214,7 @@ public final class ProxyServer {
         logger.info("listening", metadata: [
             "address": "\(boundAddress)", "workers": .stringConvertible(listenFDs.count), "version": "\(options.version)",
             // The bound address: a configured port 0 (the demo, tests) is the one the kernel chose.
-            "admin": "\(adminAddress.map { "\($0)" } ?? options.adminListen ?? "off")", "tls": "\(options.tls?.summary ?? "off")",
+            "admin": "\(adminAddress.map { "\($0)" } ?? options.config.admin.listen.description)", "tls": "\(options.tls?.summary ?? "off")",
             "sends": "\(EventLoop.batchedSendsAvailable ? "io_uring" : "plain")",
         ])
         control.run()

@@ -1,3 +1,4 @@
+import SidecarConfig
 import SidecarEvent
 import SidecarHTTP
 
@@ -40,7 +41,7 @@ final class RequestRewriter {
     /// everything any request's head is stripped of, whoever sent it.
     let trailerForwarding: FieldForwarding
     private let auth: AuthSettings?
-    private let trustedProxies: [AddressRange]
+    private let trustedProxies: [CIDR]
     // Copied once into memory this object owns: written into every request without the
     // retain and release an array property costs on each read.
     /// Per upstream (as `Worker.upstreams` numbers them): the `Host` it is sent and its base path.
@@ -57,19 +58,19 @@ final class RequestRewriter {
         fromOtherPeer = DropSets(dropped + Self.forwardingFields)
         trailerForwarding = fromOtherPeer.both
         auth = options.auth
-        trustedProxies = options.trustedProxies.compactMap(AddressRange.init)
+        trustedProxies = options.config.trustedProxies
         let upstreams = options.allUpstreams
         targets = .allocate(capacity: upstreams.count)
         for (index, target) in upstreams.enumerated() {
             switch target.upstream {
-            case .tcp(let host, let port, let base):
+            case .http(let host, let port, let base):
                 let bracketed = host.contains(":") ? "[\(host)]" : host
                 targets[index] = (Self.own(port == 80 ? bracketed : "\(bracketed):\(port)"), Self.own(base))
             case .unix:
                 targets[index] = (Self.own("localhost"), Self.own(""))
             }
         }
-        preserveHost = options.preserveHost
+        preserveHost = options.config.preserveHost
         scheme = Self.own(options.scheme)
     }
 
@@ -95,7 +96,7 @@ final class RequestRewriter {
 
     /// `address`: 4 or 16 bytes, an IPv4-mapped IPv6 address already unmapped.
     func isTrusted(address: [UInt8]) -> Bool {
-        guard !trustedProxies.isEmpty else { return false }
+        guard !trustedProxies.isEmpty, let address = IPAddress(bytes: address) else { return false }
         return trustedProxies.contains { $0.contains(address) }
     }
 

@@ -1,3 +1,4 @@
+import SidecarConfig
 import SidecarHTTP
 
 /// `rules`, compiled once per configuration load: which rules decide a request (walks down
@@ -10,7 +11,7 @@ import SidecarHTTP
 /// public only if every reading is.
 final class Route {
     /// A rule's decision as plain data: read per request without touching a reference count
-    /// (reading a field of a `ProxyOptions.Rule` in an array copies the rule, retaining each
+    /// (reading a field of a `Config.Rule` in an array copies the rule, retaining each
     /// of its strings and arrays).
     struct Action {
         var upstream: Int
@@ -35,7 +36,7 @@ final class Route {
     /// Some rule lists `methods`: method-override fields take part in matching.
     let methodsMatter: Bool
 
-    init(_ rules: [ProxyOptions.Rule]) {
+    init(_ rules: [Config.Rule], upstreams: [Config.NamedUpstream] = []) {
         let conditions = rules.map(\.condition)
         table = PathRuleTable(conditions)
         let folded = conditions.map { condition in
@@ -49,7 +50,7 @@ final class Route {
         actions = .allocate(capacity: max(1, rules.count))
         for (index, rule) in rules.enumerated() {
             (actions.baseAddress! + index).initialize(to: Action(
-                upstream: rule.upstream, isPublic: rule.isPublic, isAPI: rule.isAPI, deny: rule.deny,
+                upstream: rule.upstreamIndex(in: upstreams), isPublic: rule.isPublic, isAPI: rule.isAPI, deny: rule.deny,
                 restrictsUsers: rule.restrictsUsers))
         }
         access = rules.map { $0.restrictsUsers ? AccessRules($0) : nil }

@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import SidecarConfig
 import SidecarEvent
 import SidecarHTTP
 import SidecarHTTP2
@@ -88,7 +89,7 @@ final class Worker {
         loopRef = .passUnretained(loop)
         self.options = options
         spanQueue = spans
-        trustIncomingTrace = options.traceTrustIncoming
+        trustIncomingTrace = options.config.tracing.trustIncoming
         // Before anything on this loop asks the store (the forwarder does at once).
         options.auth?.shared.store.attach(to: loop)
         metrics = MetricsRecorder(loop: loop, board: board, readiness: readiness, worker: index)
@@ -109,11 +110,11 @@ final class Worker {
         }
         self.readiness = readiness
         headLimits = HTTPHeadLimits(maxHeadBytes: options.maxHeaderBytes)
-        maxConnections = max(1, options.maxConnections / max(1, options.workers))
+        maxConnections = max(1, options.config.limits.maxConnections / max(1, options.config.workers))
         reaper = Reaper(loop: loop)
         upstreamBudget = UpstreamBudget(loop: loop, limit: maxConnections)
         applyUpstreams(options, addresses: upstreamAddresses)
-        if options.accessLog { accessLog = Self.accessLog(options, loop: loop, sink: logSink) }
+        if options.config.log.access { accessLog = Self.accessLog(options, loop: loop, sink: logSink) }
         holdLimit = Self.holdLimit(options)
         listener = Listener(loop: loop, fd: listenFD) { [unowned self] fd, peer in
             self.accept(fd, peer: peer)
@@ -146,7 +147,7 @@ final class Worker {
         }
         applyAuth(options)
         self.options = options
-        trustIncomingTrace = options.traceTrustIncoming
+        trustIncomingTrace = options.config.tracing.trustIncoming
         applyTracing(options)
         policy = AccessPolicy(options: options, auth: auth)
         rewriter = RequestRewriter(options: options)
@@ -154,12 +155,12 @@ final class Worker {
         applyUpstreams(options, addresses: addresses)
         holdLimit = Self.holdLimit(options)
         accessLog?.flush()
-        accessLog = options.accessLog ? Self.accessLog(options, loop: loop, sink: logSink) : nil
+        accessLog = options.config.log.access ? Self.accessLog(options, loop: loop, sink: logSink) : nil
     }
 
     private static func accessLog(_ options: ProxyOptions, loop: EventLoop, sink: LogSink) -> AccessLog {
-        AccessLog(loop: loop, sink: sink, format: options.textLogs ? .text : .json,
-                  redaction: QueryRedaction(extra: options.logRedactQuery))
+        AccessLog(loop: loop, sink: sink, format: options.config.log.format == .text ? .text : .json,
+                  redaction: QueryRedaction(extra: options.config.log.redactQuery))
     }
 
     /// The options with this worker's own copy of the sign-in settings, which the request
@@ -171,9 +172,9 @@ final class Worker {
     }
 
     private func applyTracing(_ options: ProxyOptions) {
-        exportsSpans = options.traceEndpoint != nil
-        sampleThreshold = TraceContext.samplingThreshold(ratio: options.traceSampleRatio)
-        incomingSampled.resize(perSecond: Double(options.traceMaxIncomingSampledPerSecond) / Double(max(1, options.workers)))
+        exportsSpans = options.config.tracing.otlpEndpoint != nil
+        sampleThreshold = TraceContext.samplingThreshold(ratio: options.config.tracing.sampleRatio)
+        incomingSampled.resize(perSecond: Double(options.config.tracing.maxIncomingSampledPerSecond) / Double(max(1, options.config.workers)))
         auth?.spans = exportsSpans ? SpanSink(queue: spanQueue, ids: traceIDs) : nil
     }
 
@@ -191,7 +192,7 @@ final class Worker {
                 pool = UpstreamPool(
                     loop: loop, address: address, capacity: options.upstreamPoolSize, reaper: reaper, budget: upstreamBudget)
             }
-            pool.limit = Self.share(of: target.maxConnections, workers: options.workers)
+            pool.limit = Self.share(of: target.maxConnections, workers: options.config.workers)
             pool.text = Self.describe(target.upstream)
             pool.name = options.upstreamName(index)
             pool.timeoutMs = target.timeoutMs
@@ -391,9 +392,9 @@ final class Worker {
         max(0, options.responseBufferBytes - EventLoop.readScratchSize)
     }
 
-    private static func describe(_ upstream: ProxyOptions.Upstream) -> [UInt8] {
+    private static func describe(_ upstream: Upstream) -> [UInt8] {
         switch upstream {
-        case .tcp(let host, let port, _): return Array((host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)").utf8)
+        case .http(let host, let port, _): return Array((host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)").utf8)
         case .unix(let path): return Array("unix:\(path)".utf8)
         }
     }

@@ -172,7 +172,7 @@ private final class DemoUpstream: @unchecked Sendable {
     }
 
     /// The identity a page shows: every default identity header but the signed assertion.
-    private static let identityHeaders = ConfigDefaults.identityHeaders.filter { $0.key != "assertion" }.map(\.name)
+    private static let identityHeaders = Config.Headers().identityHeaders.filter { $0 != Config.Headers().assertion }
 
     /// The app page in the sidecar's design: who you are, and the whole lifecycle — sign
     /// out, delete the account, and the emulator's console to revoke consent from "Apple".
@@ -182,7 +182,7 @@ private final class DemoUpstream: @unchecked Sendable {
             let value = request.header(name)
             rows += "<tr><th scope=\"row\">\(HTML.escape(name))</th><td>\(value.map { "<code>\(HTML.escape($0))</code>" } ?? "<em>absent</em>")</td></tr>\n"
         }
-        let decodedName = request.header(ConfigDefaults.identityHeader("name")).flatMap(percentDecoded)
+        let decodedName = request.header(Config.Headers().name).flatMap(percentDecoded)
         let name = decodedName ?? "there"
         // Apple sends the name once, at a user's first authorization of the app: a second
         // sign-in without it looks like a bug unless the page says why.

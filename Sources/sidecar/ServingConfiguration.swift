@@ -107,17 +107,10 @@ extension StoreSpec {
         switch revocations.store {
         case .memory: self = .memory
         case .file(let path): self = .file(path: path)
-        case .redis(let host, let port, let database, let tls):
+        case .redis(let address):
             self = .redis(RedisEndpoint(
-                host: host, port: port, database: database, tls: tls, caFile: revocations.caFile,
-                password: revocations.password?.bytes, keyPrefix: revocations.keyPrefix))
-        case .sentinel(let address):
-            let sentinels = SentinelSettings(
-                nodes: address.sentinels.map { SentinelSettings.Node(host: $0.host, port: $0.port) },
-                masterName: address.masterName, password: revocations.sentinelPassword?.bytes)
-            self = .redis(RedisEndpoint(
-                location: .sentinels(sentinels), database: address.database, tls: address.tls,
-                caFile: revocations.caFile, password: revocations.password?.bytes, keyPrefix: revocations.keyPrefix))
+                address: address, caFile: revocations.caFile, password: revocations.password?.bytes,
+                sentinelPassword: revocations.sentinelPassword?.bytes, keyPrefix: revocations.keyPrefix))
         }
     }
 }

@@ -4,7 +4,8 @@ import SidecarConfig
 
 /// `Docs/configuration.md` is the configuration reference an operator reads: it must show every
 /// key the schema knows and no key it does not, and its annotated file must be the repository's
-/// `sidecar.yaml` (whose values `ExampleConfigTests` checks against the real defaults).
+/// `sidecar.yaml` (whose values `ExampleConfigTests` checks against the real defaults), where
+/// each declared key (`Config.declaredKeys`) carries its declared doc and default.
 final class ConfigurationDocTests: XCTestCase {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
@@ -41,6 +42,64 @@ final class ConfigurationDocTests: XCTestCase {
         let blocks = try Self.yamlBlocks(read("Docs/configuration.md"))
         XCTAssertTrue(blocks.contains(try read("sidecar.yaml")),
                       "Docs/configuration.md must carry sidecar.yaml exactly (copy the file into its yaml block)")
+    }
+
+    /// A declared key is documented once, in its declaration: `sidecar.yaml` carries that doc
+    /// beside the key, and a value it shows (not commented out) is the key's default.
+    func testSidecarYAMLShowsEachDeclaredKeyWithItsDocAndDefault() throws {
+        let shown = Self.annotatedKeys(in: try read("sidecar.yaml"))
+        XCTAssertFalse(Config.declaredKeys.isEmpty)
+        for key in Config.declaredKeys {
+            guard let entry = shown[key.path] else {
+                XCTFail("\(key.path) is declared but sidecar.yaml does not show it")
+                continue
+            }
+            XCTAssertEqual(entry.doc, key.doc, "\(key.path): the comment beside it in sidecar.yaml is its declared doc")
+            XCTAssertFalse(key.doc.isEmpty, "\(key.path) has no doc")
+            guard !entry.commented, !key.isRequired else { continue }
+            XCTAssertEqual(key.isDefault(Self.unquoted(entry.value)), true,
+                           "\(key.path): sidecar.yaml shows \(entry.value), its default is \(key.defaultShown)")
+        }
+    }
+
+    /// The reference's table of variables names each key's own variable.
+    func testTheVariablesTableNamesEachKeysVariable() throws {
+        let rows = try read("Docs/configuration.md").split(separator: "\n").filter { $0.hasPrefix("| `") }
+        let pairs = rows.compactMap { row -> (key: String, variable: String)? in
+            let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count == 2, cells[1].hasPrefix("`SIDECAR_") else { return nil }
+            return (cells[0].trimmingCharacters(in: ["`"]), cells[1].trimmingCharacters(in: ["`"]))
+        }
+        XCTAssertFalse(pairs.isEmpty, "no table of variables in Docs/configuration.md")
+        let known = Set(Config.keyPaths)
+        for (key, variable) in pairs {
+            XCTAssertTrue(known.contains(key), "\(key) in the table of variables is no key")
+            XCTAssertEqual(variable, Config.environmentVariable(for: key))
+        }
+        for key in Config.declaredKeys {
+            XCTAssertEqual(key.variable, Config.environmentVariable(for: key.path))
+        }
+    }
+
+    /// The test of the test: a doc that wanders from its declaration, or a shown value that is
+    /// not the default, is seen.
+    func testAnnotatedKeysOfABlock() throws {
+        let block = """
+            limits:
+              max_streams: 100                # concurrent HTTP/2 streams
+                                              # per connection
+              # max_connections: 10000        # unset: 10000
+            """
+        let shown = Self.annotatedKeys(in: block)
+        XCTAssertEqual(shown["limits.max_streams"]?.value, "100")
+        XCTAssertEqual(shown["limits.max_streams"]?.doc, "concurrent HTTP/2 streams per connection")
+        XCTAssertEqual(shown["limits.max_connections"]?.commented, true)
+        let maxStreams = try XCTUnwrap(Config.declaredKeys.first { $0.path == "limits.max_streams" })
+        XCTAssertEqual(maxStreams.isDefault("100"), true)
+        XCTAssertEqual(maxStreams.isDefault("99"), false)
+        XCTAssertNil(maxStreams.isDefault("lots"))
+        let headerBytes = try XCTUnwrap(Config.declaredKeys.first { $0.path == "limits.max_header_bytes" })
+        XCTAssertEqual(headerBytes.isDefault("16384"), true, "16KiB written another way")
     }
 
     /// Mappings whose keys are names the operator chooses.
@@ -99,6 +158,65 @@ final class ConfigurationDocTests: XCTestCase {
             }
         }
         return blocks
+    }
+
+    /// Each key a block shows (set or commented out) with its value and its doc: the comment
+    /// after it, joined with the comment-only lines under it that continue it (those indented
+    /// past any key, at 30 columns or more).
+    static func annotatedKeys(in block: String) -> [String: (value: String, commented: Bool, doc: String)] {
+        var result: [String: (value: String, commented: Bool, doc: String)] = [:]
+        var stack: [(indent: Int, key: String)] = []
+        var last: String?
+        for line in block.split(separator: "\n") {
+            let leading = line.prefix { $0 == " " }.count
+            var rest = line.dropFirst(leading)
+            if rest.first == "#", leading >= 30, let path = last, var entry = result[path] {
+                let more = rest.dropFirst().trimmingCharacters(in: .whitespaces)
+                entry.doc += entry.doc.isEmpty ? more : " " + more
+                result[path] = entry
+                continue
+            }
+            last = nil
+            var indent = leading
+            let commented = rest.first == "#"
+            if commented {
+                rest = rest.dropFirst()
+                if rest.first == " " { rest = rest.dropFirst() }
+                let inner = rest.prefix { $0 == " " }.count
+                rest = rest.dropFirst(inner)
+                indent += inner
+            }
+            if rest.hasPrefix("- ") {
+                rest = rest.dropFirst(2)
+                indent += 2
+            }
+            let key = rest.prefix { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }
+            guard let first = key.first, ("a"..."z").contains(first) else { continue }
+            let after = rest.dropFirst(key.count)
+            guard after.first == ":", after.count == 1 || after.dropFirst().first == " " else { continue }
+            while let top = stack.last, top.indent >= indent { stack.removeLast() }
+            let path = (stack.map(\.key) + [String(key)]).joined(separator: ".")
+            stack.append((indent, String(key)))
+            let text = after.dropFirst().trimmingCharacters(in: .whitespaces)
+            let (value, doc): (String, String)
+            if text.hasPrefix("#") {
+                (value, doc) = ("", text.dropFirst().trimmingCharacters(in: .whitespaces))
+            } else if let mark = text.range(of: #" +# "#, options: .regularExpression) {
+                (value, doc) = (String(text[..<mark.lowerBound]), String(text[mark.upperBound...]))
+            } else {
+                (value, doc) = (text, "")
+            }
+            result[path] = (value, commented, doc.trimmingCharacters(in: .whitespaces))
+            last = path
+        }
+        return result
+    }
+
+    static func unquoted(_ value: String) -> String {
+        guard value.count >= 2, let first = value.first, first == "\"" || first == "'", value.last == first else {
+            return value
+        }
+        return String(value.dropFirst().dropLast())
     }
 
     /// The key paths a block mentions: `keys` have a value or nothing under them, `sections`

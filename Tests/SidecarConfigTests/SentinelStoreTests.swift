@@ -13,14 +13,14 @@ final class SentinelStoreTests: XCTestCase {
 
     func testSentinelURLsName_theSentinels_theMaster_andTheDatabase() throws {
         XCTAssertEqual(try store("redis+sentinel://s1:26380,s2,10.0.0.3:26381/mymaster/2"),
-                       .sentinel(SentinelAddress(sentinels: [.init(host: "s1", port: 26380), .init(host: "s2", port: 26379),
-                                                             .init(host: "10.0.0.3", port: 26381)],
-                                                 masterName: "mymaster", database: 2)))
+                       .redis(RedisAddress(location: .sentinels([.init(host: "s1", port: 26380), .init(host: "s2", port: 26379),
+                                                                 .init(host: "10.0.0.3", port: 26381)], masterName: "mymaster"),
+                                           database: 2)))
         XCTAssertEqual(try store("redis+sentinel://s1/cache-main"),
-                       .sentinel(SentinelAddress(sentinels: [.init(host: "s1", port: 26379)], masterName: "cache-main")))
+                       .redis(RedisAddress(location: .sentinels([.init(host: "s1", port: 26379)], masterName: "cache-main"))))
         XCTAssertEqual(try store("rediss+sentinel://[::1]:26379,S2.Internal:26379/m_1.a/"),
-                       .sentinel(SentinelAddress(sentinels: [.init(host: "::1", port: 26379), .init(host: "s2.internal", port: 26379)],
-                                                 masterName: "m_1.a", database: 0, tls: true)))
+                       .redis(RedisAddress(location: .sentinels([.init(host: "::1", port: 26379), .init(host: "s2.internal", port: 26379)],
+                                                                masterName: "m_1.a"), database: 0, tls: true)))
         XCTAssertEqual(try store("redis+sentinel://s1:26380,s2/mymaster/2").description,
                        "redis+sentinel://s1:26380,s2:26379/mymaster/2")
         XCTAssertEqual(try store("rediss+sentinel://[::1]/m").description, "rediss+sentinel://[::1]:26379/m/0")

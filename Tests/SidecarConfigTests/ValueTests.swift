@@ -299,9 +299,9 @@ final class ValueTests: XCTestCase {
 
     func testRevocationStores() throws {
         XCTAssertEqual(try config("revocations:\n  store: redis://cache:6380/2").revocations.store,
-                       .redis(host: "cache", port: 6380, database: 2, tls: false))
+                       .redis(RedisAddress(host: "cache", port: 6380, database: 2)))
         XCTAssertEqual(try config("revocations:\n  store: redis://cache").revocations.store,
-                       .redis(host: "cache", port: 6379, database: 0, tls: false))
+                       .redis(RedisAddress(host: "cache", port: 6379)))
         XCTAssertEqual(try config("revocations:\n  store: file:/var/lib/sidecar/revoked").revocations.store,
                        .file(path: "/var/lib/sidecar/revoked"))
         XCTAssertEqual(try error("revocations:\n  store: sqlite")?.message,
@@ -310,7 +310,7 @@ final class ValueTests: XCTestCase {
         XCTAssertEqual(try error("revocations:\n  store: redis://user:pw@cache")?.message,
                        "redis address must not carry credentials; set revocations.password (env:NAME or file:/path)")
         XCTAssertEqual(try config("revocations:\n  store: rediss://cache.internal:6390/1").revocations.store,
-                       .redis(host: "cache.internal", port: 6390, database: 1, tls: true))
+                       .redis(RedisAddress(host: "cache.internal", port: 6390, database: 1, tls: true)))
         let withPassword = try parse(
             minimal(plus: "revocations:\n  store: redis://cache\n  password: env:REDIS_PW\n  key_prefix: \"app1:\"\n"),
             environment: Fixture.environment.merging(["REDIS_PW": "s3cret"]) { $1 })

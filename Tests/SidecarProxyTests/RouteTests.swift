@@ -1,3 +1,4 @@
+import SidecarConfig
 import SidecarHTTP
 import XCTest
 
@@ -5,24 +6,31 @@ import XCTest
 
 /// `Route`: the compiled rules and what each decides, as the policy reads them.
 final class RouteTests: XCTestCase {
+    /// Upstream n (1…3) is named `u<n>`.
+    private static let upstreams = (1...3).map { index in
+        Config.NamedUpstream(name: "u\(index)", target: .unix(path: "/run/u\(index).sock"), timeout: .seconds(1),
+                             connectTimeout: .seconds(1))
+    }
+
     private func rule(_ glob: String, methods: [String] = [], deny: Bool = false, isPublic: Bool = false,
-                      emails: [String] = [], upstream: Int = 0) -> ProxyOptions.Rule {
-        let refusing = deny || !emails.isEmpty
-        var rule = ProxyOptions.Rule(condition: PathRuleCondition(
-            glob: glob, methods: ProxyOptions.Rule.methods(methods, refusing: refusing)))
+                      emails: [String] = [], upstream: Int = 0) -> Config.Rule {
+        var rule = Config.Rule(index: 0, path: glob)
+        rule.methods = methods
         rule.deny = deny
         rule.isPublic = isPublic
         rule.allowedEmails = emails
-        rule.upstream = upstream
+        rule.upstream = upstream == 0 ? nil : "u\(upstream)"
         return rule
     }
+
+    private func compile(_ rules: [Config.Rule]) -> Route { Route(rules, upstreams: Self.upstreams) }
 
     private func match(_ route: Route, _ path: String, _ method: HTTPMethod = .get) -> Int? {
         route.match(path: Array(path.utf8), method: method, host: nil)
     }
 
     func testActionsAndUpstreams() {
-        let route = Route([
+        let route = compile([
             rule("/admin/**", emails: ["boss@example.com"]),
             rule("/api/**", upstream: 2),
             rule("/static/**", isPublic: true),
@@ -41,7 +49,7 @@ final class RouteTests: XCTestCase {
 
     /// An unknown method is held to a rule refusing by method, and not given a rule admitting by one.
     func testUnknownMethodsAreHeldToRefusingRules() {
-        let route = Route([
+        let route = compile([
             rule("/write/**", methods: ["POST"], deny: true),
             rule("/admin/**", methods: ["POST"], emails: ["boss@example.com"]),
             rule("/open/**", methods: ["GET"], isPublic: true),
@@ -74,7 +82,7 @@ final class RouteTests: XCTestCase {
     }
 
     private var attacked: Route {
-        Route([
+        compile([
             rule("/admin/**", emails: ["boss@example.com"]),  // 0
             rule("/internal/**", deny: true),  // 1
             rule("/open/**", isPublic: true),  // 2
@@ -111,20 +119,20 @@ final class RouteTests: XCTestCase {
         // Parameters on a public path's later segment: both readings are public.
         XCTAssertFalse(verdict(route, "/open/a;v=1").needsSession)
         let publicPaths = PublicPaths(["/static/**"])
-        XCTAssertFalse(verdict(Route([]), "/static/x", publicPaths: publicPaths).needsSession)
-        XCTAssertTrue(verdict(Route([]), "/STATIC/x", publicPaths: publicPaths).needsSession)
-        XCTAssertTrue(verdict(Route([]), "/static;/x", publicPaths: publicPaths).needsSession)
-        XCTAssertTrue(verdict(Route([]), "/other", publicPaths: publicPaths).needsSession)
+        XCTAssertFalse(verdict(compile([]), "/static/x", publicPaths: publicPaths).needsSession)
+        XCTAssertTrue(verdict(compile([]), "/STATIC/x", publicPaths: publicPaths).needsSession)
+        XCTAssertTrue(verdict(compile([]), "/static;/x", publicPaths: publicPaths).needsSession)
+        XCTAssertTrue(verdict(compile([]), "/other", publicPaths: publicPaths).needsSession)
         // Without public paths (forward-auth) an unmatched reading needs a session.
-        XCTAssertTrue(verdict(Route([]), "/static/x").needsSession)
+        XCTAssertTrue(verdict(compile([]), "/static/x").needsSession)
     }
 
     /// A rule written with capitals restricts every case of it too.
     func testUpperCaseGlobsRestrictEveryCase() {
-        let route = Route([rule("/Admin/**", deny: true)])
+        let route = compile([rule("/Admin/**", deny: true)])
         XCTAssertTrue(route.foldingMatters)
         for path in ["/Admin/x", "/admin/x", "/ADMIN/x"] { XCTAssertEqual(verdict(route, path).deny, 0, path) }
-        XCTAssertFalse(Route([rule("/admin/**", deny: true)]).foldingMatters)
+        XCTAssertFalse(compile([rule("/admin/**", deny: true)]).foldingMatters)
     }
 
     /// Method overrides: a refusing rule matches the request's method or an override's; a
@@ -143,7 +151,7 @@ final class RouteTests: XCTestCase {
 
     /// The upstream is the normalized path's rule's, under the request's own method.
     func testTheNormalizedPathsRuleChoosesTheUpstream() {
-        let route = Route([rule("/api/**", upstream: 2), rule("/API/**", upstream: 3)])
+        let route = compile([rule("/api/**", upstream: 2), rule("/API/**", upstream: 3)])
         XCTAssertEqual(verdict(route, "/api/x").rule, 0)
         XCTAssertEqual(verdict(route, "/API/x").rule, 1)
         XCTAssertNil(verdict(route, "/Api/x").rule)
@@ -151,18 +159,18 @@ final class RouteTests: XCTestCase {
 
     /// More distinct restricting rules than the verdict holds refuse the request.
     func testTooManyReadingsRefuse() {
-        var rules: [ProxyOptions.Rule] = []
+        var rules: [Config.Rule] = []
         for method in ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "CONNECT"] {
             rules.append(rule("/x/**", methods: [method], emails: ["\(method.lowercased())@example.com"]))
         }
-        let route = Route(rules)
+        let route = compile(rules)
         let v = verdict(route, "/x/a", .get, overrides: [.head, .post, .put, .delete, .options, .patch, .trace, .connect])
         XCTAssertTrue(v.restricting.overflowed)
         XCTAssertEqual(route.refusal(v, subject: "s", email: "get@example.com", privateEmail: false)?.reason, "too_many_readings")
     }
 
     func testNoRules() {
-        let route = Route([])
+        let route = compile([])
         XCTAssertTrue(route.isEmpty)
         XCTAssertNil(match(route, "/"))
     }

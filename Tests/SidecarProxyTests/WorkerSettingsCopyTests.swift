@@ -67,7 +67,7 @@ final class WorkerSettingsCopyTests: XCTestCase {
         XCTAssertFalse(auth === shared.auth)
         XCTAssertEqual(auth.cookieNameBytes, shared.auth?.cookieNameBytes)
         XCTAssertEqual(mine.upstreamTimeoutMs, shared.upstreamTimeoutMs)
-        XCTAssertEqual(mine.workers, shared.workers)
+        XCTAssertEqual(mine.config.workers, shared.config.workers)
         var without = shared
         without.auth = nil
         XCTAssertNil(Worker.workerCopy(of: without).auth)

@@ -1,3 +1,4 @@
+import SidecarConfig
 @testable import SidecarStore
 import XCTest
 
@@ -55,11 +56,11 @@ final class SentinelRepliesTests: XCTestCase {
 
     func testTheEndpointDescribesTheSentinelsAndTheMasterWithoutThePasswords() {
         let endpoint = RedisEndpoint(
-            location: .sentinels(SentinelSettings(nodes: [.init(host: "s1", port: 26379), .init(host: "::1", port: 26380)],
-                                                  masterName: "mymaster", password: Array("sentinel-pw".utf8))),
-            database: 3, tls: true, password: Array("data-pw".utf8))
+            address: RedisAddress(location: .sentinels([.init(host: "s1", port: 26379), .init(host: "::1", port: 26380)],
+                                                       masterName: "mymaster"), database: 3, tls: true),
+            password: Array("data-pw".utf8), sentinelPassword: Array("sentinel-pw".utf8))
         XCTAssertEqual(endpoint.description, "rediss+sentinel://s1:26379,[::1]:26380/mymaster/3")
-        XCTAssertEqual(RedisEndpoint(host: "cache", port: 6379, database: 0, tls: false).description, "redis://cache:6379/0")
-        XCTAssertNotNil(endpoint.sentinels)
+        XCTAssertEqual(RedisEndpoint(address: RedisAddress(host: "cache", port: 6379)).description, "redis://cache:6379/0")
+        XCTAssertEqual(endpoint.sentinels?.masterName, "mymaster")
     }
 }

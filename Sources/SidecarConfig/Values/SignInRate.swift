@@ -29,12 +29,31 @@ public struct SignInRate: Sendable, Equatable, CustomStringConvertible {
         return "\(count)/\(unit), burst \(burst)"
     }
 
+    /// `limits.sign_in_rate`'s value: the count and its period, without the burst.
+    public struct Rate: Sendable, Equatable, CustomStringConvertible {
+        public var count: Int
+        public var periodSeconds: Int
+
+        public var description: String {
+            count == 0 ? "0" : "\(count)/\(periodSeconds == 1 ? "s" : periodSeconds == 60 ? "m" : "h")"
+        }
+    }
+
+    /// `limits.sign_in_rate` as one value, so the key lands in one field.
+    public var rate: Rate {
+        get { Rate(count: count, periodSeconds: periodSeconds) }
+        set {
+            count = newValue.count
+            periodSeconds = newValue.periodSeconds
+        }
+    }
+
     static let units: [(suffix: String, seconds: Int)] = [("s", 1), ("m", 60), ("h", 3600)]
     static let maximumCount = 1_000_000
 
     /// `0`, or `N/s`, `N/m`, `N/h`: the count and the period in seconds.
-    static func parseRate(_ text: String) -> Result<(count: Int, periodSeconds: Int), ValueError> {
-        if text == "0" { return .success((0, 1)) }
+    static func parseRate(_ text: String) -> Result<Rate, ValueError> {
+        if text == "0" { return .success(Rate(count: 0, periodSeconds: 1)) }
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].allSatisfy({ $0.isASCII && $0.isNumber }), let count = Int(parts[0]),
               let unit = units.first(where: { $0.suffix == parts[1] })
@@ -44,16 +63,6 @@ public struct SignInRate: Sendable, Equatable, CustomStringConvertible {
         guard (1...maximumCount).contains(count) else {
             return .failure(ValueError("\(quoted(text)): the count must be 1–\(maximumCount) (0 alone disables the limit)"))
         }
-        return .success((count, unit.seconds))
-    }
-}
-
-extension ConfigSchema {
-    /// `limits.sign_in_rate` [`20/s`] and `limits.sign_in_burst` [100].
-    func readSignInRate(_ limits: Section) -> SignInRate {
-        let fallback = SignInRate.default
-        let rate = limits.value("sign_in_rate", default: (fallback.count, fallback.periodSeconds), SignInRate.parseRate)
-        let burst = limits.value("sign_in_burst", default: fallback.burst, Parse.integer(in: 1...SignInRate.maximumCount))
-        return SignInRate(count: rate.count, periodSeconds: rate.periodSeconds, burst: burst)
+        return .success(Rate(count: count, periodSeconds: unit.seconds))
     }
 }

@@ -21,9 +21,9 @@ struct AccessRules: Sendable {
     }
 
     /// A rule's lists (`rules[n].allowed_*`), applied to each request it decides.
-    init(_ rule: ProxyOptions.Rule) {
+    init(_ rule: Config.Rule) {
         self.init(emails: rule.allowedEmails, domains: rule.allowedEmailDomains, subjects: rule.allowedSubjects,
-                  allowPrivateRelay: rule.allowPrivateRelay)
+                  allowPrivateRelay: rule.allowPrivateRelay ?? true)
     }
 
     private init(emails: [String], domains: [String], subjects: [String], allowPrivateRelay: Bool) {

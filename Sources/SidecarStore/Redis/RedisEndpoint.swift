@@ -1,83 +1,38 @@
 import Glibc
+import SidecarConfig
 import SidecarEvent
 
-/// Where and how to reach Redis (`revocations.store`, `.password`, `.sentinel_password`,
-/// `.ca_file`).
+/// Where and how to reach Redis: the address `revocations.store` names, with what the
+/// other `revocations.*` keys add (`.password`, `.sentinel_password`, `.ca_file`, `.key_prefix`).
 public struct RedisEndpoint: Sendable {
-    /// One server, or the master of a set that Redis Sentinel watches.
-    public enum Location: Sendable, Equatable {
-        case server(host: String, port: UInt16)
-        case sentinels(SentinelSettings)
-    }
-
-    public var location: Location
-    public var database: Int
-    /// `rediss://`: TLS, verified like the Apple client (system roots plus `caFile`). With
-    /// Sentinel, to the sentinels and to the data nodes alike.
-    public var tls: Bool
+    public var address: RedisAddress
+    /// Extra trust anchors for `rediss://`, beside the system's.
     public var caFile: String?
     /// The data nodes' password (the master's; never a sentinel's).
     public var password: [UInt8]?
+    /// The sentinels' own password, nil for none.
+    public var sentinelPassword: [UInt8]?
     public var keyPrefix: String
 
-    public init(host: String, port: UInt16, database: Int, tls: Bool, caFile: String? = nil,
-                password: [UInt8]? = nil, keyPrefix: String = "sidecar:") {
-        self.init(location: .server(host: host, port: port), database: database, tls: tls, caFile: caFile,
-                  password: password, keyPrefix: keyPrefix)
-    }
-
-    public init(location: Location, database: Int, tls: Bool, caFile: String? = nil,
-                password: [UInt8]? = nil, keyPrefix: String = "sidecar:") {
-        self.location = location
-        self.database = database
-        self.tls = tls
+    public init(address: RedisAddress, caFile: String? = nil, password: [UInt8]? = nil,
+                sentinelPassword: [UInt8]? = nil, keyPrefix: String = "sidecar:") {
+        self.address = address
         self.caFile = caFile
         self.password = password
+        self.sentinelPassword = sentinelPassword
         self.keyPrefix = keyPrefix
     }
 
-    public var description: String {
-        switch location {
-        case .server(let host, let port):
-            return "\(tls ? "rediss" : "redis")://\(RedisPeer.hostPort(host, port))/\(database)"
-        case .sentinels(let sentinels):
-            let nodes = sentinels.nodes.map { RedisPeer.hostPort($0.host, $0.port) }.joined(separator: ",")
-            return "\(tls ? "rediss" : "redis")+sentinel://\(nodes)/\(sentinels.masterName)/\(database)"
-        }
-    }
+    public var description: String { address.description }
 
-    var sentinels: SentinelSettings? {
-        if case .sentinels(let settings) = location { return settings }
+    var location: RedisAddress.Location { address.location }
+    var database: Int { address.database }
+    var tls: Bool { address.tls }
+
+    /// Behind Sentinel: the sentinels and the master's name.
+    var sentinels: (nodes: [RedisAddress.Node], masterName: String)? {
+        if case .sentinels(let nodes, let masterName) = address.location { return (nodes, masterName) }
         return nil
-    }
-}
-
-/// `redis+sentinel://h1:26379,h2:26379/<master>`: the sentinels asked, in turn, where the
-/// master named `masterName` is.
-public struct SentinelSettings: Sendable, Equatable {
-    public struct Node: Sendable, Equatable {
-        public var host: String
-        public var port: UInt16
-
-        public init(host: String, port: UInt16) {
-            self.host = host
-            self.port = port
-        }
-    }
-
-    public var nodes: [Node]
-    public var masterName: String
-    /// The sentinels' own password (`revocations.sentinel_password`), nil for none.
-    public var password: [UInt8]?
-
-    public init(nodes: [Node], masterName: String, password: [UInt8]? = nil) {
-        self.nodes = nodes
-        self.masterName = masterName
-        self.password = password
-    }
-
-    public static func == (a: SentinelSettings, b: SentinelSettings) -> Bool {
-        a.nodes == b.nodes && a.masterName == b.masterName && a.password == b.password
     }
 }
 

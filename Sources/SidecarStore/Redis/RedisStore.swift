@@ -78,7 +78,7 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
     var unresolvedReason: String {
         switch endpoint.location {
         case .server(let host, _): return "cannot resolve \(host)"
-        case .sentinels(let sentinels): return "no sentinel has named the master \"\(sentinels.masterName)\" yet"
+        case .sentinels(_, let masterName): return "no sentinel has named the master \"\(masterName)\" yet"
         }
     }
 

@@ -89,7 +89,9 @@ final class RedisSync: @unchecked Sendable {
         if let sentinels = store.endpoint.sentinels {
             // The data connections wait for the first master the sentinels name, so that
             // start-up reports what the sentinels said (an unknown master name is an error).
-            let discovery = SentinelDiscovery(loop: loop, settings: sentinels, tls: store.tls)
+            let discovery = SentinelDiscovery(
+                loop: loop, nodes: sentinels.nodes, masterName: sentinels.masterName,
+                password: store.endpoint.sentinelPassword, tls: store.tls)
             discovery.onOutcome = { [unowned self] outcome in discovered(outcome) }
             discovery.onSwitch = { [unowned self] old, new in
                 adopt(new, notice: "redis sentinel: master \"\(sentinels.masterName)\" switched from \(old) to \(new)")

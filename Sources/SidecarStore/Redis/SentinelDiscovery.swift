@@ -1,3 +1,4 @@
+import SidecarConfig
 import SidecarEvent
 
 /// Finds the master through Redis Sentinel, on the store's own thread (names are resolved
@@ -15,7 +16,8 @@ final class SentinelDiscovery {
     }
 
     private let loop: EventLoop
-    private let settings: SentinelSettings
+    private let nodes: [RedisAddress.Node]
+    private let masterName: String
     private let tls: TLSClientContext?
     private let handshake: RedisConnection.Handshake
     private var watch: RedisConnection?
@@ -34,11 +36,13 @@ final class SentinelDiscovery {
     /// How long one sentinel may take to connect and answer before the next is asked.
     var queryTimeoutMs: Int64 = 1_000
 
-    init(loop: EventLoop, settings: SentinelSettings, tls: TLSClientContext?) {
+    /// `password`: the sentinels' own (`revocations.sentinel_password`).
+    init(loop: EventLoop, nodes: [RedisAddress.Node], masterName: String, password: [UInt8]?, tls: TLSClientContext?) {
         self.loop = loop
-        self.settings = settings
+        self.nodes = nodes
+        self.masterName = masterName
         self.tls = tls
-        handshake = RedisConnection.Handshake(password: settings.password, passwordSetting: "revocations.sentinel_password")
+        handshake = RedisConnection.Handshake(password: password, passwordSetting: "revocations.sentinel_password")
         retry = Timer(loop: loop) { [unowned self] in discover() }
     }
 
@@ -81,13 +85,13 @@ final class SentinelDiscovery {
     /// Each sentinel in turn, round-robin across reconnects, so one that is down is not
     /// asked for ever.
     private func nextSentinelToWatch() -> RedisPeer? {
-        let node = settings.nodes[nextWatched % settings.nodes.count]
+        let node = nodes[nextWatched % nodes.count]
         nextWatched += 1
         return RedisPeer.resolve(host: node.host, port: node.port)
     }
 
     private func heard(_ payload: [UInt8]) {
-        guard let change = SentinelReplies.switchMaster(payload), change.name == settings.masterName else { return }
+        guard let change = SentinelReplies.switchMaster(payload), change.name == masterName else { return }
         guard let peer = RedisPeer.resolve(host: change.new.host, port: change.new.port) else {
             return discover()
         }
@@ -98,8 +102,8 @@ final class SentinelDiscovery {
 
     private func ask(index: Int, findings: [String], unknown: Bool) {
         guard !stopped else { return }
-        guard index < settings.nodes.count else { return give(findings: findings, unknown: unknown) }
-        let node = settings.nodes[index]
+        guard index < nodes.count else { return give(findings: findings, unknown: unknown) }
+        let node = nodes[index]
         let label = RedisPeer.hostPort(node.host, node.port)
         guard let sentinel = RedisPeer.resolve(host: node.host, port: node.port) else {
             return ask(index: index + 1, findings: findings + ["\(label): cannot resolve the name"], unknown: unknown)
@@ -118,10 +122,10 @@ final class SentinelDiscovery {
             }
             answered(reply, why: why, from: label, index: index, findings: findings, unknown: unknown)
         }
-        connection.onStateChange = { [unowned connection, settings] state in
+        connection.onStateChange = { [unowned connection, masterName] state in
             switch state {
             case .ready:
-                connection.send(RESP.command("SENTINEL", "get-master-addr-by-name", settings.masterName)) { reply in
+                connection.send(RESP.command("SENTINEL", "get-master-addr-by-name", masterName)) { reply in
                     settle(reply, "no answer")
                 }
             case .down(let why): settle(nil, why)
@@ -143,7 +147,7 @@ final class SentinelDiscovery {
             }
             finish(.found(master: master, sentinel: label))
         case .unknownMaster:
-            let finding = "\(label) watches no master named \"\(settings.masterName)\""
+            let finding = "\(label) watches no master named \"\(masterName)\""
             ask(index: index + 1, findings: findings + [finding], unknown: true)
         case .refused(let message):
             ask(index: index + 1, findings: findings + ["\(label) answered \(message)"], unknown: unknown)
@@ -154,13 +158,13 @@ final class SentinelDiscovery {
         let detail = findings.joined(separator: "; ")
         let reason: String
         if unknown {
-            reason = "no sentinel knows a master named \"\(settings.masterName)\" (\(detail))"
+            reason = "no sentinel knows a master named \"\(masterName)\" (\(detail))"
         } else if findings.allSatisfy({ $0.contains("authentication failed") }) {
             reason = "authentication failed at the sentinels (\(detail))"
         } else if findings.allSatisfy({ $0.contains("TLS certificate not trusted") }) {
             reason = "TLS certificate not trusted at the sentinels (\(detail))"
         } else {
-            reason = "no sentinel named the master \"\(settings.masterName)\" (\(detail))"
+            reason = "no sentinel named the master \"\(masterName)\" (\(detail))"
         }
         retry?.schedule(afterMilliseconds: retryMs)
         finish(.failed(reason: reason, unknownMaster: unknown))

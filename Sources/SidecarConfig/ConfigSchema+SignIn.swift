@@ -1,0 +1,194 @@
+import Foundation
+import SidecarHTTP
+
+/// `apple`, `session` and `assertion`, whose defaults and checks depend on each other and on
+/// `public_url`: apple's keys read one by one, session's and assertion's walked as declared
+/// and then derived and checked together.
+extension ConfigSchema {
+    static let appleBaseURL = "https://appleid.apple.com"
+
+    mutating func readApple(_ apple: Section, publicURL: HTTPURL?) -> Config.Apple? {
+        let teamID = apple.required("team_id", Placeholders.teamID)
+        let clientID = apple.required("client_id") { Names.bundleID($0, what: "client id (Services ID)") }
+        let keyID = apple.required("key_id", Placeholders.keyID)
+        let (privateKeyFile, privateKey) = readApplePrivateKey(apple)
+        let scopes = apple.list("scopes", default: ["name", "email"]) { scope in
+            ["name", "email"].contains(scope) ? .success(scope)
+                : .failure(ValueError("unknown scope \(quoted(scope)) (Apple offers name and email)"))
+        }
+        if Set(scopes).count != scopes.count {
+            reader.report(.invalidValue, "apple.scopes", at: apple.location(of: "scopes"), "lists a scope twice")
+        }
+        let nativeAudiences = apple.list("native_audiences", default: []) { Names.bundleID($0, what: "bundle id") }
+        let baseURL = readAppleBaseURL(apple)
+        let caFile = apple.optional("ca_file", Parse.readableFile(baseDirectory: baseDirectory))
+        let jwksRefresh = apple.value("jwks_refresh", default: .hours(1), Parse.positiveDuration)
+        let clientSecretTTL = apple.value("client_secret_ttl", default: .hours(1)) { text in
+            Parse.positiveDuration(text).flatMap { ttl in
+                ttl <= .days(180) ? .success(ttl)
+                    : .failure(ValueError("\(quoted(text)) is longer than Apple's maximum of 180d"))
+            }
+        }
+        let leeway = apple.value("leeway", default: .seconds(60)) { text in
+            Parse.duration(text).flatMap { span in
+                span <= .minutes(10) ? .success(span)
+                    : .failure(ValueError("\(quoted(text)) is too lenient a clock skew (at most 10m)"))
+            }
+        }
+        let pkce = apple.bool("pkce", default: true)
+        let nativeRequireNonce = apple.bool("native_require_nonce", default: false)
+        let androidPackages = apple.list("android_packages", default: []) { Names.androidPackage($0) }
+        if Set(androidPackages).count != androidPackages.count {
+            reader.report(.invalidValue, "apple.android_packages", at: apple.location(of: "android_packages"),
+                          "lists a package twice")
+        }
+
+        // Only a value the operator wrote warns: the default stays quiet (`check` shows
+        // "nonce optional" on its native line either way).
+        if !nativeAudiences.isEmpty && !nativeRequireNonce && apple.contains("native_require_nonce") {
+            warnings.append(ConfigWarning(
+                path: "apple.native_require_nonce",
+                message: "false while native_audiences are configured: a native identity token can be replayed until it expires"))
+        }
+        if let publicURL, baseURL.description == Self.appleBaseURL,
+           !publicURL.isHTTPS || publicURL.isLoopback || HostName.isIPLiteral(publicURL.host) {
+            warnings.append(ConfigWarning(
+                path: "public_url",
+                message: "\(publicURL.origin) could never be registered with Apple (Apple requires https and a "
+                    + "domain name, not an IP or localhost); set apple.base_url to an emulator to test locally"))
+        }
+
+        if !baseURL.isHTTPS {
+            warnings.append(ConfigWarning(
+                path: "apple.base_url",
+                message: "\(baseURL.origin) is plain http (allowed only because the host is loopback): "
+                    + "use it for an emulator in tests, never for Apple"))
+        }
+
+        guard let teamID, let clientID, let keyID, let privateKey else { return nil }
+        return Config.Apple(
+            teamID: teamID, clientID: clientID, keyID: keyID, privateKeyFile: privateKeyFile,
+            privateKey: privateKey, scopes: scopes, nativeAudiences: nativeAudiences, baseURL: baseURL,
+            caFile: caFile, jwksRefresh: jwksRefresh, clientSecretTTL: clientSecretTTL, leeway: leeway,
+            pkce: pkce, nativeRequireNonce: nativeRequireNonce, androidPackages: androidPackages)
+    }
+
+    /// Exactly one of `private_key_file` and `private_key` (which may be `env:`/`file:`).
+    func readApplePrivateKey(_ apple: Section) -> (file: String?, key: Secret?) {
+        apple.declare("private_key_file", "private_key")
+        switch (apple.contains("private_key_file"), apple.contains("private_key")) {
+        case (true, true):
+            reader.report(.conflict, "apple.private_key", at: apple.location(of: "private_key"),
+                          "set either apple.private_key_file or apple.private_key, not both")
+            return (nil, nil)
+        case (false, true):
+            let key = apple.optional("private_key") { text in
+                Placeholders.appleKey(text).flatMap {
+                    Secret.resolve($0, environment: environment, baseDirectory: baseDirectory)
+                }.flatMap { key in
+                    AppleSigningKey.check(key, named: key.source == "inline" ? "the inline key" : key.source)
+                }
+            }
+            return (nil, key)
+        case (true, false):
+            var path: String?
+            let key = apple.optional("private_key_file") { text in
+                Parse.path(baseDirectory: baseDirectory)(text).flatMap(Placeholders.appleKey).flatMap { resolved in
+                    path = resolved
+                    return FilePath.contents(resolved, limit: 64 * 1024)
+                        .map { Secret(bytes: $0, source: "file:\(resolved)") }
+                        .flatMap { AppleSigningKey.check($0, named: text) }
+                }
+            }
+            return (path, key)
+        case (false, false):
+            apple.requireMissing("private_key_file", because: "or apple.private_key: the .p8 key that signs client secrets")
+            return (nil, nil)
+        }
+    }
+
+    func readAppleBaseURL(_ apple: Section) -> HTTPURL {
+        let fallback = HTTPURL(scheme: "https", host: "appleid.apple.com", port: 443, path: "", query: "")
+        return apple.value("base_url", default: fallback) { text in
+            HTTPURL.parse(text, allowPath: true, allowQuery: false).flatMap { url in
+                url.isHTTPS || url.isLoopback ? .success(url)
+                    : .failure(ValueError("\(quoted(text)) must be https unless its host is loopback"))
+            }
+        }
+    }
+
+    mutating func readSession(_ section: Section, context: ParseContext) -> Config.Session? {
+        var session = section.read(Config.Session.self, context: context)
+        session.secure = context.publicURL.map { $0.isHTTPS || $0.isLoopback } ?? true
+        // A Domain rules out the __Host- prefix; __Secure- keeps the "set only over https" guarantee.
+        // (Every public_url that loads is secure, as plain http is refused off loopback.)
+        if !section.contains("cookie_name") {
+            session.cookieName = !session.secure ? "sidecar" : section.contains("domain") ? "__Secure-sidecar" : "__Host-sidecar"
+        } else if session.cookieName.hasPrefix("__Host-"), section.contains("domain"),
+                  !reader.hasErrors(at: "session.cookie_name") {
+            reader.report(.conflict, "session.cookie_name", at: section.location(of: "cookie_name"),
+                          "a __Host- cookie cannot have a Domain; drop session.domain or the prefix")
+        }
+        // A default must never make a valid explicit setting fail: refresh_after adapts to a
+        // short idle_timeout; only an explicit refresh_after can conflict with it.
+        let (lifetime, idleTimeout) = (session.lifetime, session.idleTimeout)
+        if !section.contains("refresh_after") {
+            session.refreshAfter = Self.defaultRefreshAfter(idleTimeout: idleTimeout)
+        } else if session.refreshAfter >= idleTimeout {
+            let origin = section.contains("idle_timeout") ? "" : ", its default"
+            reader.report(.conflict, "session.refresh_after", at: section.location(of: "refresh_after"),
+                          "must be shorter than session.idle_timeout (\(idleTimeout)\(origin)), or active sessions would expire")
+        }
+        // Only an idle_timeout the operator chose can be pointless; the default one simply
+        // yields to a shorter explicit lifetime.
+        if section.contains("idle_timeout"), idleTimeout > lifetime {
+            let origin = section.contains("lifetime") ? "" : ", its default"
+            warnings.append(ConfigWarning(path: "session.idle_timeout",
+                                          message: "longer than session.lifetime (\(lifetime)\(origin)): it never takes effect"))
+        }
+        guard checkSessionSecrets(section, session.secrets) else { return nil }
+        return session
+    }
+
+    /// 1h, or half of `idle_timeout` when that is shorter: a session in use is re-sealed well
+    /// before its idle deadline, however short that is.
+    static func defaultRefreshAfter(idleTimeout: TimeSpan) -> TimeSpan {
+        min(.hours(1), TimeSpan(milliseconds: idleTimeout.milliseconds / 2))
+    }
+
+    /// Whether the secrets can seal: each one read (else its error is reported already) and at
+    /// least one; repeats and inline secrets are warned about.
+    private mutating func checkSessionSecrets(_ section: Section, _ secrets: [Secret]) -> Bool {
+        guard section.contains("secrets"), !reader.hasErrors(at: "session.secrets") else { return false }
+        guard !secrets.isEmpty else {
+            reader.report(.invalidValue, "session.secrets", at: section.location(of: "secrets"),
+                          "needs at least one secret (generate one with `sidecar secret`)")
+            return false
+        }
+        if Set(secrets.map(\.bytes)).count != secrets.count {
+            warnings.append(ConfigWarning(path: "session.secrets", message: "lists the same secret more than once"))
+        }
+        if secrets.contains(where: { $0.source == "inline" }) {
+            warnings.append(ConfigWarning(path: "session.secrets",
+                                          message: "holds a secret inline; prefer env:NAME or file:/path"))
+        }
+        return true
+    }
+
+    mutating func readAssertion(_ section: Section, context: ParseContext) -> Config.Assertion {
+        var assertion = section.read(Config.Assertion.self, context: context)
+        if !section.contains("audience") { assertion.audience = context.publicURL?.origin ?? "" }
+        guard assertion.enabled else { return assertion }
+        if assertion.privateKeyFile == nil && !section.contains("private_key_file") {
+            warnings.append(ConfigWarning(
+                path: "assertion.private_key_file",
+                message: "not set: assertions are signed with a key generated at start and lost on restart "
+                    + "(upstreams must fetch jwks.json again, and replicas would each have their own key)"))
+        } else if let keyFile = assertion.privateKeyFile, assertion.privateKey == nil {
+            warnings.append(ConfigWarning(
+                path: "assertion.private_key_file",
+                message: "\(quoted(keyFile)) does not exist yet: `run` generates a P-256 key and writes it there (mode 0600)"))
+        }
+        return assertion
+    }
+}
