@@ -57,7 +57,7 @@ let package = Package(
         // module, so a key `run` could not sign with is a config error with its line and column.
         .target(
             name: "SidecarConfig",
-            dependencies: [.product(name: "Yams", package: "Yams"), "SidecarHTTP", "SidecarCrypto"]),
+            dependencies: [.product(name: "Yams", package: "Yams"), "SidecarHTTP", "SidecarCrypto", "SidecarStore"]),
         // The outgoing HTTPS client (one request per connection, verified TLS, one deadline), first
         // written for Apple and used by ACME too; its types keep the names they were born with.
         .target(name: "SidecarHTTPClient", dependencies: ["SidecarEvent", "SidecarHTTP", "COpenSSL"]),
@@ -80,7 +80,7 @@ let package = Package(
         // Redis (`redis://`, `rediss://`, either behind Sentinel) on the project's own loop and TLS layer,
         // RESP codec included.
         .target(
-            name: "SidecarStore", dependencies: ["SidecarConfig", "SidecarCrypto", "SidecarEvent", "COpenSSL"],
+            name: "SidecarStore", dependencies: ["SidecarCrypto", "SidecarEvent", "COpenSSL"],
             swiftSettings: hotPathSettings),
         // Reverse proxy: connections, upstream pool, header rewriting, auth endpoints, admin.
         .target(
@@ -114,7 +114,7 @@ let package = Package(
         .testTarget(name: "SidecarHTTPTests", dependencies: ["SidecarHTTP"]),
         .testTarget(name: "SidecarHTTP2Tests", dependencies: ["SidecarHTTP2", "CNGHTTP2"]),
         .testTarget(name: "SidecarEventTests", dependencies: ["SidecarEvent", "CEventMemory"]),
-        .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig"]),
+        .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig", "SidecarStore"]),
         .testTarget(name: "SidecarStoreTests", dependencies: ["SidecarStore", "SidecarConfig"]),
         .testTarget(
             name: "SidecarProxyTests", dependencies: ["SidecarProxy", "SidecarHTTP", "CEvent", "SidecarStore", "SidecarEvent", "COpenSSL"]),

@@ -151,7 +151,9 @@ enum FuzzChecks {
                         return out
                     }
                 } catch {
+                    // Trailer bytes yielded before the error mean nothing: the message is refused.
                     out.failed = true
+                    out.trailers = []
                     return out
                 }
             }

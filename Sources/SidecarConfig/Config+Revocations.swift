@@ -1,4 +1,5 @@
 import Foundation
+import SidecarStore
 
 extension Config {
     /// `revocations.*`: the store, and for Redis its passwords, key prefix and CA file.

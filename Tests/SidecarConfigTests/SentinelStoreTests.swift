@@ -1,5 +1,6 @@
 import XCTest
 import SidecarConfig
+import SidecarStore
 
 /// `revocations.store: redis+sentinel://…` and `revocations.sentinel_password`.
 final class SentinelStoreTests: XCTestCase {

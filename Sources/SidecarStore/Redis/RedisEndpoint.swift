@@ -1,5 +1,4 @@
 import Glibc
-import SidecarConfig
 import SidecarEvent
 
 /// Where and how to reach Redis: the address `revocations.store` names, with what the

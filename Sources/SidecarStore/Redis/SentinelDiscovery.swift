@@ -1,4 +1,3 @@
-import SidecarConfig
 import SidecarEvent
 
 /// Finds the master through Redis Sentinel, on the store's own thread (names are resolved
