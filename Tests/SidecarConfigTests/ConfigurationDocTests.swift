@@ -169,7 +169,7 @@ final class ConfigurationDocTests: XCTestCase {
         var last: String?
         for line in block.split(separator: "\n") {
             let leading = line.prefix { $0 == " " }.count
-            var rest = line.dropFirst(leading)
+            let rest = line.dropFirst(leading)
             if rest.first == "#", leading >= 30, let path = last, var entry = result[path] {
                 let more = rest.dropFirst().trimmingCharacters(in: .whitespaces)
                 entry.doc += entry.doc.isEmpty ? more : " " + more
@@ -177,23 +177,7 @@ final class ConfigurationDocTests: XCTestCase {
                 continue
             }
             last = nil
-            var indent = leading
-            let commented = rest.first == "#"
-            if commented {
-                rest = rest.dropFirst()
-                if rest.first == " " { rest = rest.dropFirst() }
-                let inner = rest.prefix { $0 == " " }.count
-                rest = rest.dropFirst(inner)
-                indent += inner
-            }
-            if rest.hasPrefix("- ") {
-                rest = rest.dropFirst(2)
-                indent += 2
-            }
-            let key = rest.prefix { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }
-            guard let first = key.first, ("a"..."z").contains(first) else { continue }
-            let after = rest.dropFirst(key.count)
-            guard after.first == ":", after.count == 1 || after.dropFirst().first == " " else { continue }
+            guard let (indent, key, after, commented) = keyLine(line) else { continue }
             while let top = stack.last, top.indent >= indent { stack.removeLast() }
             let path = (stack.map(\.key) + [String(key)]).joined(separator: ".")
             stack.append((indent, String(key)))
@@ -212,6 +196,31 @@ final class ConfigurationDocTests: XCTestCase {
         return result
     }
 
+    /// A line that names a key, set or commented out (`# key: …` counts, indented where the
+    /// text after `# ` starts): its indent, the key, and what follows the key (from the colon).
+    /// An item of a list of mappings (`- path: /x`) has its keys where the `- ` ends.
+    static func keyLine(_ line: Substring) -> (indent: Int, key: Substring, after: Substring, commented: Bool)? {
+        var rest = line.drop { $0 == " " }
+        var indent = line.count - rest.count
+        let commented = rest.first == "#"
+        if commented {
+            rest = rest.dropFirst()
+            if rest.first == " " { rest = rest.dropFirst() }
+            let inner = rest.prefix { $0 == " " }.count
+            rest = rest.dropFirst(inner)
+            indent += inner
+        }
+        if rest.hasPrefix("- ") {
+            rest = rest.dropFirst(2)
+            indent += 2
+        }
+        let key = rest.prefix { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }
+        guard let first = key.first, ("a"..."z").contains(first) else { return nil }
+        let after = rest.dropFirst(key.count)
+        guard after.first == ":", after.count == 1 || after.dropFirst().first == " " else { return nil }
+        return (indent, key, after, commented)
+    }
+
     static func unquoted(_ value: String) -> String {
         guard value.count >= 2, let first = value.first, first == "\"" || first == "'", value.last == first else {
             return value
@@ -224,24 +233,7 @@ final class ConfigurationDocTests: XCTestCase {
     static func keyPaths(in block: String) -> (keys: [String], sections: [String]) {
         var entries: [(indent: Int, key: String, hasValue: Bool)] = []
         for line in block.split(separator: "\n") {
-            var rest = line.drop { $0 == " " }
-            var indent = line.count - rest.count
-            if rest.first == "#" {
-                rest = rest.dropFirst()
-                if rest.first == " " { rest = rest.dropFirst() }
-                let inner = rest.prefix { $0 == " " }.count
-                rest = rest.dropFirst(inner)
-                indent += inner
-            }
-            // An item of a list of mappings (`- path: /x`): its keys sit where the `- ` ends.
-            if rest.hasPrefix("- ") {
-                rest = rest.dropFirst(2)
-                indent += 2
-            }
-            let key = rest.prefix { $0 == "_" || ("a"..."z").contains($0) || ("0"..."9").contains($0) }
-            guard let first = key.first, ("a"..."z").contains(first) else { continue }
-            let after = rest.dropFirst(key.count)
-            guard after.first == ":", after.count == 1 || after.dropFirst().first == " " else { continue }
+            guard let (indent, key, after, _) = keyLine(line) else { continue }
             let value = after.dropFirst().drop { $0 == " " }
             entries.append((indent, String(key), !value.isEmpty && value.first != "#"))
         }
