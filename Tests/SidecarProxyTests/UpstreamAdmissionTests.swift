@@ -82,10 +82,10 @@ final class UpstreamAdmissionTests: XCTestCase {
     }
 
     func testAWorkersShareOfACapIsRoundedUpAndZeroMeansNone() {
-        XCTAssertEqual(Worker.share(of: 0, workers: 4), 0)
-        XCTAssertEqual(Worker.share(of: 10, workers: 4), 3)
-        XCTAssertEqual(Worker.share(of: 1, workers: 4), 1)
-        XCTAssertEqual(Worker.share(of: 8, workers: 1), 8)
+        XCTAssertEqual(UpstreamPools.share(of: 0, workers: 4), 0)
+        XCTAssertEqual(UpstreamPools.share(of: 10, workers: 4), 3)
+        XCTAssertEqual(UpstreamPools.share(of: 1, workers: 4), 1)
+        XCTAssertEqual(UpstreamPools.share(of: 8, workers: 1), 8)
     }
 
     // MARK: the descriptor budget

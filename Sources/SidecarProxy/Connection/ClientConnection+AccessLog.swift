@@ -10,12 +10,12 @@ extension ClientConnection {
     func logExchange() {
         let reachedUpstream = exchange.response != nil
         let route: WorkerMetrics.Route = reachedUpstream || exchange.upstreamFailure ? .upstream : .sidecar
-        let now = worker.nowMs
+        let now = context.nowMs
         metrics.recordRequest(route: route, status: exchange.status, http2: isHTTP2)
         metrics.recordRequestDuration(route: route, ms: now - exchange.startedMs)
         if let incomplete = exchange.incomplete { metrics.recordIncomplete(incomplete) }
         if exchange.spanStartNs != 0 { recordSpans(reachedUpstream: reachedUpstream) }
-        guard let log = worker.accessLog else { return }
+        guard let log = context.accessLog else { return }
         if !exchange.trace.isSet { startTrace() }
         // Moved out and back (no copy, so no retain): a read of the optional stored head copies it.
         let head = exchange.request.take()
@@ -24,7 +24,7 @@ extension ClientConnection {
         exchange.requestId.withUnsafeBytes { id in
             peerText.withUnsafeBytes { peer in
                 exchange.path.withUnsafeBytes { normalizedPath in
-                    (worker.upstream(exchange.upstreamIndex)?.text ?? []).withUnsafeBytes { upstreamText in
+                    (context.upstreams.pool(exchange.upstreamIndex)?.text ?? []).withUnsafeBytes { upstreamText in
                         var entry = AccessLog.Entry(
                             timestampMs: now, requestId: id, trace: exchange.trace, client: peer,
                             path: head == nil ? AccessLog.none : normalizedPath, status: exchange.status,

@@ -82,7 +82,7 @@ extension ClientConnection {
                 return
             }
             metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
-            worker.logUpstreamFailure("connect()", errno: ETIMEDOUT, upstream: exchange.upstream?.pool)
+            context.log.upstreamFailed("connect()", errno: ETIMEDOUT, upstream: exchange.upstream?.pool)
             failUpstream(504, upstreamFault: true)
         case .checkUpstream:
             checkUpstream()
@@ -96,7 +96,7 @@ extension ClientConnection {
         case .abortExchange:
             abort(.upstreamTimeout)
         case .upstreamTimedOut:
-            worker.logUpstreamFailure("response", errno: ETIMEDOUT, upstream: exchange.upstream?.pool)
+            context.log.upstreamFailed("response", errno: ETIMEDOUT, upstream: exchange.upstream?.pool)
             failUpstream(504, upstreamFault: true)
         case .requestTimedOut:
             failUpstream(408)

@@ -11,12 +11,12 @@ extension ClientConnection {
         switch phase {
         case .exchanging:
             if exchange.requestRelay != nil {
-                wantsInput = (exchange.upstream?.stream.pendingOutput ?? 0) <= worker.holdLimit
+                wantsInput = (exchange.upstream?.stream.pendingOutput ?? 0) <= context.settings.holdLimit
             } else {
                 wantsInput = stream.pendingInput < Self.pipelineLimit
             }
         case .tunnel:
-            wantsInput = (exchange.upstream?.stream.pendingOutput ?? 0) <= worker.holdLimit
+            wantsInput = (exchange.upstream?.stream.pendingOutput ?? 0) <= context.settings.holdLimit
         case .waitingForHead, .closing:
             wantsInput = true
         case .closed:
@@ -31,7 +31,7 @@ extension ClientConnection {
     /// it starts at a fresh clock read, not at the iteration's cached time, and the part of a
     /// millisecond already begun is rounded up: `deadlineFired` compares whole milliseconds.
     func startDeadline(_ ms: Int64) {
-        let now = worker.refreshedNowMs()
+        let now = context.refreshedNowMs()
         deadlineAtMs = now &+ ms &+ 1
         guard timerAtMs > deadlineAtMs || timerAtMs < now else { return }  // fires in time
         deadline.schedule(afterMilliseconds: ms &+ 1, clockJustRead: true)
@@ -40,7 +40,7 @@ extension ClientConnection {
 
     func deadlineFired() {
         timerAtMs = .max
-        let now = worker.nowMs
+        let now = context.nowMs
         if machine.deadline != .none, now < deadlineAtMs {  // an early timer left for a later deadline
             deadline.schedule(afterMilliseconds: deadlineAtMs - now)
             timerAtMs = deadlineAtMs
@@ -60,7 +60,7 @@ extension ClientConnection {
             refuseSlowBody()
             return
         }
-        let idleFor = worker.nowMs - exchange.lastProgressMs
+        let idleFor = context.nowMs - exchange.lastProgressMs
         let timeout = upstreamTimeoutMs
         if idleFor < timeout {
             perform(machine.upstreamWaiting(ms: min(timeout - idleFor, bodyRateRecheckMs)))
@@ -75,11 +75,11 @@ extension ClientConnection {
     func holdUpstreamForClient(_ upstream: UpstreamConnection) {
         upstream.stream.pauseReading()
         exchange.clientWriteMark = stream.bytesWritten
-        exchange.clientWriteProgressMs = worker.nowMs
+        exchange.clientWriteProgressMs = context.nowMs
         // The deadline now also guards the client: it fires within the send bound (when it
         // finds the upstream resumed meanwhile, it re-arms for the upstream's remaining time).
         if machine.deadline == .upstream {
-            perform(machine.upstreamWaiting(ms: min(worker.options.idleTimeoutMs, upstreamTimeoutMs)))
+            perform(machine.upstreamWaiting(ms: min(context.settings.options.idleTimeoutMs, upstreamTimeoutMs)))
         }
     }
 
@@ -87,12 +87,12 @@ extension ClientConnection {
     /// client that read anything since the last look gets a new bound; one that read
     /// nothing for the whole bound is cut off and the exchange logged as incomplete.
     func waitForClientToRead() {
-        let now = worker.nowMs
+        let now = context.nowMs
         if stream.bytesWritten != exchange.clientWriteMark {
             exchange.clientWriteMark = stream.bytesWritten
             exchange.clientWriteProgressMs = now
         }
-        let bound = worker.options.idleTimeoutMs
+        let bound = context.settings.options.idleTimeoutMs
         let waited = now - exchange.clientWriteProgressMs
         if waited < bound {
             perform(machine.upstreamWaiting(ms: bound - waited))
@@ -110,9 +110,9 @@ extension ClientConnection {
     /// When to look at the request body's rate again: at the end of the grace period, then
     /// every second while the body is still arriving (`.max`: nothing to check).
     var bodyRateRecheckMs: Int64 {
-        guard exchange.requestRelay != nil, worker.options.minBodyRate > 0 else { return .max }
-        let elapsed = worker.nowMs - exchange.startedMs
-        let grace = worker.options.minBodyGraceMs
+        guard exchange.requestRelay != nil, context.settings.options.minBodyRate > 0 else { return .max }
+        let elapsed = context.nowMs - exchange.startedMs
+        let grace = context.settings.options.minBodyGraceMs
         return elapsed < grace ? grace - elapsed : 1_000
     }
 
@@ -120,10 +120,10 @@ extension ClientConnection {
     /// must have averaged the rate since its first byte. A body dripping in slower would
     /// hold this connection and one of the upstream's for as long as the client likes.
     var requestBodyTooSlow: Bool {
-        guard let relay = exchange.requestRelay, worker.options.minBodyRate > 0 else { return false }
-        let elapsed = worker.nowMs - exchange.startedMs
-        guard elapsed >= worker.options.minBodyGraceMs else { return false }
-        return relay.transferred &* 1000 < UInt64(worker.options.minBodyRate) &* UInt64(elapsed)
+        guard let relay = exchange.requestRelay, context.settings.options.minBodyRate > 0 else { return false }
+        let elapsed = context.nowMs - exchange.startedMs
+        guard elapsed >= context.settings.options.minBodyGraceMs else { return false }
+        return relay.transferred &* 1000 < UInt64(context.settings.options.minBodyRate) &* UInt64(elapsed)
     }
 
     /// 408 to the client and the upstream connection closed (the upstream sees its request

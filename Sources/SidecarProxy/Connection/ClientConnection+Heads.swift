@@ -26,9 +26,9 @@ extension ClientConnection {
                 close()
                 return
             }
-            let window = min(available, worker.headLimits.maxHeadBytes + 4)
+            let window = min(available, context.settings.headLimits.maxHeadBytes + 4)
             guard let prefix = stream.input.unsafePrefix(window) else { return }
-            if prefix[0] == UInt8(ascii: "P"), stream.bytesWritten == 0, worker.options.http2 {
+            if prefix[0] == UInt8(ascii: "P"), stream.bytesWritten == 0, context.settings.options.http2 {
                 switch HTTP2Preface.match(prefix) {
                 case .complete:
                     becomeHTTP2()
@@ -41,16 +41,16 @@ extension ClientConnection {
                 }
             }
             let parsed: HTTPRequestHead?
-            var spare = worker.spareHead()
+            var spare = context.scratch.spareHead()
             do {
                 parsed = try HTTPRequestHead.parse(
-                    prefix, limits: worker.headLimits, reusing: &spare)
+                    prefix, limits: context.settings.headLimits, reusing: &spare)
             } catch {
                 refuse(error.status)
                 return
             }
             guard let head = parsed else {
-                worker.recycle(spare)
+                context.scratch.recycle(spare)
                 perform(machine.headIncomplete())
                 return
             }
@@ -72,10 +72,10 @@ extension ClientConnection {
 
     /// Begins an exchange on the blank one the previous exchange left.
     func startExchange(_ head: HTTPRequestHead) {
-        machine.headParsed(keepAlive: head.connection.keepAlive, hasBody: head.framing != .none, draining: worker.isDraining)
+        machine.headParsed(keepAlive: head.connection.keepAlive, hasBody: head.framing != .none, draining: context.isDraining)
         exchange.request = head
         exchange.facts = RequestFacts(head)
-        exchange.startedMs = worker.nowMs
+        exchange.startedMs = context.nowMs
         exchange.lastProgressMs = exchange.startedMs
         // Everything up to the request written upstream reads the head through one borrowed
         // view (the caller's `head` keeps its arrays alive meanwhile).
@@ -89,7 +89,7 @@ extension ClientConnection {
         markSpanStart()
         let refusal: PathNormalizationError?
         do {
-            try PathNormalizer.normalize(view[head.path], separators: worker.options.encodedSlashes, into: &exchange.path)
+            try PathNormalizer.normalize(view[head.path], separators: context.settings.options.encodedSlashes, into: &exchange.path)
             refusal = nil
         } catch {
             refusal = error
@@ -103,7 +103,7 @@ extension ClientConnection {
         // One inout access to `exchange` at a time (two overlap: a debug build's exclusivity
         // check traps), so the upstream's index goes through a local.
         var upstreamIndex = exchange.upstreamIndex
-        let decision = worker.policy.decide(
+        let decision = context.settings.policy.decide(
             head, view, path: exchange.path, trace: exchange.trace, identity: &exchange.identity,
             upstream: &upstreamIndex)
         exchange.upstreamIndex = upstreamIndex
@@ -124,7 +124,7 @@ extension ClientConnection {
             break
         }
         if case .contentLength(let n) = head.framing,
-           worker.options.maxUploadBytes > 0, n > worker.options.maxUploadBytes {
+           context.settings.options.maxUploadBytes > 0, n > context.settings.options.maxUploadBytes {
             refuse(413)
             return
         }
@@ -136,8 +136,8 @@ extension ClientConnection {
         if !machine.requestBodyDone {
             let chunked = head.framing == .chunked
             exchange.requestRelay = BodyRelay(
-                framing: head.framing, chunkOutput: chunked, limit: worker.options.maxUploadBytes, passesTrailers: chunked)
-            if chunked { exchange.requestTrailers = BodyRelay.TrailerSection(worker.rewriter.trailerForwarding) }
+                framing: head.framing, chunkOutput: chunked, limit: context.settings.options.maxUploadBytes, passesTrailers: chunked)
+            if chunked { exchange.requestTrailers = BodyRelay.TrailerSection(context.settings.rewriter.trailerForwarding) }
         }
         connectUpstream(head, view, fresh: false, arriving: true)
     }
@@ -154,17 +154,16 @@ extension ClientConnection {
         case .segmentEmptyOnceCut: reason = "path_segment_empty_once_cut"
         case .encodedSeparator: reason = "path_encoded_separator"
         }
-        guard let suppressed = worker.pathRefusalLog.shouldLog(nowMs: worker.nowMs) else { return }
-        var sent: [UInt8] = []
-        for c in view[head.path].prefix(256) {
-            if c > 0x20 && c < 0x7F { sent.append(c) } else { PercentEncoding.appendEscape(c, to: &sent) }
+        context.log.pathRefused {
+            var sent: [UInt8] = []
+            for c in view[head.path].prefix(256) {
+                if c > 0x20 && c < 0x7F { sent.append(c) } else { PercentEncoding.appendEscape(c, to: &sent) }
+            }
+            return [
+                "reason": .string(reason), "path": .string(String(decoding: sent, as: UTF8.self)),
+                "request_id": .string(String(decoding: exchange.requestId, as: UTF8.self)),
+            ]
         }
-        var metadata: Logger.Metadata = [
-            "reason": .string(reason), "path": .string(String(decoding: sent, as: UTF8.self)),
-            "request_id": .string(String(decoding: exchange.requestId, as: UTF8.self)),
-        ]
-        if suppressed > 0 { metadata["suppressed"] = .stringConvertible(suppressed) }
-        Logger(label: "sidecar").info("request path refused with 400", metadata: metadata)
     }
 
     /// A request a rule refused, with the rule (its index in `rules`), why, and the ids that
@@ -193,17 +192,17 @@ extension ClientConnection {
                 return
             }
         }
-        worker.requestIDs.next(into: &exchange.requestId)
+        context.requestIDs.next(into: &exchange.requestId)
     }
 
     /// Continues the client's `traceparent` when it is valid and its sender trusted
     /// (`tracing.trust_incoming`, or a peer in `trusted_proxies`); otherwise starts a trace.
     func chooseTrace(_ view: HeadView) {
-        if worker.trustIncomingTrace || peerTrusted {
+        if context.settings.trustIncomingTrace || peerTrusted {
             let incoming = view.incomingTrace()
             if let parent = incoming.parent {
                 exchange.trace = .continuing(
-                    parent, spanId: worker.traceIDs.pointee.spanId(), tracestate: incoming.tracestateFits)
+                    parent, spanId: context.traceIDs.pointee.spanId(), tracestate: incoming.tracestateFits)
                 return
             }
         }
@@ -212,6 +211,6 @@ extension ClientConnection {
 
     /// A new trace for the exchange (no usable `traceparent`, or none read: a refused head).
     func startTrace() {
-        exchange.trace = worker.traceIDs.pointee.startTrace(sampling: worker.sampleThreshold)
+        exchange.trace = context.traceIDs.pointee.startTrace(sampling: context.settings.sampleThreshold)
     }
 }

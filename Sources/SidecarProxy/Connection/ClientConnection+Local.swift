@@ -11,13 +11,13 @@ extension ClientConnection {
     /// then hands the request to the authenticator. An endpoint that takes no body reads none:
     /// one sent anyway stays unread and the connection closes after the answer.
     func startLocal(_ endpoint: AuthEndpoint, _ head: HTTPRequestHead) {
-        guard let auth = worker.auth else {
+        guard let auth = context.auth else {
             respond(.plain(404))
             return
         }
         if let refusal = auth.signInRateRefusal(
             endpoint, head, peer: peerText, peerTrusted: peerTrusted,
-            apiClient: worker.policy.isAPIClient(head, path: exchange.path)) {
+            apiClient: context.settings.policy.isAPIClient(head, path: exchange.path)) {
             machine.answerWithoutReadingBody()
             respond(refusal)
             return
@@ -67,9 +67,9 @@ extension ClientConnection {
     /// for Apple). Meanwhile the `.local` deadline runs and a client that goes away closes
     /// the connection; a late answer is then dropped.
     func runLocal(_ endpoint: AuthEndpoint, body: [UInt8]) {
-        guard let auth = worker.auth, let request = exchange.request else { return }
+        guard let auth = context.auth, let request = exchange.request else { return }
         var call = EndpointRequest(
-            head: request, body: body, isAPIClient: worker.policy.isAPIClient(request, path: exchange.path),
+            head: request, body: body, isAPIClient: context.settings.policy.isAPIClient(request, path: exchange.path),
             requestId: String(decoding: exchange.requestId, as: UTF8.self),
             traceId: String(unsafeUninitializedCapacity: 32) { [trace = exchange.trace] buffer in
                 trace.writeTraceId(to: UnsafeMutableRawPointer(buffer.baseAddress!))
@@ -79,8 +79,8 @@ extension ClientConnection {
         if endpoint == .check {
             call.forwardAuth = request.withView { view in
                 ForwardAuthRoute(
-                    worker.policy.route, request, view, peerTrusted: peerTrusted,
-                    separators: worker.options.encodedSlashes)
+                    context.settings.policy.route, request, view, peerTrusted: peerTrusted,
+                    separators: context.settings.options.encodedSlashes)
             }
         }
         localGeneration &+= 1
@@ -107,8 +107,8 @@ extension ClientConnection {
     func refuse(_ code: Int) {
         switch machine.refused() {
         case .startRefusal:
-            exchange.startedMs = worker.nowMs
-            worker.requestIDs.next(into: &exchange.requestId)
+            exchange.startedMs = context.nowMs
+            context.requestIDs.next(into: &exchange.requestId)
             startTrace()
             markSpanStart()
         case .answerInExchange:
@@ -125,12 +125,12 @@ extension ClientConnection {
             http2?.respond(for: self, with: answer, headOnly: headOnly, requestId: exchange.requestId)
             machine.finalHeadWritten()
         } else {
-            worker.lineScratch.reset()
+            context.scratch.line.reset()
             answer.write(
                 keepAlive: machine.keepAlive, headOnly: headOnly, requestId: exchange.requestId,
-                into: &worker.lineScratch)
+                into: &context.scratch.line)
             machine.finalHeadWritten()
-            worker.lineScratch.write(to: stream.output)
+            context.scratch.line.write(to: stream.output)
         }
         exchange.bytesSent = UInt64(answer.bodyCount(requestId: exchange.requestId))
         if stream.flush() != 0 {
@@ -144,7 +144,7 @@ extension ClientConnection {
     /// The exchange is logged: the next one starts blank, on this connection or none.
     func finishExchange() {
         dropUpstream()
-        if let head = exchange.reset() { worker.recycle(HeadArrays(of: head)) }
-        perform(machine.exchangeFinished(draining: worker.isDraining, drainGraceOver: worker.drainIdleGraceOver))
+        if let head = exchange.reset() { context.scratch.recycle(HeadArrays(of: head)) }
+        perform(machine.exchangeFinished(draining: context.isDraining, drainGraceOver: context.drainIdleGraceOver))
     }
 }

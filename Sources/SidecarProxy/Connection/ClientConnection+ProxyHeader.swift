@@ -52,7 +52,7 @@ extension ClientConnection {
         let unmapped = Self.isIPv4Mapped(address) ? Array(address[12...]) : address
         guard let text = ProxyProtocolHeader.text(of: unmapped) else { return distrustUnnamedClient() }
         peerText = Array(text.utf8)
-        peerTrusted = worker.rewriter.isTrusted(address: unmapped)
+        peerTrusted = context.settings.rewriter.isTrusted(address: unmapped)
     }
 
     /// `UNKNOWN`, `LOCAL`, a unix or unspecified family: the balancer names no client, yet
@@ -70,7 +70,7 @@ extension ClientConnection {
     }
 
     func refuseProxyHeader(_ reason: ProxyHeaderRefusal, _ detail: String) {
-        worker.refusedProxyHeader(reason, peer: String(decoding: peerText, as: UTF8.self), detail: detail)
+        context.log.refusedProxyHeader(reason, peer: String(decoding: peerText, as: UTF8.self), detail: detail)
         close()
     }
 }

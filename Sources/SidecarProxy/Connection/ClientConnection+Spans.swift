@@ -8,10 +8,10 @@ extension ClientConnection {
     /// is the client's to set: honoured within `tracing.max_incoming_sampled_per_second`,
     /// cleared beyond it (the upstream then sees 00, and nothing is exported).
     func markSpanStart() {
-        if exchange.trace.continued, exchange.trace.isSampled, !worker.incomingSampled.admit(nowMs: worker.nowMs) {
+        if exchange.trace.continued, exchange.trace.isSampled, !context.incomingSampled.admit(nowMs: context.nowMs) {
             exchange.trace.flags &= ~TraceContext.sampled
         }
-        if exchange.trace.isSampled, worker.exportsSpans { exchange.spanStartNs = SpanClock.nowNs() }
+        if exchange.trace.isSampled, context.settings.exportsSpans { exchange.spanStartNs = SpanClock.nowNs() }
     }
 
     func recordSpans(reachedUpstream: Bool) {
@@ -24,14 +24,14 @@ extension ClientConnection {
         request.status = UInt16(clamping: exchange.status)
         request.failed = exchange.incomplete != nil
         guard exchange.upstreamSpanStartNs != 0 else {
-            worker.spanQueue.push(request)
+            context.spans.push(request)
             return
         }
-        var upstream = SpanRecord(.upstream, trace: trace, spanId: worker.traceIDs.pointee.spanId(),
+        var upstream = SpanRecord(.upstream, trace: trace, spanId: context.traceIDs.pointee.spanId(),
                                   parentId: trace.spanId, startNs: exchange.upstreamSpanStartNs, endNs: endNs)
         upstream.method = method
         if reachedUpstream { upstream.status = UInt16(clamping: exchange.status) }
         upstream.failed = !reachedUpstream
-        worker.spanQueue.push(request, upstream)
+        context.spans.push(request, upstream)
     }
 }

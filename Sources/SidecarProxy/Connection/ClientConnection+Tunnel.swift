@@ -34,6 +34,6 @@ extension ClientConnection {
             close()
             return
         }
-        if stream.pendingOutput > worker.holdLimit { upstream.stream.pauseReading() }
+        if stream.pendingOutput > context.settings.holdLimit { upstream.stream.pauseReading() }
     }
 }

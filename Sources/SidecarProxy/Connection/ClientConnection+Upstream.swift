@@ -9,7 +9,7 @@ extension ClientConnection {
     /// `arriving`: the exchange's first try (not a retry, not one leaving the queue).
     func connectUpstream(_ head: HTTPRequestHead, _ view: HeadView, fresh: Bool, arriving: Bool = false) {
         if exchange.spanStartNs != 0, exchange.upstreamSpanStartNs == 0 { exchange.upstreamSpanStartNs = SpanClock.nowNs() }
-        guard let pool = worker.upstream(exchange.upstreamIndex) else {
+        guard let pool = context.upstreams.pool(exchange.upstreamIndex) else {
             failUpstream(502, upstreamFault: true)
             return
         }
@@ -31,13 +31,13 @@ extension ClientConnection {
             waitForUpstream(pool, fresh: fresh)
             return
         case .openAfterClosingIdle:
-            worker.closeIdleUpstream(preferring: pool)
+            context.upstreams.closeIdle(preferring: pool)
         case .open, .reuse:
             break
         }
         switch pool.connect() {
         case .ready(let connection):
-            worker.readiness.upstreamSucceeded(exchange.upstreamIndex, atMs: worker.nowMs)
+            context.readiness.upstreamSucceeded(exchange.upstreamIndex, atMs: context.nowMs)
             attach(connection)
             sendRequest(head, view)
         case .connecting(let connection):
@@ -46,13 +46,13 @@ extension ClientConnection {
             writeRequest(head, view)
         case .failed(let code):
             metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
-            worker.logUpstreamFailure("connect()", errno: code, upstream: pool)
+            context.log.upstreamFailed("connect()", errno: code, upstream: pool)
             failUpstream(502, upstreamFault: true)
         }
     }
 
     /// `upstream_timeout` of the exchange's upstream.
-    var upstreamTimeoutMs: Int64 { worker.upstreamTimeoutMs(exchange.upstreamIndex) }
+    var upstreamTimeoutMs: Int64 { context.upstreams.timeoutMs(exchange.upstreamIndex) }
 
     func attach(_ connection: UpstreamConnection) {
         connection.owner = self
@@ -61,7 +61,7 @@ extension ClientConnection {
             connection.allowance = upstreamAllowance
         }
         exchange.upstream = connection
-        exchange.upstreamStartedMs = worker.nowMs
+        exchange.upstreamStartedMs = context.nowMs
     }
 
     func sendRequest(_ head: HTTPRequestHead, _ view: HeadView) {
@@ -71,7 +71,7 @@ extension ClientConnection {
 
     func writeRequest(_ head: HTTPRequestHead, _ view: HeadView) {
         guard let upstream = exchange.upstream else { return }
-        guard worker.rewriter.write(
+        guard context.settings.rewriter.write(
             head, view, upstream: exchange.upstreamIndex, normalizedPath: exchange.path, peerText: peerText, peerTrusted: peerTrusted,
             requestId: exchange.requestId, trace: exchange.trace, identity: exchange.identity, to: upstream.stream.output)
         else {
@@ -125,17 +125,17 @@ extension ClientConnection {
     func upstream(_ upstream: UpstreamConnection, didConnect error: Int32) {
         guard error == 0 else {
             metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
-            worker.logUpstreamFailure("connect()", errno: error, upstream: upstream.pool)
+            context.log.upstreamFailed("connect()", errno: error, upstream: upstream.pool)
             upstreamFailed(error)
             return
         }
-        worker.readiness.upstreamSucceeded(exchange.upstreamIndex, atMs: worker.nowMs)
+        context.readiness.upstreamSucceeded(exchange.upstreamIndex, atMs: context.nowMs)
         armUpstreamDeadline()
         relayRequestBody()  // flushes what queued up while connecting, resumes the client
     }
 
     func upstreamDidDrain(_ upstream: UpstreamConnection) {
-        exchange.lastProgressMs = worker.nowMs
+        exchange.lastProgressMs = context.nowMs
         if phase == .exchanging, exchange.requestRelay != nil {
             relayRequestBody()
         } else {
@@ -153,7 +153,7 @@ extension ClientConnection {
         case .tunnel:
             tunnelUpstreamToClient()
         case .exchanging:
-            exchange.lastProgressMs = worker.nowMs
+            exchange.lastProgressMs = context.nowMs
             readResponse()
         default:
             break
@@ -167,24 +167,24 @@ extension ClientConnection {
         while exchange.response == nil {
             let available = upstream.stream.pendingInput
             guard available > 0 else { return }
-            let window = min(available, worker.upstreamHeadLimits.maxHeadBytes + 4)
+            let window = min(available, context.upstreamHeadLimits.maxHeadBytes + 4)
             guard let prefix = upstream.stream.input.unsafePrefix(window) else { return }
             let parsed: HTTPResponseHead?
-            var spare = worker.spareHead()
+            var spare = context.scratch.spareHead()
             do {
                 parsed = try HTTPResponseHead.parse(
                     prefix, requestMethod: method,
-                    limits: worker.upstreamHeadLimits, reusing: &spare)
+                    limits: context.upstreamHeadLimits, reusing: &spare)
             } catch {
                 failUpstream(502, upstreamFault: true)
                 return
             }
             guard let head = parsed else {
-                worker.recycle(spare)
+                context.scratch.recycle(spare)
                 return
             }
             upstream.stream.input.drain(head.headLength)
-            defer { worker.recycle(HeadArrays(of: head)) }  // reused once `head` is gone
+            defer { context.scratch.recycle(HeadArrays(of: head)) }  // reused once `head` is gone
             if head.isInterim {
                 // 100 Continue and friends: pass on to HTTP/1.1 clients, then the real head.
                 if clientVersion == .http11, !isHTTP2 {
@@ -215,7 +215,7 @@ extension ClientConnection {
 
     func startResponse(_ head: HTTPResponseHead, clientVersion: HTTPVersion) {
         exchange.response = UpstreamResponse(keepAlive: head.connection.keepAlive)
-        metrics.recordUpstreamLatency(exchange.upstreamIndex, ms: worker.nowMs - exchange.upstreamStartedMs)
+        metrics.recordUpstreamLatency(exchange.upstreamIndex, ms: context.nowMs - exchange.upstreamStartedMs)
         exchange.status = head.status
         if isHTTP2 {
             // HTTP/2 frames the body itself: the relay takes the upstream's framing off.
@@ -276,7 +276,7 @@ extension ClientConnection {
         case .invalid, .tooLarge:
             abort(.upstreamInvalidBody)
         case .needMore:
-            if stream.pendingOutput > worker.holdLimit { holdUpstreamForClient(upstream) }
+            if stream.pendingOutput > context.settings.holdLimit { holdUpstreamForClient(upstream) }
         }
     }
 
@@ -335,7 +335,7 @@ extension ClientConnection {
             break
         }
         if exchange.upstream?.stream.isClosed == false || error != 0 {
-            worker.logUpstreamFailure("exchange", errno: error == 0 ? ECONNRESET : error, upstream: exchange.upstream?.pool)
+            context.log.upstreamFailed("exchange", errno: error == 0 ? ECONNRESET : error, upstream: exchange.upstream?.pool)
         }
         failUpstream(error == ETIMEDOUT ? 504 : 502, upstreamFault: true)
     }
@@ -355,7 +355,7 @@ extension ClientConnection {
         dropUpstream()
         machine.answerWithoutReadingBody()
         guard let request = exchange.request else { return respond(.plain(code)) }
-        respond(worker.policy.localError(code, request, path: exchange.path))
+        respond(context.settings.policy.localError(code, request, path: exchange.path))
     }
 
     func finishResponse() {

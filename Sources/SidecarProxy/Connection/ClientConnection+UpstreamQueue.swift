@@ -23,7 +23,7 @@ extension ClientConnection {
             counts.held = upstreamAllowance.held
             counts.clientLimit = upstreamAllowance.limit
         }
-        if counts.openInWorker >= counts.workerLimit { counts.idleInWorker = worker.idleUpstreamConnections }
+        if counts.openInWorker >= counts.workerLimit { counts.idleInWorker = context.upstreams.idleConnections }
         return UpstreamAdmission.decide(counts)
     }
 
@@ -39,7 +39,7 @@ extension ClientConnection {
 
     /// Whether a connection would be had now (the worker's pass over its waiters).
     var mayLeaveUpstreamQueue: Bool {
-        guard upstreamWait != .none, phase == .exchanging, let pool = worker.upstream(exchange.upstreamIndex) else {
+        guard upstreamWait != .none, phase == .exchanging, let pool = context.upstreams.pool(exchange.upstreamIndex) else {
             return true
         }
         return upstreamAdmission(pool, fresh: upstreamWait == .waitingFresh) != .wait
@@ -58,18 +58,18 @@ extension ClientConnection {
     func leaveUpstreamQueue() {
         if upstreamWait != .none { upstreamAllowance?.waiting -= 1 }
         upstreamWait = .none
-        worker.upstreamBudget.waiters.remove(self)
+        context.upstreams.budget.waiters.remove(self)
     }
 
     /// The connect deadline passed in the queue: 503 with `Retry-After`, not the upstream's
     /// fault (it was never asked) and not a 504 (nothing timed out talking to it).
     func upstreamWaitOver() {
-        let pool = worker.upstream(exchange.upstreamIndex)
+        let pool = context.upstreams.pool(exchange.upstreamIndex)
         leaveUpstreamQueue()
-        worker.logUpstreamBusy(pool)
+        context.log.upstreamBusy(pool, budget: context.upstreams.budget)
         exchange.upstreamFailure = false
         machine.answerWithoutReadingBody()
-        var answer = exchange.request.map { worker.policy.localError(503, $0, path: exchange.path) } ?? .plain(503)
+        var answer = exchange.request.map { context.settings.policy.localError(503, $0, path: exchange.path) } ?? .plain(503)
         answer.extraFields.append(("Retry-After", Self.retryAfterBusy))
         respond(answer)
     }

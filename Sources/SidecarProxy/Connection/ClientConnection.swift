@@ -13,9 +13,8 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     /// Strong and `let`: calls through it borrow it from the connection. An `unowned(unsafe)`
     /// reference is retained and released around every call made through it (and its `let`
-    /// properties with it): 24 atomic operations per request in the access line alone. The
-    /// cycle ends when the worker drops the closed connection from its table.
-    let worker: Worker
+    /// properties with it): 24 atomic operations per request in the access line alone.
+    let context: ConnectionContext
     let stream: Stream
     /// The client's address and whether it is a trusted proxy: the accepted peer's, or with
     /// `proxy_protocol` the source its header names (set before any request is read).
@@ -26,7 +25,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     var machine: ConnectionStateMachine
     var exchange = Exchange()
     /// `let`, as `loop` and `metrics`: calls through a `let` of the connection borrow it,
-    /// where one through `worker.loop` or a `var` retains and releases it around the call.
+    /// where one through `context.loop` or a `var` retains and releases it around the call.
     let deadline: Timer
     let loop: EventLoop
     let metrics: MetricsRecorder
@@ -60,21 +59,21 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     /// When the connection was accepted (to free the oldest first at the descriptor limit).
     let openedMs: Int64
 
-    init(worker: Worker, fd: Int32, peer: SocketAddress) {
-        self.worker = worker
-        loop = worker.loop
-        metrics = worker.metrics
-        deadline = Timer(loop: worker.loop)
-        openedMs = worker.nowMs
+    init(context: ConnectionContext, fd: Int32, peer: SocketAddress) {
+        self.context = context
+        loop = context.loop
+        metrics = context.metrics
+        deadline = Timer(loop: context.loop)
+        openedMs = context.nowMs
         upstreamAllowance = nil
         http2 = nil
-        let options = worker.options
+        let options = context.settings.options
         let tls = options.tls
         machine = ConnectionStateMachine(
             timeouts: Self.timeouts(options), handshake: tls != nil, proxyHeader: options.proxyProtocol)
-        stream = Stream(loop: worker.loop, fd: fd, tls: tls, preamble: options.proxyProtocol)
+        stream = Stream(loop: context.loop, fd: fd, tls: tls, preamble: options.proxyProtocol)
         peerText = Array(peer.ipText.utf8)
-        peerTrusted = worker.rewriter.isTrusted(peer)
+        peerTrusted = context.settings.rewriter.isTrusted(peer)
         if peer.family != .unix { Socket.setNoDelay(fd) }
         stream.delegate = self
         deadline.onFire { [unowned self] in self.deadlineFired() }
@@ -86,16 +85,16 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     /// typed, its body as plain bytes through the carried stream (`HTTP2Connection`). Kept
     /// alive between them, it serves the connection's streams one after another, as a
     /// keep-alive connection serves requests.
-    init(worker: Worker, carriedBy connection: HTTP2Connection, peerText: [UInt8], peerTrusted: Bool) {
-        self.worker = worker
-        loop = worker.loop
-        metrics = worker.metrics
-        deadline = Timer(loop: worker.loop)
-        openedMs = worker.nowMs
+    init(context: ConnectionContext, carriedBy connection: HTTP2Connection, peerText: [UInt8], peerTrusted: Bool) {
+        self.context = context
+        loop = context.loop
+        metrics = context.metrics
+        deadline = Timer(loop: context.loop)
+        openedMs = context.nowMs
         upstreamAllowance = connection.upstreamAllowance
         http2 = connection
-        machine = ConnectionStateMachine(timeouts: Self.timeouts(worker.options), handshake: false, proxyHeader: false)
-        stream = Stream(loop: worker.loop, carrier: connection)
+        machine = ConnectionStateMachine(timeouts: Self.timeouts(context.settings.options), handshake: false, proxyHeader: false)
+        stream = Stream(loop: context.loop, carrier: connection)
         self.peerText = peerText
         self.peerTrusted = peerTrusted
         stream.delegate = self
@@ -121,7 +120,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         case .waitingForHead:
             readHeads()
         case .exchanging:
-            exchange.lastProgressMs = worker.nowMs
+            exchange.lastProgressMs = context.nowMs
             if exchange.requestRelay != nil {
                 relayRequestBody()
             } else if exchange.localRelay != nil {
@@ -143,7 +142,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         case .closing:
             perform(machine.outputDrained())
         case .exchanging:
-            exchange.lastProgressMs = worker.nowMs
+            exchange.lastProgressMs = context.nowMs
             if let upstream = exchange.upstream, upstream.stream.isReadPaused {
                 upstream.stream.resumeReading()
                 if exchange.responseRelay != nil { relayResponseBody() }
@@ -158,7 +157,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     func stream(_ stream: Stream, didConnect error: Int32) {}
 
     func streamDidHandshake(_ stream: Stream) {
-        if worker.options.http2, stream.negotiatedHTTP2 {
+        if context.settings.options.http2, stream.negotiatedHTTP2 {
             becomeHTTP2()
             return
         }
@@ -170,8 +169,8 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     func becomeHTTP2() {
         perform(machine.closed())
         let successor = HTTP2Connection(
-            worker: worker, stream: stream, peerText: peerText, peerTrusted: peerTrusted, openedMs: openedMs)
-        worker.handOver(from: self, to: successor)
+            context: context, stream: stream, peerText: peerText, peerTrusted: peerTrusted, openedMs: openedMs)
+        context.registry.handOver(from: self, to: successor)
         successor.start()
     }
 
@@ -198,7 +197,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     /// ago usually has its request on the way (a client sends right after its handshake, and
     /// accept can run in between): closing it then would drop a whole request unanswered.
     var isIdle: Bool {
-        isQuiet && (stream.bytesWritten > 0 || worker.nowMs - openedMs >= Self.firstRequestGraceMs)
+        isQuiet && (stream.bytesWritten > 0 || context.nowMs - openedMs >= Self.firstRequestGraceMs)
     }
     /// Part of a request head received (read, or still in the socket), the rest still
     /// awaited (a slowloris candidate).
@@ -236,6 +235,6 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         exchange.clearLocal()
         dropUpstream()
         stream.close()
-        if !isHTTP2 { worker.connectionClosed(self) }
+        if !isHTTP2 { context.registry.connectionClosed(self) }
     }
 }

@@ -14,10 +14,10 @@ enum DescriptorGuard {
     private static let lastExhaustedMs = Atomic<Int64>(.min / 2)
     static let episodeGapMs: Int64 = 10_000
 
-    static func exhausted(_ worker: Worker, errno code: Int32, clients: [any FrontConnection]) {
-        worker.metrics.recordDescriptorExhaustion()
-        let freed = freeSlots(in: clients, upstreams: worker.upstreams)
-        let now = worker.nowMs
+    static func exhausted(_ context: ConnectionContext, errno code: Int32, clients: [any FrontConnection]) {
+        context.metrics.recordDescriptorExhaustion()
+        let freed = freeSlots(in: clients, upstreams: context.upstreams.all)
+        let now = context.nowMs
         let previous = lastExhaustedMs.exchange(now, ordering: .acquiringAndReleasing)
         if now - previous > episodeGapMs {
             let limits = DescriptorLimit.current()

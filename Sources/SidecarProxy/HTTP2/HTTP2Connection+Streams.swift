@@ -9,22 +9,22 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
     // MARK: session → exchanges
 
     func h2Request(_ id: Int32, _ outcome: H2RequestHead.Outcome, endStream: Bool) {
-        lastActiveMs = worker.nowMs
+        lastActiveMs = context.nowMs
         guard machine.takesStreams else {
             session.reset(id, code: 7)  // REFUSED_STREAM: a drained connection takes nothing new
             return
         }
         let client = takeIdleClient()
-            ?? ClientConnection(worker: worker, carriedBy: self, peerText: peerText, peerTrusted: peerTrusted)
+            ?? ClientConnection(context: context, carriedBy: self, peerText: peerText, peerTrusted: peerTrusted)
         let exchange = H2StreamExchange(id: id, client: client, request: outcome, requestEnded: endStream)
         exchanges.insert(exchange)
         client.stream.carrierTag = id
         exchange.deliveryPending = true
         deliveries.append(exchange)
-        worker.metrics.recordHTTP2Stream()
+        context.metrics.recordHTTP2Stream()
     }
 
-    func h2SpareHead() -> HeadArrays { worker.spareHead() }
+    func h2SpareHead() -> HeadArrays { context.scratch.spareHead() }
 
     func h2RequestData(_ id: Int32, _ bytes: UnsafeRawBufferPointer) {
         guard let exchange = exchanges[id], !exchange.exchangeClosed, bytes.count > 0 else {
@@ -86,20 +86,20 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
     func h2StreamClosed(_ id: Int32, errorCode: UInt32) {
         guard let exchange = exchanges.remove(id) else { return }
         exchange.streamClosed = true
-        lastActiveMs = worker.nowMs
+        lastActiveMs = context.nowMs
         if !exchange.exchangeClosed, exchange.answeredInFull {
             keepIdle(exchange.client)
         } else if !exchange.exchangeClosed {
             // Reset by the client (or cut short): the exchange ends as when a client goes away.
             // The connection stays alive until then: the exchange's stream calls back into it.
             let client = exchange.client
-            worker.loop.nextTurn.run { [self] in
+            context.loop.nextTurn.run { [self] in
                 withExtendedLifetime(self) { client.clientEnded() }
             }
         } else if exchange.client.phase != .closed {
             exchange.client.close()  // it may still be waiting for a deadline of its own
         }
-        worker.reaper.retire(exchange)
+        context.reaper.retire(exchange)
         if exchanges.isEmpty { armDeadline() }
     }
 
@@ -148,8 +148,8 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
     }
 
     func h2Refused(_ reason: H2Session.Refusal) {
-        worker.metrics.recordHTTP2Refusal(reason)
-        worker.logHTTP2Refusal(reason, peer: peerText)
+        context.metrics.recordHTTP2Refusal(reason)
+        context.log.http2Refused(reason, peer: peerText)
     }
 
     // MARK: exchanges → session

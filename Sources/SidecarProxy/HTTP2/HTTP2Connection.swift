@@ -14,8 +14,8 @@ import SidecarHTTP2
 /// windows acknowledged as each exchange takes the bytes, responses framed as the client's
 /// windows allow, the connection's idle and header deadlines, GOAWAY on drain.
 final class HTTP2Connection: StreamDelegate, FrontConnection {
-    /// Strong, as `ClientConnection.worker`: an unretained one is retained around each call.
-    let worker: Worker
+    /// Strong, as `ClientConnection.context`: an unretained one is retained around each call.
+    let context: ConnectionContext
     let stream: Stream
     let session: H2Session
     let peerText: [UInt8]
@@ -52,14 +52,14 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     /// once; a stream beyond it waits for one of them (the caps: `UpstreamAdmission`).
     let upstreamAllowance: UpstreamAllowance
 
-    init(worker: Worker, stream: Stream, peerText: [UInt8], peerTrusted: Bool, openedMs: Int64) {
-        self.worker = worker
+    init(context: ConnectionContext, stream: Stream, peerText: [UInt8], peerTrusted: Bool, openedMs: Int64) {
+        self.context = context
         self.stream = stream
         self.peerText = peerText
         self.peerTrusted = peerTrusted
         self.openedMs = openedMs
-        lastActiveMs = worker.nowMs
-        let options = worker.options
+        lastActiveMs = context.nowMs
+        let options = context.settings.options
         socketHoldLimit = max(64 * 1024, options.responseBufferBytes)
         machine = HTTP2ConnectionStateMachine(timeouts: .init(idleMs: options.idleTimeoutMs, headerMs: options.headerTimeoutMs))
         maxStreams = options.maxStreams
@@ -67,17 +67,17 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
         session = H2Session(
             limits: .init(
                 maxStreams: options.maxStreams, maxHeaderBytes: options.maxHeaderBytes,
-                maxFields: worker.headLimits.maxFields),
-            nowMs: worker.nowMs)
+                maxFields: context.settings.headLimits.maxFields),
+            nowMs: context.nowMs)
         session.delegate = self
         stream.delegate = self
-        deadline = Timer(loop: worker.loop) { [unowned self] in self.deadlineFired() }
-        worker.metrics.recordHTTP2Connection()
+        deadline = Timer(loop: context.loop) { [unowned self] in self.deadlineFired() }
+        context.metrics.recordHTTP2Connection()
     }
 
     /// Starts on what the HTTP/1.1 side already read (the preface, and maybe more).
     func start() {
-        if worker.isDraining { drain() }
+        if context.isDraining { drain() }
         readFrames()
         send()
     }
@@ -108,15 +108,15 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
         let available = stream.pendingInput
         guard available > 0, let bytes = stream.input.unsafePrefix(available) else { return }
         machine.enterSession()
-        let healthy = session.receive(bytes, nowMs: worker.nowMs)
+        let healthy = session.receive(bytes, nowMs: context.nowMs)
         machine.receiveReturned()  // `stream(_:didRead:)` sends next
         stream.input.drain(available)
         if session.headsInProgress == 0 {
             headBeganMs = 0
         } else if headBeganMs == 0 {
-            headBeganMs = worker.nowMs
+            headBeganMs = context.nowMs
         }
-        if !healthy, session.refusal == .protocolError { worker.metrics.recordHTTP2Refusal(.protocolError) }
+        if !healthy, session.refusal == .protocolError { context.metrics.recordHTTP2Refusal(.protocolError) }
         deliver()
         armDeadline()
     }
@@ -195,7 +195,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     /// (a drained stream's `streamDidDrain` would otherwise arrive inside its own flush), and
     /// every stream's output of one turn goes out in one pass.
     func scheduleSend() {
-        if machine.sendWanted() { worker.loop.nextTurn.run(sendOnNextTurn) }
+        if machine.sendWanted() { context.loop.nextTurn.run(sendOnNextTurn) }
     }
 
     /// Made once per connection, so that queuing it allocates nothing.
@@ -228,7 +228,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     /// first request); a request head being received must be complete within `header_timeout`.
     func armDeadline() {
         guard !machine.isClosed else { return }
-        let now = worker.nowMs
+        let now = context.nowMs
         switch machine.deadline(
             nowMs: now, headBeganMs: headBeganMs, streamsOpen: !exchanges.isEmpty, lastActiveMs: lastActiveMs,
             answered: stream.bytesWritten > 256)
@@ -307,6 +307,6 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
         for client in idle { client.close() }
         if stream.pendingOutput > 0 { _ = stream.flush() }
         stream.close()
-        worker.connectionClosed(self)
+        context.registry.connectionClosed(self)
     }
 }
