@@ -15,7 +15,6 @@ extension ClientConnection {
             startDeadline(ms)
         case .cancel:
             deadline.cancel()
-            timerAtMs = .max
         }
     }
 

@@ -27,25 +27,12 @@ extension ClientConnection {
 
     // MARK: deadlines
 
-    /// Every deadline is a promised minimum (nothing is cut before its timeout has passed), so
-    /// it starts at a fresh clock read, not at the iteration's cached time, and the part of a
-    /// millisecond already begun is rounded up: `deadlineFired` compares whole milliseconds.
     func startDeadline(_ ms: Int64) {
-        let now = context.refreshedNowMs()
-        deadlineAtMs = now &+ ms &+ 1
-        guard timerAtMs > deadlineAtMs || timerAtMs < now else { return }  // fires in time
-        deadline.schedule(afterMilliseconds: ms &+ 1, clockJustRead: true)
-        timerAtMs = deadlineAtMs
+        deadline.start(ms, now: context.refreshedNowMs())
     }
 
     func deadlineFired() {
-        timerAtMs = .max
-        let now = context.nowMs
-        if machine.deadline != .none, now < deadlineAtMs {  // an early timer left for a later deadline
-            deadline.schedule(afterMilliseconds: deadlineAtMs - now)
-            timerAtMs = deadlineAtMs
-            return
-        }
+        guard deadline.fired(now: context.nowMs, armed: machine.deadline != .none) else { return }
         perform(machine.deadlineFired())
     }
 

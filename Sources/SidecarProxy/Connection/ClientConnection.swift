@@ -26,15 +26,9 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     var exchange = Exchange()
     /// `let`, as `loop` and `metrics`: calls through a `let` of the connection borrow it,
     /// where one through `context.loop` or a `var` retains and releases it around the call.
-    let deadline: Timer
     let loop: EventLoop
     let metrics: MetricsRecorder
-    /// When the current deadline expires, and when the timer is set to fire (`.max`: not
-    /// set). A later deadline leaves an earlier timer alone — it re-arms for the rest when
-    /// it fires — so a busy keep-alive connection moving between its idle and upstream
-    /// deadlines reschedules no timer per request.
-    var deadlineAtMs: Int64 = 0
-    var timerAtMs = Int64.max
+    var deadline: ConnectionDeadline
     /// `readHeads` is on the stack: an exchange it started that ends at once returns to it.
     var readingHeads = false
     /// Bumped per local exchange: a late answer for an earlier one is dropped.
@@ -63,7 +57,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         self.context = context
         loop = context.loop
         metrics = context.metrics
-        deadline = Timer(loop: context.loop)
+        deadline = ConnectionDeadline(loop: context.loop)
         openedMs = context.nowMs
         upstreamAllowance = nil
         http2 = nil
@@ -89,7 +83,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         self.context = context
         loop = context.loop
         metrics = context.metrics
-        deadline = Timer(loop: context.loop)
+        deadline = ConnectionDeadline(loop: context.loop)
         openedMs = context.nowMs
         upstreamAllowance = connection.upstreamAllowance
         http2 = connection
