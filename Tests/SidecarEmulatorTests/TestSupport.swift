@@ -1,3 +1,4 @@
+import CEvent
 import Glibc
 import Synchronization
 import XCTest

@@ -1,3 +1,4 @@
+import CEvent
 import COpenSSL
 import Foundation
 import Glibc

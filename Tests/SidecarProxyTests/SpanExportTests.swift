@@ -1,3 +1,4 @@
+import CEvent
 import Foundation
 import Glibc
 import SidecarHTTP
