@@ -17,6 +17,7 @@ public enum PageDesign {
         font:17px/1.5 -apple-system,BlinkMacSystemFont,"Segoe UI",system-ui,Roboto,"Helvetica Neue",Arial,sans-serif}
         main{max-width:34rem;margin:12vh auto 2rem;padding:2rem 1.5rem;background:var(--card);border-radius:18px;\
         border:1px solid var(--line);overflow-wrap:break-word}
+        :lang(ko) main{word-break:keep-all}
         main.wide{max-width:52rem;margin-top:2rem}
         h1{font-size:1.6rem;line-height:1.25;margin:0 0 .75rem}
         h2{font-size:1.15rem;margin:1.75rem 0 .5rem}
