@@ -249,6 +249,7 @@ def test_japanese_and_arabic_buttons_in_the_screenshot(sidecar, chromium, tag):
     browser.get("http://127.0.0.1:%d/" % sidecar.port)
     document_response(browser, "127.0.0.1")
     button = browser.find_element("id", "sign-in-with-apple")
+    assert button.text == APPLES_TITLE[tag]
     png = button.screenshot_as_png
     (SCREENSHOT_DIR / "languages").mkdir(parents=True, exist_ok=True)
     (SCREENSHOT_DIR / "languages" / ("%s-button.png" % tag)).write_bytes(png)
@@ -346,3 +347,19 @@ def test_the_default_and_the_override(start_sidecar):
     r = page(hebrew, ["ja, en;q=0.5"])
     assert r.header("Content-Language") == "he" and r.header("Vary") is None
     assert b'<html lang="he" dir="rtl">' in r.body
+
+
+def test_operator_templates_get_the_language(start_sidecar, tmp_path):
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "sign_in.html").write_text(
+        '<!doctype html><html lang="{{language}}" dir="{{direction}}"><title>{{title}}</title>'
+        '<a href="{{login_url}}">{{sign_in_with_apple}}</a></html>\n', encoding="utf-8")
+    sidecar = start_sidecar({"pages": {"sign_in": True, "templates": str(pages)},
+                             "access": {"public_paths": ["/pub/**"]}})
+    r = page(sidecar, ["he-IL, en;q=0.5"])
+    assert r.status == 401 and r.header("Content-Language") == "he" and r.header("Vary") == "Accept-Language"
+    assert r.body.decode() == ('<!doctype html><html lang="he" dir="rtl"><title>התחברות</title>'
+                               '<a href="/.auth/login?rd=/reports">התחברות באמצעות Apple</a></html>\n')
+    r = page(sidecar, ["<script>"])
+    assert '<html lang="en" dir="ltr"><title>Sign in</title>' in r.body.decode()
