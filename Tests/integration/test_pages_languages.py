@@ -363,3 +363,17 @@ def test_operator_templates_get_the_language(start_sidecar, tmp_path):
                                '<a href="/.auth/login?rd=/reports">התחברות באמצעות Apple</a></html>\n')
     r = page(sidecar, ["<script>"])
     assert '<html lang="en" dir="ltr"><title>Sign in</title>' in r.body.decode()
+
+
+def test_a_page_over_http2_is_in_the_streams_language(sidecar):
+    """h2c: the same choice from the stream's accept-language fields (two of them here)."""
+    from h2_support import H2Client
+    client = H2Client(sidecar.port)
+    try:
+        r = client.request("GET", "/reports", [("accept", "text/html"), ("x-request-id", "fixed-id"),
+                                               ("accept-language", "xx"), ("accept-language", "ko;q=0.8")])
+        assert r.status == 401 and r.header("content-language") == "ko", (r.status, r.headers)
+        assert r.header("vary") == "Accept-Language"
+        assert r.body == page(sidecar, ["ko"]).body, "HTTP/2 and HTTP/1.1 get the same page"
+    finally:
+        client.close()
