@@ -4,7 +4,10 @@
 ///
 /// The style sheet is a constant so each server hashes it once for its
 /// `Content-Security-Policy` (`style-src 'sha256-…'`): no `'unsafe-inline'`, no nonce.
-/// Pages must therefore use classes, never `style=` attributes.
+/// Pages must therefore use classes, never `style=` attributes. Spacing uses logical
+/// properties, so a `dir="rtl"` page mirrors. Apple's button keeps its title at 43 % of its
+/// height and on one line, as Apple draws it: narrow screens first get less padding, then a
+/// 40 px button with a 17 px title, so the longest title (Arabic) fits a 320 px phone.
 public enum PageDesign {
     public static let styleSheet = """
         :root{color-scheme:light dark;--bg:#f5f5f7;--card:#fff;--text:#1d1d1f;--muted:#6e6e73;--line:#d2d2d7;\
@@ -39,6 +42,8 @@ public enum PageDesign {
         text-align:center;max-width:100%}
         .apple svg{width:20px;height:20px;fill:currentColor;flex:none;margin-top:-4px}
         @media (prefers-color-scheme: dark){.apple{background:#fff;color:#000;border-color:#fff}}
+        @media (max-width:24rem){main{padding:1.5rem 1rem}.apple{padding-inline:1rem}}
+        @media (max-width:22rem){.apple{min-height:40px;font-size:17px}}
         .status{font-weight:600}.status.bad{color:var(--bad)}.status.good{color:var(--good)}
         form{margin:0}
         label{display:block;margin:.5rem 0;font-size:.95rem}
