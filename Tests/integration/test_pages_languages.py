@@ -352,6 +352,22 @@ def test_the_default_and_the_override(start_sidecar):
     assert b'<html lang="he" dir="rtl">' in r.body
 
 
+def test_the_language_settings_are_read_again_on_sighup(start_sidecar):
+    import signal
+    import time
+    from conftest import merge, to_yaml
+    sidecar = start_sidecar({"pages": {"sign_in": True}, "access": {"public_paths": ["/pub/**"]}})
+    assert page(sidecar, ["ja"]).header("Content-Language") == "ja"
+    sidecar.config_path.write_text(to_yaml(merge(sidecar.config, {"pages": {"language_override": "ar"}})) + "\n")
+    sidecar.proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + 5  # a reload is prompt; 5 s covers a loaded 2-core machine
+    while page(sidecar, ["ja"]).header("Content-Language") != "ar" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    r = page(sidecar, ["ja"])
+    assert r.header("Content-Language") == "ar" and r.header("Vary") is None
+    assert "تسجيل الدخول باستخدام Apple".encode() in r.body
+
+
 def test_operator_templates_get_the_language(start_sidecar, tmp_path):
     pages = tmp_path / "pages"
     pages.mkdir()
