@@ -178,6 +178,10 @@ extension Config {
         public var signIn = false
         /// The operator's page templates; nil: the built-in pages.
         public var templates: String?
+        /// The pages' language when the browser's `Accept-Language` names none they are written in.
+        public var language = PageLanguage.english
+        /// Every page in this language, whatever the browser asks; nil: follow `Accept-Language`.
+        public var languageOverride: PageLanguage?
 
         public init() {}
 
@@ -189,10 +193,18 @@ extension Config {
             .optional(\.templates, "templates",
                       "your own sign_in.html, signed_out.html, unauthorized.html (401), forbidden.html (403 policy "
                           + "denied), error.html (every other error): placeholders {{status}} {{title}} {{message}} "
-                          + "{{reason}} {{request_id}} {{login_url}} {{user_name}}, HTML-escaped; read at start and on "
-                          + "SIGHUP; a missing file keeps the built-in page") { text, context in
+                          + "{{reason}} {{request_id}} {{login_url}} {{user_name}} {{language}} {{direction}} "
+                          + "{{sign_in_with_apple}}, HTML-escaped; read at start and on SIGHUP; a missing file keeps "
+                          + "the built-in page") { text, context in
                 Parse.directory(baseDirectory: context.baseDirectory)(text)
             },
+            .value(\.language, "language",
+                   "the pages' language when the browser's Accept-Language names none they are written in ("
+                       + PageLanguage.allCases.map(\.tag).joined(separator: ", ") + ")",
+                   Parse.oneOf(PageLanguage.self)),
+            .optional(\.languageOverride, "language_override",
+                      "every page in this language (one of pages.language's), whatever the browser asks; unset: "
+                          + "follow Accept-Language") { text, _ in Parse.oneOf(PageLanguage.self)(text) },
         ]
     }
 

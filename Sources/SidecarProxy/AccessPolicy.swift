@@ -138,7 +138,7 @@ final class AccessPolicy {
         if api || isAPIClient(head, path: path) {
             return AuthPages.json(403, .object(["error": .string("forbidden")]))
         }
-        return pages.ruleRefused(loginURL: prefix + Array("/login".utf8))
+        return pages.ruleRefused(loginURL: prefix + Array("/login".utf8), for: head)
     }
 
     private func isUnderPrefix(_ path: [UInt8]) -> Bool {
@@ -149,7 +149,7 @@ final class AccessPolicy {
     /// A status the proxy answers itself: the error page for browsers, one plain line for
     /// API clients (a program reads the status, not a page).
     func localError(_ status: Int, _ head: HTTPRequestHead, path: [UInt8]) -> LocalResponse {
-        isAPIClient(head, path: path) ? .plain(status) : pages.proxyError(status)
+        isAPIClient(head, path: path) ? .plain(status) : pages.proxyError(status, for: head)
     }
 
     /// Browsers are redirected (GET/HEAD), or with `pages.sign_in` get the sign-in
@@ -172,8 +172,8 @@ final class AccessPolicy {
             location += Array("%3F".utf8)
             PercentEncoding.append(head.bytes(query), keepingSlashes: true, into: &location)
         }
-        guard head.method == .get || head.method == .head else { return pages.unauthorized(loginURL: location) }
-        if signInPage { return pages.signIn(loginURL: location) }
+        guard head.method == .get || head.method == .head else { return pages.unauthorized(loginURL: location, for: head) }
+        if signInPage { return pages.signIn(loginURL: location, for: head) }
         return LocalResponse(
             status: 302, reason: "Found", contentType: "text/html; charset=utf-8",
             body: Array("<!doctype html><a href=\"".utf8) + location + Array("\">Sign in</a>\n".utf8),

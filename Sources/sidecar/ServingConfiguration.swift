@@ -50,7 +50,9 @@ struct ServingConfiguration {
         }
         var options = ProxyOptions(config: config)
         do {
-            options.pages = try PageRenderer.load(templates: config.pages.templates)
+            options.pages = try PageRenderer.load(
+                templates: config.pages.templates, language: config.pages.language,
+                languageOverride: config.pages.languageOverride)
         } catch {
             throw Refusal(lines: error.lines.map { "\($0) (pages.templates in \(label(file)))" })
         }

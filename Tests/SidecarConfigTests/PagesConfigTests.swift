@@ -1,5 +1,6 @@
 import XCTest
 import SidecarConfig
+import SidecarHTTP
 
 /// `pages.*`: defaults, a template directory, and errors at
 /// the key's line and column like every other key.
@@ -8,6 +9,24 @@ final class PagesConfigTests: XCTestCase {
         let config = try parse(minimal(plus: ""))
         XCTAssertFalse(config.pages.signIn)
         XCTAssertNil(config.pages.templates)
+        XCTAssertEqual(config.pages.language, .english)
+        XCTAssertNil(config.pages.languageOverride)
+    }
+
+    func testTheDefaultLanguageAndTheOverride() throws {
+        let config = try parse(minimal(plus: "pages:\n  language: pt-BR\n  language_override: zh-Hant\n"))
+        XCTAssertEqual(config.pages.language, .brazilianPortuguese)
+        XCTAssertEqual(config.pages.languageOverride, .traditionalChinese)
+    }
+
+    func testAnUnknownLanguageIsAnErrorAtItsLineAndColumnNamingTheKnownOnes() throws {
+        for (key, value) in [("language", "pt"), ("language", "<script>"), ("language_override", "klingon"), ("language", "EN")] {
+            let errors = try errors(minimal(plus: "pages:\n  \(key): \"\(value)\"\n"))
+            XCTAssertEqual(errors.map(\.path), ["pages.\(key)"], "\(errors)")
+            XCTAssertEqual(errors.first.map { [$0.line, $0.column] }, [12, 5 + key.count], "\(errors)")
+            XCTAssertTrue(errors.first?.message.contains("en, de, fr, es, it, pt-BR, ja, ko, zh-Hans, zh-Hant, ar, he") ?? false,
+                          "\(errors)")
+        }
     }
 
     func testSignInAndATemplateDirectory() throws {

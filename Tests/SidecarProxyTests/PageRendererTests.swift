@@ -25,13 +25,14 @@ final class PageRendererTests: XCTestCase {
 
     func testEveryBuiltInPageFollowsTheDesign() {
         for kind in PageKind.allCases {
-            let source = BuiltInPages.source(kind)
+            let source = BuiltInPages.source(kind, in: .english)
             XCTAssertNoThrow(try PageTemplate(source), "\(kind)")
             let (fields, body) = wire(PageRenderer.builtIn.render(kind, PageContent(
-                status: 400, title: "T", message: "M", reason: "r", loginURL: Array("/.auth/login".utf8))))
-            XCTAssertTrue(body.hasPrefix("<!doctype html>\n<html lang=\"en\">"), "\(kind)")
+                status: 400, title: .otherErrorTitle, message: .otherErrorMessage, reason: "r",
+                loginURL: Array("/.auth/login".utf8)), for: pageRequest()))
+            XCTAssertTrue(body.hasPrefix("<!doctype html>\n<html lang=\"en\" dir=\"ltr\">"), "\(kind)")
             XCTAssertTrue(body.contains("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"))
-            XCTAssertTrue(body.contains("<title>T</title>"))
+            XCTAssertTrue(body.contains("<title>Something went wrong</title>"))
             XCTAssertTrue(body.contains("@media (prefers-color-scheme: dark)"))
             for external in ["<link", "<script", "src=", "url(", "@import", "style=\""] {
                 XCTAssertFalse(body.contains(external), "\(kind) has \(external)")
@@ -47,20 +48,20 @@ final class PageRendererTests: XCTestCase {
     }
 
     func testTheStyleHashInTheCSPIsTheStyleSheetsDigest() throws {
-        let csp = wire(PageRenderer.builtIn.signIn(loginURL: [])).fields["content-security-policy"] ?? ""
+        let csp = wire(PageRenderer.builtIn.signIn(loginURL: [], for: pageRequest())).fields["content-security-policy"] ?? ""
         let digest = Base64.encode(SHA256.hash(Array(PageDesign.styleSheet.utf8)))
         XCTAssertTrue(csp.contains("'sha256-\(digest)'"), csp)
     }
 
     func testValuesAreEscapedAndTheRequestIdIsSpliced() {
         let page = PageRenderer.builtIn.render(.errorWithSignIn, PageContent(
-            status: 400, title: "<script>alert(1)</script>", message: "Tom & \"Jerry\" 'x'", reason: "r<1>",
-            loginURL: Array("/.auth/login?rd=%2F\"><x".utf8)))
+            status: 400, title: .ruleRefusedTitle, message: .ruleRefusedMessage,
+            reason: "<script>alert(1)</script> Tom & \"Jerry\" 'x'", loginURL: Array("/.auth/login?rd=%2F\"><x".utf8)),
+            for: pageRequest())
         let body = wire(page, requestId: "abc.DEF-1_2").body
         XCTAssertFalse(body.contains("<script>"))
-        XCTAssertTrue(body.contains("<title>&lt;script&gt;alert(1)&lt;/script&gt;</title>"))
-        XCTAssertTrue(body.contains("Tom &amp; &quot;Jerry&quot; &#39;x&#39;"))
-        XCTAssertTrue(body.contains("<code>r&lt;1&gt;</code>"))
+        XCTAssertTrue(body.contains("Ask the site&#39;s owner"), "the texts are escaped too")
+        XCTAssertTrue(body.contains("<code>&lt;script&gt;alert(1)&lt;/script&gt; Tom &amp; &quot;Jerry&quot; &#39;x&#39;</code>"))
         XCTAssertTrue(body.contains("href=\"/.auth/login?rd=%2F&quot;&gt;&lt;x\""))
         XCTAssertTrue(body.contains("Request ID <code>abc.DEF-1_2</code>"))
         XCTAssertEqual(wire(page, requestId: "a-much-longer-request-id-0000000001").body.count,
@@ -68,14 +69,15 @@ final class PageRendererTests: XCTestCase {
     }
 
     func testTheSignInPageShowsApplesButtonLinkingToTheLogin() {
-        let (_, body) = wire(PageRenderer.builtIn.signIn(loginURL: Array("/.auth/login?rd=%2Fa%3Fb%3D1".utf8)))
+        let (_, body) = wire(PageRenderer.builtIn.signIn(
+            loginURL: Array("/.auth/login?rd=%2Fa%3Fb%3D1".utf8), for: pageRequest()))
         XCTAssertTrue(body.contains("<a class=\"apple\" href=\"/.auth/login?rd=%2Fa%3Fb%3D1\" id=\"sign-in-with-apple\"><svg"))
         XCTAssertTrue(body.contains("<span>Sign in with Apple</span></a>"))
         XCTAssertEqual(body.components(separatedBy: "Sign in with Apple</span>").count, 2, "one button")
     }
 
     func testTheCancelPageSaysOnlyThatItWasCancelled() {
-        let body = wire(PageRenderer.builtIn.loginFailure(.appleCancelled, loginURL: [])).body
+        let body = wire(PageRenderer.builtIn.loginFailure(.appleCancelled, loginURL: [], for: pageRequest())).body
         XCTAssertTrue(body.contains("<h1>Sign-in cancelled</h1>"))
         XCTAssertTrue(body.contains("<p>You cancelled signing in with Apple.</p>"))
         XCTAssertFalse(body.contains("expired"))
@@ -89,14 +91,14 @@ final class PageRendererTests: XCTestCase {
         try write("# notes: not a template\n", to: directory + "/README.md")
         let renderer = try PageRenderer.load(templates: directory)
         XCTAssertEqual(renderer.replacedFiles, ["error.html"])
-        let (fields, body) = wire(renderer.proxyError(405), requestId: "r1")
+        let (fields, body) = wire(renderer.proxyError(405, for: pageRequest()), requestId: "r1")
         XCTAssertEqual(fields["content-security-policy"]?.contains("'sha256-"), true)
         XCTAssertFalse(fields["content-security-policy"]?.contains(
             Base64.encode(SHA256.hash(Array(PageDesign.styleSheet.utf8)))) ?? true,
             "the operator's style, not the built-in one")
         XCTAssertTrue(body.contains("<p id=x>This address does not accept"), body)
         XCTAssertTrue(body.contains("[method_not_allowed] r1 </p>"), body)
-        XCTAssertTrue(wire(renderer.signIn(loginURL: [])).body.contains("Sign in with Apple"), "missing files stay built in")
+        XCTAssertTrue(wire(renderer.signIn(loginURL: [], for: pageRequest())).body.contains("Sign in with Apple"), "missing files stay built in")
     }
 
     func testOperatorTemplateProblemsNameFileLineAndColumn() throws {

@@ -12,6 +12,8 @@ apt_ensure() {
 ensure_build_deps() { apt_ensure libevent-dev libssl-dev liburing-dev libnghttp2-dev pkg-config; }
 ensure_test_deps() {
   apt_ensure nginx libnginx-mod-stream libnginx-mod-http-set-misc openssl curl chromium chromium-driver caddy redis-server redis-sentinel redis-tools haproxy nghttp2-client buildah podman runc pebble libnss3-tools
+  # Fonts for the pages' Japanese, Korean, Chinese, Arabic and Hebrew screenshots (test_pages_languages.py).
+  apt_ensure fonts-noto-cjk fonts-noto-core
   # kubectl (`kubectl kustomize`): Debian's, unless one is installed already (another package's
   # /usr/bin/kubectl, a cloud SDK's, would make installing kubernetes-client fail).
   command -v kubectl >/dev/null || apt_ensure kubernetes-client

@@ -4,20 +4,23 @@ import SidecarHTTP
 /// The sidecar's own small pages and JSON answers for the sign-in endpoints.
 enum AuthPages {
     /// A failed sign-in: the error page with a link to start again, or JSON for API clients.
-    static func failure(_ failure: LoginFailure, json: Bool, loginPath: String, pages: PageRenderer) -> LocalResponse {
+    static func failure(
+        _ failure: LoginFailure, json: Bool, loginPath: String, pages: PageRenderer, for head: HTTPRequestHead
+    ) -> LocalResponse {
         if json {
             return Self.json(failure.status, .object([
                 "error": .string(failure.publicCode), "reason": .string(failure.reason), "login": .string(loginPath),
             ]))
         }
-        return pages.loginFailure(failure, loginURL: Array(loginPath.utf8))
+        return pages.loginFailure(failure, loginURL: Array(loginPath.utf8), for: head)
     }
 
     /// 503: the store could not record what the request needed (never an answer
     /// that would be untrue after a restart, never an unchecked acceptance).
-    static func storeUnavailable(json: Bool, loginPath: String, pages: PageRenderer) -> LocalResponse {
+    static func storeUnavailable(json: Bool, loginPath: String, pages: PageRenderer, for head: HTTPRequestHead)
+        -> LocalResponse {
         if json { return Self.json(503, .object(["error": .string("store_unavailable")])) }
-        return pages.storeUnavailable(loginURL: Array(loginPath.utf8))
+        return pages.storeUnavailable(loginURL: Array(loginPath.utf8), for: head)
     }
 
     static func json(_ status: Int, _ value: JSONValue) -> LocalResponse {

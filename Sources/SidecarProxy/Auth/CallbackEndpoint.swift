@@ -221,7 +221,8 @@ final class CallbackFlow {
         if let subject { metadata["sub"] = "\(subject)" }
         request.logger.warning("login failed", metadata: metadata)
         respond(AuthPages.failure(
-            failure, json: request.isAPIClient, loginPath: auth.loginPath, pages: auth.settings.pages), outcome: failure.reason)
+            failure, json: request.isAPIClient, loginPath: auth.loginPath, pages: auth.settings.pages, for: request.head),
+            outcome: failure.reason)
     }
 
     /// Answers once; `outcome` ("ok" or the reason code) is counted in `sidecar_logins_total`.

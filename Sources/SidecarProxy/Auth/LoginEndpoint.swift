@@ -24,7 +24,8 @@ extension Authenticator {
         } catch {
             request.logger.error("login failed", metadata: ["reason": "random_failed"])
             metrics.recordLogin("random_failed")
-            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages)
+            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages,
+                                     for: request.head)
         }
         let login = LoginState(
             state: state, nonce: nonce, codeVerifier: verifier, redirectTarget: target, createdAt: now,
@@ -33,7 +34,8 @@ extension Authenticator {
         guard login.isEncodable, let sealed = try? settings.loginStates.seal(login, context: cookieName) else {
             request.logger.error("login failed", metadata: ["reason": "state_seal_failed"])
             metrics.recordLogin("state_seal_failed")
-            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages)
+            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages,
+                                     for: request.head)
         }
 
         var query: [(String, String)] = [

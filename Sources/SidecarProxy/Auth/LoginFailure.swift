@@ -3,7 +3,8 @@ import SidecarCrypto
 
 /// Why a sign-in did not complete: a stable `reason` for the log line (never a secret), the
 /// status of the answer (400/401/403 for what the request got wrong, 502 when
-/// Apple failed or could not be reached, 504 when it timed out) and a short explanation.
+/// Apple failed or could not be reached, 504 when it timed out); what its page says is
+/// `pageTexts`, beside the pages.
 struct LoginFailure: Error {
     let reason: String
     let status: Int
@@ -73,37 +74,6 @@ struct LoginFailure: Error {
         case 502, 504: "apple_unavailable"
         case 500: "internal_error"
         default: "bad_request"
-        }
-    }
-
-    /// The page's title: what happened.
-    var headline: String {
-        switch (status, reason) {
-        case (403, _): "You are not allowed to sign in here"
-        case (504, _): "Apple did not answer in time"
-        case (502, _): "Sign in with Apple is not available right now"
-        case (500, _): "Sign-in failed on our side"
-        case (503, _): "Please try again"
-        case (_, "apple_cancelled"): "Sign-in cancelled"
-        case (401, _): "Sign-in could not be verified"
-        case (_, "state_missing"): "This sign-in could not be matched to your browser"
-        case (_, let r) where r.hasPrefix("state_"): "This sign-in has expired"
-        default: "Sign-in did not complete"
-        }
-    }
-
-    /// One sentence: what it means and what to do. A cancel says only that.
-    var advice: String {
-        switch (status, reason) {
-        case (403, _): "Your Apple ID is not on this site's list of allowed accounts. Sign in with another Apple ID, or ask the site's owner for access."
-        case (502, _), (504, _): "Apple did not answer as expected, so you are not signed in. Try again in a moment."
-        case (500, _): "Something went wrong on this site, so you are not signed in. Start a new sign-in; if it happens again, contact support with the details below."
-        case (503, _): "The sign-in service could not record this step, so you are not signed in. Start a new sign-in in a moment."
-        case (_, "apple_cancelled"): "You cancelled signing in with Apple."
-        case (401, _): "Apple's confirmation of who you are did not check out, so you are not signed in. Start a new sign-in."
-        case (_, "state_missing"): "Your browser did not send back this sign-in's cookie. Allow cookies for this site, then start a new sign-in."
-        case (_, let r) where r.hasPrefix("state_"): "A sign-in works once and for 10 minutes; this one expired or was already used. Start a new sign-in."
-        default: "Apple's answer was incomplete, so you are not signed in. Start a new sign-in."
         }
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import SidecarHTTP
 
 /// Why `pages.templates` cannot be served: one line per problem, each starting with the
 /// file (and line and column where the problem is inside it), as `sidecar check` prints them.
@@ -12,9 +13,15 @@ extension PageRenderer {
 
     /// The renderer for `pages.templates` (nil: the built-in pages), reading every template
     /// now: at start and on SIGHUP, never per request. Every problem is collected, so one
-    /// `check` run lists them all.
-    public static func load(templates directory: String?) throws(OperatorTemplateErrors) -> PageRenderer {
-        guard let directory else { return .builtIn }
+    /// `check` run lists them all. `language` and `languageOverride`: `pages.language` and
+    /// `pages.language_override`.
+    public static func load(
+        templates directory: String?, language: PageLanguage = .english, languageOverride: PageLanguage? = nil
+    ) throws(OperatorTemplateErrors) -> PageRenderer {
+        guard let directory else {
+            guard language != .english || languageOverride != nil else { return .builtIn }
+            return PageRenderer(operatorTemplates: [:], directory: nil, language: language, languageOverride: languageOverride)
+        }
         let names: [String]
         do { names = try listDirectory(directory) } catch { throw OperatorTemplateErrors(lines: [error.description]) }
         var templates: [String: PageTemplate] = [:]
@@ -34,7 +41,8 @@ extension PageRenderer {
             }
         }
         guard problems.isEmpty else { throw OperatorTemplateErrors(lines: problems) }
-        return PageRenderer(operatorTemplates: templates, directory: directory)
+        return PageRenderer(
+            operatorTemplates: templates, directory: directory, language: language, languageOverride: languageOverride)
     }
 
     private struct FileProblem: Error, CustomStringConvertible {

@@ -6,6 +6,15 @@ public enum PagePlaceholder: String, CaseIterable, Sendable {
     case requestId = "request_id"
     case loginURL = "login_url"
     case userName = "user_name"
+    /// The page's language tag (`en`, `pt-BR`, `zh-Hant`, …), for `lang` and `Content-Language`.
+    case language
+    /// `ltr` or `rtl`, for `dir`.
+    case direction
+    /// Apple's "Sign in with Apple" button title in the page's language.
+    case signInWithApple = "sign_in_with_apple"
+
+    /// Fixed for a language: filled in once per language at start, not per request.
+    var isPerLanguage: Bool { self == .language || self == .direction || self == .signInWithApple }
 }
 
 /// Why a template cannot be used, with its 1-based line and column (in characters).
@@ -33,6 +42,36 @@ public struct PageTemplate: Sendable {
         let bytes = Array(text.utf8)
         segments = try Self.parse(bytes)
         styleHashes = try Self.styleHashes(bytes)
+    }
+
+    private init(segments: [Segment], styleHashes: [String]) {
+        self.segments = segments
+        self.styleHashes = styleHashes
+    }
+
+    /// This template with each placeholder `value` answers (already escaped) made literal, and
+    /// neighbouring literals joined, so a page precomputed per language splices only what
+    /// varies per request. Style elements hold no placeholders, so their hashes stay.
+    func binding(_ value: (PagePlaceholder) -> [UInt8]?) -> PageTemplate {
+        var bound: [Segment] = []
+        for segment in segments {
+            var literal: [UInt8]
+            switch segment {
+            case .literal(let bytes): literal = bytes
+            case .placeholder(let placeholder):
+                guard let bytes = value(placeholder) else {
+                    bound.append(segment)
+                    continue
+                }
+                literal = bytes
+            }
+            if case .literal(let previous)? = bound.last {
+                bound[bound.count - 1] = .literal(previous + literal)
+            } else {
+                bound.append(.literal(literal))
+            }
+        }
+        return PageTemplate(segments: bound, styleHashes: styleHashes)
     }
 
     /// `{{name}}` (spaces inside the braces allowed). Anything else between `{{` and `}}`,

@@ -1,91 +1,110 @@
-/// What each page says: one sentence on what happened and what to do. The
-/// wording lives here, beside the renderer, so every endpoint says the same thing the same way.
+import SidecarHTTP
+
+/// What each page says: one sentence on what happened and what to do, named here and said
+/// in each language by `Languages/`, so every endpoint says the same thing the same way. Each
+/// page is in the language `PageRenderer.language(for:)` chooses for the request.
 extension PageRenderer {
     /// `pages.sign_in`: a browser navigation without a session.
-    func signIn(loginURL: [UInt8]) -> LocalResponse {
+    func signIn(loginURL: [UInt8], for head: HTTPRequestHead) -> LocalResponse {
         render(.signIn, PageContent(
-            status: 401, title: "Sign in", message: "Sign in with your Apple ID to continue to this site.",
-            reason: "unauthenticated", loginURL: loginURL))
+            status: 401, title: .signInTitle, message: .signInMessage, reason: "unauthenticated", loginURL: loginURL),
+            for: head)
     }
 
     /// A browser request other than GET/HEAD without a session (it cannot be redirected).
-    func unauthorized(loginURL: [UInt8], message: String = "This page is only for signed-in people. Sign in with your Apple ID, then try again.")
+    func unauthorized(loginURL: [UInt8], message: PageText = .unauthorizedMessage, for head: HTTPRequestHead)
         -> LocalResponse {
         render(.unauthorized, PageContent(
-            status: 401, title: "Sign in required", message: message, reason: "unauthenticated", loginURL: loginURL))
+            status: 401, title: .unauthorizedTitle, message: message, reason: "unauthenticated", loginURL: loginURL),
+            for: head)
     }
 
     /// After a logout without `rd`: a page, never a redirect back into the login.
-    func signedOut(loginURL: [UInt8], userName: String) -> LocalResponse {
+    func signedOut(loginURL: [UInt8], userName: String, for head: HTTPRequestHead) -> LocalResponse {
         render(.signedOut, PageContent(
-            status: 200, title: "You are signed out",
-            message: "You are signed out of this site on this browser. Close this window, or sign in again to continue.",
-            reason: "signed_out", loginURL: loginURL, userName: userName))
+            status: 200, title: .signedOutTitle, message: .signedOutMessage, reason: "signed_out", loginURL: loginURL,
+            userName: userName), for: head)
     }
 
     /// After account deletion without `rd`.
-    func accountDeleted(loginURL: [UInt8]) -> LocalResponse {
+    func accountDeleted(loginURL: [UInt8], for head: HTTPRequestHead) -> LocalResponse {
         render(.signedOut, PageContent(
-            status: 200, title: "Account deleted",
-            message: "Your account was deleted and you are signed out on every device; this site no longer has access to your Apple ID.",
-            reason: "account_deleted", loginURL: loginURL))
+            status: 200, title: .accountDeletedTitle, message: .accountDeletedMessage, reason: "account_deleted",
+            loginURL: loginURL), for: head)
     }
 
-    func loginFailure(_ failure: LoginFailure, loginURL: [UInt8]) -> LocalResponse {
+    func loginFailure(_ failure: LoginFailure, loginURL: [UInt8], for head: HTTPRequestHead) -> LocalResponse {
         let kind: PageKind = failure.status == 403 ? .forbidden : .errorWithSignIn
+        let (title, message) = failure.pageTexts
         return render(kind, PageContent(
-            status: failure.status, title: failure.headline, message: failure.advice, reason: failure.reason,
-            loginURL: loginURL))
+            status: failure.status, title: title, message: message, reason: failure.reason, loginURL: loginURL),
+            for: head)
     }
 
     /// 503: the store could not record what the request needed.
-    func storeUnavailable(loginURL: [UInt8]) -> LocalResponse {
+    func storeUnavailable(loginURL: [UInt8], for head: HTTPRequestHead) -> LocalResponse {
         render(.errorWithSignIn, PageContent(
-            status: 503, title: "Please try again",
-            message: "The sign-in service could not record this step, so nothing was changed. Try again in a moment.",
-            reason: "store_unavailable", loginURL: loginURL))
+            status: 503, title: .storeUnavailableTitle, message: .storeUnavailableMessage, reason: "store_unavailable",
+            loginURL: loginURL), for: head)
     }
 
     /// 403: signed in, but the rule for this path does not admit this account.
-    func ruleRefused(loginURL: [UInt8]) -> LocalResponse {
+    func ruleRefused(loginURL: [UInt8], for head: HTTPRequestHead) -> LocalResponse {
         render(.forbidden, PageContent(
-            status: 403, title: "Not open to your account",
-            message: "You are signed in, but this page is not open to your Apple ID. Ask the site's owner for access, or sign in with another Apple ID.",
-            reason: "not_allowed", loginURL: loginURL))
+            status: 403, title: .ruleRefusedTitle, message: .ruleRefusedMessage, reason: "not_allowed", loginURL: loginURL),
+            for: head)
     }
 
     /// A cross-site GET of the logout: the user confirms with a same-site POST.
-    func confirmSignOut(logoutURL: [UInt8]) -> LocalResponse {
+    func confirmSignOut(logoutURL: [UInt8], for head: HTTPRequestHead) -> LocalResponse {
         render(.confirmSignOut, PageContent(
-            status: 403, title: "Sign out?",
-            message: "The sign-out link came from another site, so it was not followed. Use the button to sign out.",
-            reason: "logout_cross_site", loginURL: logoutURL))
+            status: 403, title: .confirmSignOutTitle, message: .confirmSignOutMessage, reason: "logout_cross_site",
+            loginURL: logoutURL), for: head)
     }
 
     /// Other errors of the sidecar's own endpoints and of proxying (405, 404, 502, 504, …).
-    func error(_ status: Int, reason: String, title: String, message: String, loginURL: [UInt8]? = nil) -> LocalResponse {
+    func error(
+        _ status: Int, reason: String, title: PageText, message: PageText, loginURL: [UInt8]? = nil,
+        for head: HTTPRequestHead
+    ) -> LocalResponse {
         render(loginURL == nil ? .error : .errorWithSignIn, PageContent(
-            status: status, title: title, message: message, reason: reason, loginURL: loginURL ?? []))
+            status: status, title: title, message: message, reason: reason, loginURL: loginURL ?? []), for: head)
     }
 
     /// The page a browser gets for a status the proxy answers itself.
-    func proxyError(_ status: Int) -> LocalResponse {
+    func proxyError(_ status: Int, for head: HTTPRequestHead) -> LocalResponse {
         switch status {
-        case 404:
-            error(404, reason: "not_found", title: "Page not found",
-                  message: "There is no page at this address. Check the link, or go back to the site's start page.")
+        case 404: error(404, reason: "not_found", title: .notFoundTitle, message: .notFoundMessage, for: head)
         case 405:
-            error(405, reason: "method_not_allowed", title: "Not allowed here",
-                  message: "This address does not accept that kind of request. Go back and use the site's own links and buttons.")
+            error(405, reason: "method_not_allowed", title: .methodNotAllowedTitle, message: .methodNotAllowedMessage,
+                  for: head)
         case 502:
-            error(502, reason: "upstream_unavailable", title: "The site is not answering",
-                  message: "The application behind this page could not be reached. Try again in a moment.")
+            error(502, reason: "upstream_unavailable", title: .upstreamUnavailableTitle,
+                  message: .upstreamUnavailableMessage, for: head)
         case 504:
-            error(504, reason: "upstream_timeout", title: "The site is taking too long",
-                  message: "The application behind this page did not answer in time. Try again in a moment.")
+            error(504, reason: "upstream_timeout", title: .upstreamTimeoutTitle, message: .upstreamTimeoutMessage,
+                  for: head)
         default:
-            error(status, reason: "error_\(status)", title: "Something went wrong",
-                  message: "This request could not be completed. Try again in a moment.")
+            error(status, reason: "error_\(status)", title: .otherErrorTitle, message: .otherErrorMessage, for: head)
+        }
+    }
+}
+
+extension LoginFailure {
+    /// The page's title (what happened) and message (what it means and what to do). A
+    /// cancel says only that.
+    var pageTexts: (title: PageText, message: PageText) {
+        switch (status, reason) {
+        case (403, _): (.policyDeniedTitle, .policyDeniedMessage)
+        case (504, _): (.appleTimeoutTitle, .appleFailedMessage)
+        case (502, _): (.appleUnavailableTitle, .appleFailedMessage)
+        case (500, _): (.internalErrorTitle, .internalErrorMessage)
+        case (503, _): (.storeUnavailableTitle, .signInNotRecordedMessage)
+        case (_, "apple_cancelled"): (.cancelledTitle, .cancelledMessage)
+        case (401, _): (.notVerifiedTitle, .notVerifiedMessage)
+        case (_, "state_missing"): (.stateMissingTitle, .stateMissingMessage)
+        case (_, let r) where r.hasPrefix("state_"): (.stateExpiredTitle, .stateExpiredMessage)
+        default: (.incompleteTitle, .incompleteMessage)
         }
     }
 }

@@ -68,7 +68,7 @@ final class AccountRevocationFlow {
                     "reason": "store_failed", "error": "\(error)",
                 ])
                 return finish(.storeFailed, session: session, answer: AuthPages.storeUnavailable(
-                    json: request.isAPIClient, loginPath: auth.loginPath, pages: settings.pages))
+                    json: request.isAPIClient, loginPath: auth.loginPath, pages: settings.pages, for: request.head))
             }
             tellUpstream(session, atMs: nowMs) { [self] in
                 finish(apple, session: session, answer: revoked(apple))
@@ -141,7 +141,7 @@ final class AccountRevocationFlow {
         } else if let target {
             answer = AuthPages.redirect(303, to: target)
         } else {
-            answer = settings.pages.accountDeleted(loginURL: Array(auth.loginPath.utf8))
+            answer = settings.pages.accountDeleted(loginURL: Array(auth.loginPath.utf8), for: request.head)
         }
         answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings)))
         return answer
@@ -160,15 +160,14 @@ final class AccountRevocationFlow {
             return AuthPages.json(502, .object(["error": .string("apple_unavailable"), "reason": .string(reason)]))
         }
         return settings.pages.error(
-            502, reason: reason, title: "Account not deleted",
-            message: "Apple did not confirm the revocation, so nothing was changed. Try again in a moment.")
+            502, reason: reason, title: .accountNotDeletedTitle, message: .revocationFailedMessage, for: request.head)
     }
 
     private func crossSite() -> LocalResponse {
         if request.isAPIClient { return AuthPages.json(403, .object(["error": .string("cross_site")])) }
         return settings.pages.error(
-            403, reason: "cross_site", title: "Account not deleted",
-            message: "The request came from another site, so nothing was changed. Delete your account from this site's own page.")
+            403, reason: "cross_site", title: .accountNotDeletedTitle, message: .deletionCrossSiteMessage,
+            for: request.head)
     }
 
     private func unauthenticated() -> LocalResponse {
@@ -178,7 +177,7 @@ final class AccountRevocationFlow {
             return answer
         }
         return settings.pages.unauthorized(
-            loginURL: Array(auth.loginPath.utf8), message: "You are not signed in, so there is no account to delete. Sign in first, then delete your account.")
+            loginURL: Array(auth.loginPath.utf8), message: .deletionNeedsSignInMessage, for: request.head)
     }
 }
 

@@ -1,0 +1,66 @@
+extension PageText {
+    var simplifiedChinese: String {
+        switch self {
+        case .statusLabel: "状态"
+        case .reasonLabel: "原因"
+        case .requestIDLabel: "请求 ID"
+        case .signInWithApple: "通过Apple登录"
+        case .signInAgain: "重新登录"
+        case .useAnotherAppleID: "使用其他 Apple ID"
+        case .startNewSignIn: "重新开始登录"
+        case .signOut: "退出登录"
+
+        case .signInTitle: "登录"
+        case .signInMessage: "请使用你的 Apple ID 登录以继续访问此网站。"
+        case .unauthorizedTitle: "需要登录"
+        case .unauthorizedMessage: "此页面仅供已登录的用户访问。请使用你的 Apple ID 登录，然后重试。"
+        case .signedOutTitle: "你已退出登录"
+        case .signedOutMessage: "你已在此浏览器上退出此网站。请关闭此窗口，或重新登录以继续。"
+        case .accountDeletedTitle: "账户已删除"
+        case .accountDeletedMessage: "你的账户已删除，你已在所有设备上退出登录；此网站不再有权访问你的 Apple ID。"
+        case .storeUnavailableTitle: "请重试"
+        case .storeUnavailableMessage: "登录服务未能记录此步骤，因此未作任何更改。请稍后重试。"
+        case .ruleRefusedTitle: "未向你的账户开放"
+        case .ruleRefusedMessage:
+            "你已登录，但此页面未向你的 Apple ID 开放。请向网站所有者申请访问权限，或使用其他 Apple ID 登录。"
+        case .confirmSignOutTitle: "退出登录？"
+        case .confirmSignOutMessage: "退出登录链接来自其他网站，因此未被执行。请使用下面的按钮退出登录。"
+
+        case .notFoundTitle: "找不到页面"
+        case .notFoundMessage: "此地址没有页面。请检查链接，或返回网站首页。"
+        case .methodNotAllowedTitle: "此处不允许此操作"
+        case .methodNotAllowedMessage: "此地址不接受这种请求。请返回并使用网站自己的链接和按钮。"
+        case .upstreamUnavailableTitle: "网站没有响应"
+        case .upstreamUnavailableMessage: "无法连接到此页面背后的应用程序。请稍后重试。"
+        case .upstreamTimeoutTitle: "网站响应时间过长"
+        case .upstreamTimeoutMessage: "此页面背后的应用程序未及时响应。请稍后重试。"
+        case .otherErrorTitle: "出现问题"
+        case .otherErrorMessage: "无法完成此请求。请稍后重试。"
+
+        case .accountNotDeletedTitle: "账户未删除"
+        case .revocationFailedMessage: "Apple 未确认撤销，因此未作任何更改。请稍后重试。"
+        case .deletionCrossSiteMessage: "该请求来自其他网站，因此未作任何更改。请在此网站自己的页面上删除你的账户。"
+        case .deletionNeedsSignInMessage: "你尚未登录，因此没有可删除的账户。请先登录，然后再删除你的账户。"
+
+        case .policyDeniedTitle: "你无权在此登录"
+        case .policyDeniedMessage:
+            "你的 Apple ID 不在此网站允许的账户列表中。请使用其他 Apple ID 登录，或向网站所有者申请访问权限。"
+        case .appleTimeoutTitle: "Apple 未及时响应"
+        case .appleUnavailableTitle: "“通过Apple登录”目前不可用"
+        case .appleFailedMessage: "Apple 未按预期响应，因此你尚未登录。请稍后重试。"
+        case .internalErrorTitle: "我们这边登录失败"
+        case .internalErrorMessage: "此网站出现问题，因此你尚未登录。请重新开始登录；如果再次发生，请带上下方的详细信息联系支持人员。"
+        case .signInNotRecordedMessage: "登录服务未能记录此步骤，因此你尚未登录。请稍后重新开始登录。"
+        case .cancelledTitle: "登录已取消"
+        case .cancelledMessage: "你已取消通过 Apple 登录。"
+        case .notVerifiedTitle: "无法验证登录"
+        case .notVerifiedMessage: "Apple 对你身份的确认未通过核验，因此你尚未登录。请重新开始登录。"
+        case .stateMissingTitle: "此次登录与你的浏览器不匹配"
+        case .stateMissingMessage: "你的浏览器没有返回此次登录的 Cookie。请允许此网站使用 Cookie，然后重新开始登录。"
+        case .stateExpiredTitle: "此次登录已过期"
+        case .stateExpiredMessage: "每次登录只能使用一次，有效期为 10 分钟；此次登录已过期或已被使用。请重新开始登录。"
+        case .incompleteTitle: "登录未完成"
+        case .incompleteMessage: "Apple 的响应不完整，因此你尚未登录。请重新开始登录。"
+        }
+    }
+}

@@ -1,0 +1,66 @@
+extension PageText {
+    var traditionalChinese: String {
+        switch self {
+        case .statusLabel: "狀態"
+        case .reasonLabel: "原因"
+        case .requestIDLabel: "要求 ID"
+        case .signInWithApple: "使用Apple登入"
+        case .signInAgain: "重新登入"
+        case .useAnotherAppleID: "使用其他 Apple ID"
+        case .startNewSignIn: "重新開始登入"
+        case .signOut: "登出"
+
+        case .signInTitle: "登入"
+        case .signInMessage: "請使用你的 Apple ID 登入以繼續使用此網站。"
+        case .unauthorizedTitle: "需要登入"
+        case .unauthorizedMessage: "此頁面僅供已登入的使用者瀏覽。請使用你的 Apple ID 登入，然後再試一次。"
+        case .signedOutTitle: "你已登出"
+        case .signedOutMessage: "你已在此瀏覽器上登出此網站。請關閉此視窗，或重新登入以繼續。"
+        case .accountDeletedTitle: "帳號已刪除"
+        case .accountDeletedMessage: "你的帳號已刪除，並已在所有裝置上登出；此網站不再能存取你的 Apple ID。"
+        case .storeUnavailableTitle: "請再試一次"
+        case .storeUnavailableMessage: "登入服務無法記錄此步驟，因此沒有任何變更。請稍後再試一次。"
+        case .ruleRefusedTitle: "未對你的帳號開放"
+        case .ruleRefusedMessage:
+            "你已登入，但此頁面未對你的 Apple ID 開放。請向網站擁有者申請存取權，或使用其他 Apple ID 登入。"
+        case .confirmSignOutTitle: "要登出嗎？"
+        case .confirmSignOutMessage: "登出連結來自其他網站，因此未執行。請使用下方按鈕登出。"
+
+        case .notFoundTitle: "找不到頁面"
+        case .notFoundMessage: "此位址沒有頁面。請檢查連結，或返回網站首頁。"
+        case .methodNotAllowedTitle: "此處不允許此操作"
+        case .methodNotAllowedMessage: "此位址不接受這類要求。請返回並使用網站本身的連結和按鈕。"
+        case .upstreamUnavailableTitle: "網站沒有回應"
+        case .upstreamUnavailableMessage: "無法連線到此頁面背後的應用程式。請稍後再試一次。"
+        case .upstreamTimeoutTitle: "網站回應時間過長"
+        case .upstreamTimeoutMessage: "此頁面背後的應用程式未及時回應。請稍後再試一次。"
+        case .otherErrorTitle: "發生問題"
+        case .otherErrorMessage: "無法完成此要求。請稍後再試一次。"
+
+        case .accountNotDeletedTitle: "帳號未刪除"
+        case .revocationFailedMessage: "Apple 未確認撤銷，因此沒有任何變更。請稍後再試一次。"
+        case .deletionCrossSiteMessage: "此要求來自其他網站，因此沒有任何變更。請在此網站本身的頁面上刪除你的帳號。"
+        case .deletionNeedsSignInMessage: "你尚未登入，因此沒有可刪除的帳號。請先登入，再刪除你的帳號。"
+
+        case .policyDeniedTitle: "你無權在此登入"
+        case .policyDeniedMessage:
+            "你的 Apple ID 不在此網站允許的帳號清單中。請使用其他 Apple ID 登入，或向網站擁有者申請存取權。"
+        case .appleTimeoutTitle: "Apple 未及時回應"
+        case .appleUnavailableTitle: "「使用Apple登入」目前無法使用"
+        case .appleFailedMessage: "Apple 未如預期回應，因此你尚未登入。請稍後再試一次。"
+        case .internalErrorTitle: "我們這端登入失敗"
+        case .internalErrorMessage: "此網站發生問題，因此你尚未登入。請重新開始登入；如果再次發生，請附上下方的詳細資訊聯絡支援人員。"
+        case .signInNotRecordedMessage: "登入服務無法記錄此步驟，因此你尚未登入。請稍後重新開始登入。"
+        case .cancelledTitle: "已取消登入"
+        case .cancelledMessage: "你已取消使用 Apple 登入。"
+        case .notVerifiedTitle: "無法驗證登入"
+        case .notVerifiedMessage: "Apple 對你身分的確認未通過核對，因此你尚未登入。請重新開始登入。"
+        case .stateMissingTitle: "此次登入與你的瀏覽器不符"
+        case .stateMissingMessage: "你的瀏覽器沒有傳回此次登入的 Cookie。請允許此網站使用 Cookie，然後重新開始登入。"
+        case .stateExpiredTitle: "此次登入已過期"
+        case .stateExpiredMessage: "每次登入只能使用一次，效期為 10 分鐘；此次登入已過期或已被使用。請重新開始登入。"
+        case .incompleteTitle: "登入未完成"
+        case .incompleteMessage: "Apple 的回應不完整，因此你尚未登入。請重新開始登入。"
+        }
+    }
+}
