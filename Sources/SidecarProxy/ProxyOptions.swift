@@ -51,7 +51,7 @@ public struct ProxyOptions: Sendable {
     }
 }
 
-/// The names the request path reads (`worker.options.idleTimeoutMs`): each reads the typed
+/// The names the request path reads (`context.settings.options.idleTimeoutMs`): each reads the typed
 /// value in `config` where it lies, a load like any stored property's, no lookup.
 extension ProxyOptions {
     var http2: Bool { config.topLevel.http2 }
