@@ -18,6 +18,8 @@ final class AccessPolicy {
     private let prefix: [UInt8]
     private let publicPaths: PublicPaths
     private let apiPaths: PathGlobSet
+    /// `access.api_paths` as written and folded, for the readings of a CORS preflight.
+    private let apiPathReadings: PublicPaths
     private let auth: Authenticator?
     /// `rules`, compiled for this configuration.
     let route: Route
@@ -39,6 +41,7 @@ final class AccessPolicy {
         self.prefix = prefix
         publicPaths = PublicPaths(options.config.access.publicPaths)
         apiPaths = PathGlobSet(options.config.access.apiPaths)
+        apiPathReadings = PublicPaths(options.config.access.apiPaths)
         route = Route(options.config.rules, upstreams: options.config.upstreams)
         sessionAlwaysNeeded = route.isEmpty && publicPaths.isEmpty
     }
@@ -62,6 +65,9 @@ final class AccessPolicy {
                 return .respond(answer)
             }
         }
+        if head.method == .options, CORSPreflight.recognizes(head, view) {
+            return preflight(head, view, path: path, upstream: &upstream)
+        }
         guard !sessionAlwaysNeeded else {
             return authenticate(head, view, path: path, trace: trace, identity: &identity, verdict: RuleVerdict())
         }
@@ -76,6 +82,30 @@ final class AccessPolicy {
             return .forward
         }
         return authenticate(head, view, path: path, trace: trace, identity: &identity, verdict: verdict)
+    }
+
+    /// A CORS preflight: forwarded without identity where every reading admits it
+    /// (`Route.admitsPreflight`), otherwise decided as any request (no session: 401).
+    private func preflight(
+        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], upstream: inout Int
+    ) -> Decision {
+        let verdict = verdict(head, view, path: path)
+        if let rule = verdict.rule { upstream = route.action(rule).upstream }
+        if let rule = verdict.deny {
+            return .refuse(forbidden(head, path: path, api: verdict.isAPI), rule: rule, reason: "deny")
+        }
+        guard verdict.needsSession else { return .forward }
+        let host = (head.authority ?? head.host).map { view[$0] }
+        var lenientReading: [UInt8] = []
+        path.withUnsafeBytes { LenientPath.append($0, into: &lenientReading) }
+        let admitted = path.withUnsafeBytes { pathBytes in
+            lenientReading.withUnsafeBytes { lenientBytes in
+                let readings = RequestReadings(path: pathBytes, lenient: lenientBytes, method: .options, host: host)
+                return route.admitsPreflight(readings, publicPaths: publicPaths, apiPaths: apiPathReadings)
+            }
+        }
+        guard admitted else { return .respond(unauthenticated(head, path: path, api: true)) }
+        return .forward
     }
 
     /// Every reading of the request, judged by the rules and public paths.

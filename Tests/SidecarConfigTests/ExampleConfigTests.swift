@@ -86,7 +86,7 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 53)
+        XCTAssertEqual(uncommented, 54)
         // tls.acme is the alternative to tls.cert_file and key_file: each is loaded on its own.
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         guard let acmeStart = lines.firstIndex(where: { $0.hasPrefix("  acme:") }) else { return XCTFail("no tls.acme block") }
