@@ -103,7 +103,7 @@ public struct Config: Sendable {
 
     public struct Apple: Sendable {
         public var teamID: String
-        /// The Services ID: audience of the web flow.
+        /// The Services ID of the web flow (the first of `apple.client_id`).
         public var clientID: String
         public var keyID: String
         /// Where the key came from (`apple.private_key_file`'s path), nil when given by `apple.private_key`.
@@ -125,6 +125,10 @@ public struct Config: Sendable {
         /// Android package names the web-flow relay (`{prefix}/android/callback`) may hand
         /// results to; empty: no relay endpoint.
         public var androidPackages: [String] = []
+        /// Every Services ID of `apple.client_id`, `clientID` first: the others are accepted as
+        /// the audience of Apple's notifications and, through the Android relay, of tokens
+        /// whose code is exchanged with their own Services ID.
+        public var clientIDs: [String] = []
     }
 }
 
