@@ -215,3 +215,24 @@ def test_the_check_path_form_directly(envoy_site):
     assert r.status == 403
     r, _ = rawhttp.send_raw(sidecar.port, ask.replace("/app/page?x=1", "/x/../../.auth/me").encode())
     assert r.status != 200 or b"email" not in r.body, "a dot segment climbed into the prefix"
+
+
+def test_the_check_path_form_over_h2c(envoy_site):
+    """Envoy may speak HTTP/2 to the authorization cluster: the same answers per stream."""
+    from h2_support import H2Client
+    _, sidecar = envoy_site
+    c = H2Client(sidecar.port)
+    try:
+        r = c.request("GET", "/.auth/check/app/page?x=1", [("accept", "text/html")], authority="app.example")
+        assert r.status == 302 and r.header("location") == "/.auth/login?rd=/app/page%3Fx%3D1"
+        r = c.request("GET", "/.auth/check/app/open/x", [("x-auth-user-id", "forged")], authority="app.example")
+        assert r.status == 200 and "x-auth-user-id" in r.header("x-envoy-auth-headers-to-remove")
+        assert r.header("x-auth-user-id") is None
+        assert c.request("GET", "/.auth/check/app/ADMIN;v=1/x", authority="app.example").status == 401
+        assert c.request("DELETE", "/.auth/check/app/writes/x", authority="app.example").status == 403
+        r = c.request("OPTIONS", "/.auth/check/app/api/x", [("origin", "http://o.example"),
+                                                            ("access-control-request-method", "PUT")],
+                      authority="app.example")
+        assert r.status == 200 and r.header("x-auth-user-id") is None
+    finally:
+        c.close()
