@@ -127,12 +127,16 @@ final class AccessPolicy {
                 "forward-auth request refused", metadata: ["reason": .string(reason), "endpoint": "check"])
             return .respond(AuthPages.json(403, .object(["error": .string("forbidden")])))
         }
-        // The sidecar's own endpoints are theirs to decide, as when asked directly.
-        if !isUnderPrefix(normalized) {
-            let decision = decideRequest(
-                head, view, path: normalized, original: original, trace: trace, identity: &identity, upstream: &upstream)
-            guard case .forward = decision else { return decision }
+        // A request for the sidecar's own endpoints is routed to them unchecked; one that is
+        // asked about came in a spelling the proxy sent elsewhere (`/x/../.auth/me`).
+        if isUnderPrefix(normalized) {
+            Logger(label: "sidecar").info(
+                "forward-auth request refused", metadata: ["reason": "sidecar_path", "endpoint": "check"])
+            return .respond(AuthPages.json(403, .object(["error": .string("forbidden")])))
         }
+        let decision = decideRequest(
+            head, view, path: normalized, original: original, trace: trace, identity: &identity, upstream: &upstream)
+        guard case .forward = decision else { return decision }
         var answer = LocalResponse(status: 200, reason: "OK", body: [])
         answer.identity = identity.opened
         if let cookie = identity.setCookie { answer.extraFields.append(("Set-Cookie", cookie)) }
