@@ -28,6 +28,10 @@ final class AccessPolicy {
     private let signInPage: Bool
     /// `{prefix}/check/<original path>` (Envoy's ext_authz).
     private let checkTarget: ForwardAuthTarget
+    /// The shortest raw path of that form and its second byte: plain values, so that the
+    /// paths of other requests are told apart without touching `checkTarget`'s arrays.
+    private let checkTargetMinimum: Int
+    private let checkTargetSecondByte: UInt8
     private let separators: EncodedSeparators
     /// Neither rules nor public paths: every request outside the prefix needs a session,
     /// whatever its readings.
@@ -44,6 +48,8 @@ final class AccessPolicy {
         while prefix.last == UInt8(ascii: "/") { prefix.removeLast() }
         self.prefix = prefix
         checkTarget = ForwardAuthTarget(prefix: prefix, headers: options.config.headers)
+        checkTargetMinimum = prefix.isEmpty ? .max : prefix.count + "/check/".utf8.count
+        checkTargetSecondByte = prefix.count > 1 ? prefix[1] : UInt8(ascii: "c")
         separators = options.encodedSlashes
         publicPaths = PublicPaths(options.config.access.publicPaths)
         apiPaths = PathGlobSet(options.config.access.apiPaths)
@@ -60,7 +66,9 @@ final class AccessPolicy {
         _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], trace: TraceContext = TraceContext(),
         identity: inout RequestIdentity, upstream: inout Int
     ) -> Decision {
-        if let original = checkTarget.original(of: view[head.path]) {
+        let rawPath = view[head.path]
+        if rawPath.count >= checkTargetMinimum, rawPath[1] == checkTargetSecondByte,
+           let original = checkTarget.original(of: rawPath) {
             guard auth != nil else { return .respond(localError(404, head, path: path)) }
             return decideForwardAuth(head, view, original: original, trace: trace, identity: &identity, upstream: &upstream)
         }
@@ -80,7 +88,7 @@ final class AccessPolicy {
 
     /// A request outside the prefix: forwarded, answered or refused. `original`: the path a
     /// forward-auth proxy asked about, for the sign-in's return address (nil: the request's own).
-    private func decideRequest(
+    @inline(__always) private func decideRequest(
         _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], original: UnsafeRawBufferPointer?,
         trace: TraceContext, identity: inout RequestIdentity, upstream: inout Int
     ) -> Decision {
