@@ -37,6 +37,11 @@ public struct Config: Sendable {
     public var upstreams: [NamedUpstream] = []
     /// Per-path policy and routing, first match wins (`rules`).
     public var rules: [Rule] = []
+    /// Public hosts and their upstreams (each also in `upstreams`, by the site's name); empty:
+    /// one site, every host.
+    public var sites: [Site] = []
+    /// The site of a host no site names; nil: such a request gets 421.
+    public var defaultSite: String? = nil
 
     /// Things that load but look wrong (e.g. a public_url Apple would never accept).
     public var warnings: [ConfigWarning]

@@ -32,6 +32,8 @@ final class AccessPolicy {
     /// paths of other requests are told apart without touching `checkTarget`'s arrays.
     private let checkTargetMinimum: Int
     private let checkTargetSecondByte: UInt8
+    /// `sites`, nil without them.
+    private let sites: SiteTable?
     private let separators: EncodedSeparators
     /// Neither rules nor public paths: every request outside the prefix needs a session,
     /// whatever its readings.
@@ -48,6 +50,7 @@ final class AccessPolicy {
         while prefix.last == UInt8(ascii: "/") { prefix.removeLast() }
         self.prefix = prefix
         checkTarget = ForwardAuthTarget(prefix: prefix, headers: options.config.headers)
+        sites = options.config.sites.isEmpty ? nil : SiteTable(options.config)
         checkTargetMinimum = prefix.isEmpty ? .max : prefix.count + "/check/".utf8.count
         checkTargetSecondByte = prefix.count > 1 ? prefix[1] : UInt8(ascii: "c")
         separators = options.encodedSlashes
@@ -66,6 +69,12 @@ final class AccessPolicy {
         _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], trace: TraceContext = TraceContext(),
         identity: inout RequestIdentity, upstream: inout Int
     ) -> Decision {
+        if let sites {
+            guard let site = sites.upstream(forHost: (head.authority ?? head.host).map { view[$0] }) else {
+                return .respond(localError(421, head, path: path))
+            }
+            upstream = site
+        }
         let rawPath = view[head.path]
         if rawPath.count >= checkTargetMinimum, rawPath[1] == checkTargetSecondByte,
            let original = checkTarget.original(of: rawPath) {
@@ -100,7 +109,9 @@ final class AccessPolicy {
                 head, view, path: path, original: original, trace: trace, identity: &identity, verdict: RuleVerdict())
         }
         let verdict = verdict(head, view, path: path)
-        if let rule = verdict.rule { upstream = route.action(rule).upstream }
+        if let rule = verdict.rule, sites == nil || route.action(rule).namesUpstream {
+            upstream = route.action(rule).upstream
+        }
         if let rule = verdict.deny {
             auth?.noteCookie(view, into: &identity)
             return .refuse(forbidden(head, path: path, api: verdict.isAPI), rule: rule, reason: "deny")
@@ -158,7 +169,9 @@ final class AccessPolicy {
         _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], upstream: inout Int
     ) -> Decision {
         let verdict = verdict(head, view, path: path)
-        if let rule = verdict.rule { upstream = route.action(rule).upstream }
+        if let rule = verdict.rule, sites == nil || route.action(rule).namesUpstream {
+            upstream = route.action(rule).upstream
+        }
         if let rule = verdict.deny {
             return .refuse(forbidden(head, path: path, api: verdict.isAPI), rule: rule, reason: "deny")
         }

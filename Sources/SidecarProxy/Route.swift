@@ -22,6 +22,8 @@ final class Route {
         /// Whether a CORS preflight it decides is forwarded: true, false, or nil where that
         /// depends on `access.api_paths`.
         var forwardsPreflight: Bool?
+        /// The rule names its upstream (else, with `sites`, the site's upstream serves it).
+        var namesUpstream = false
     }
 
     /// The rules as written, for the normalized path.
@@ -55,7 +57,8 @@ final class Route {
             (actions.baseAddress! + index).initialize(to: Action(
                 upstream: rule.upstreamIndex(in: upstreams), isPublic: rule.isPublic, isAPI: rule.isAPI, deny: rule.deny,
                 restrictsUsers: rule.restrictsUsers,
-                forwardsPreflight: rule.corsPreflight.map { $0 == .forward } ?? (rule.isAPI ? true : nil)))
+                forwardsPreflight: rule.corsPreflight.map { $0 == .forward } ?? (rule.isAPI ? true : nil),
+                namesUpstream: rule.upstream != nil))
         }
         access = rules.map { $0.restrictsUsers ? AccessRules($0) : nil }
         isEmpty = rules.isEmpty

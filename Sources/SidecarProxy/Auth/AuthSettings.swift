@@ -154,8 +154,11 @@ public final class AuthSettings: Sendable {
         prefix = config.routes.prefix
         publicOrigin = config.publicURL.origin
         redirectURI = config.redirectURI
+        // Every site's host is a place a sign-in may return to (https, port 443, as a bare
+        // allowed_redirect_hosts entry).
         redirects = RedirectPolicy(
-            publicOrigin: publicOrigin, allowedHosts: config.access.allowedRedirectHosts.map(\.description))
+            publicOrigin: publicOrigin,
+            allowedHosts: config.access.allowedRedirectHosts.map(\.description) + config.sites.flatMap(\.hosts))
 
         let apple = config.apple
         do {
