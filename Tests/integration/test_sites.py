@@ -68,6 +68,14 @@ def test_each_host_goes_to_its_sites_upstream_and_others_get_421(start_sidecar, 
         assert c.request("GET", "/x", authority="other.test").status == 421
     finally:
         c.close()
+    # A host field that contradicts :authority is a stream error, never another site's.
+    c = H2Client(sc.port)
+    try:
+        r = c.request("GET", "/x", [("host", "admin.test")], authority="app.test")
+        assert r.status is None or r.status >= 400, r.status
+    finally:
+        c.close()
+    assert admin_upstream.stats()["requests"] == 2
 
 
 def test_a_default_site_takes_the_other_hosts(start_sidecar, upstream, admin_upstream):
