@@ -41,6 +41,10 @@ extension Config {
         public var allowPrivateRelay: Bool? = nil
         /// An `upstreams` name; nil: the top-level upstream.
         public var upstream: String? = nil
+        /// What a CORS preflight (an OPTIONS with `Origin` and `Access-Control-Request-Method`,
+        /// no credentials) gets; nil: forwarded where the path is an API path (`api: true`, or
+        /// `access.api_paths`), refused elsewhere.
+        public var corsPreflight: CORSPreflight? = nil
         /// Where the rule starts in the file (nil for a rule set by other means).
         public var line: Int? = nil
         public var column: Int? = nil
@@ -72,4 +76,13 @@ extension Config {
 
     /// The name of the top-level upstream where rules, logs and metrics name upstreams.
     public static let defaultUpstreamName = "default"
+
+    /// `rules[].cors_preflight`.
+    public enum CORSPreflight: String, Sendable, Equatable, CaseIterable {
+        /// Forwarded to the upstream, which owns its CORS policy, without identity.
+        case forward
+        /// Decided like any other request: without a session, 401 (a browser's preflight
+        /// never carries one).
+        case refuse
+    }
 }

@@ -37,6 +37,11 @@ public struct Config: Sendable {
     public var upstreams: [NamedUpstream] = []
     /// Per-path policy and routing, first match wins (`rules`).
     public var rules: [Rule] = []
+    /// Public hosts and their upstreams (each also in `upstreams`, by the site's name); empty:
+    /// one site, every host.
+    public var sites: [Site] = []
+    /// The site of a host no site names; nil: such a request gets 421.
+    public var defaultSite: String? = nil
 
     /// Things that load but look wrong (e.g. a public_url Apple would never accept).
     public var warnings: [ConfigWarning]
@@ -103,7 +108,7 @@ public struct Config: Sendable {
 
     public struct Apple: Sendable {
         public var teamID: String
-        /// The Services ID: audience of the web flow.
+        /// The Services ID of the web flow (the first of `apple.client_id`).
         public var clientID: String
         public var keyID: String
         /// Where the key came from (`apple.private_key_file`'s path), nil when given by `apple.private_key`.
@@ -125,6 +130,10 @@ public struct Config: Sendable {
         /// Android package names the web-flow relay (`{prefix}/android/callback`) may hand
         /// results to; empty: no relay endpoint.
         public var androidPackages: [String] = []
+        /// Every Services ID of `apple.client_id`, `clientID` first: the others are accepted as
+        /// the audience of Apple's notifications and, through the Android relay, of tokens
+        /// whose code is exchanged with their own Services ID.
+        public var clientIDs: [String] = []
     }
 }
 

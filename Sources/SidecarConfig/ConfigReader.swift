@@ -200,6 +200,18 @@ final class Section {
         return optional(key, parse)
     }
 
+    /// A required key that takes one value or a list of them (`apple.client_id`).
+    func requiredOneOrMore<T>(_ key: String, _ parse: (String) -> Result<T, ValueError>) -> [T]? {
+        guard let node = node(key), node.sequence != nil || entries[key]?.variable != nil else {
+            return required(key, parse).map { [$0] }
+        }
+        guard let values = optionalList(key, parse), !values.isEmpty else {
+            reader.report(.invalidValue, Self.join(path, key), at: location(of: key), "an empty list names no value")
+            return nil
+        }
+        return values
+    }
+
     /// The mappings of a list of mappings (`rules`), each a section named `key[index]`.
     func sections(inList key: String) -> [Section] {
         guard let node = node(key) else { return [] }

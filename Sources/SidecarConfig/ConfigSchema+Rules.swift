@@ -103,18 +103,22 @@ extension ConfigSchema {
                 : .failure(ValueError("no upstream named \(quoted(name)) (upstreams: \(upstreams.isEmpty ? "none" : upstreams.joined(separator: ", ")))"))
         }
         if rule.upstream == Config.defaultUpstreamName { rule.upstream = nil }
+        rule.corsPreflight = section.optional("cors_preflight") { text in
+            Config.CORSPreflight(rawValue: text).map { .success($0) }
+                ?? .failure(ValueError("\(quoted(text)) is not forward or refuse"))
+        }
         rule.line = section.location.line
         rule.column = section.location.column
 
         // What would contradict itself is refused, not guessed: a guess could admit someone.
         let restricting = ["allowed_emails", "allowed_email_domains", "allowed_subjects", "allow_private_relay"]
         if deny {
-            for key in ["public", "api", "upstream"] + restricting where section.contains(key) {
+            for key in ["public", "api", "upstream", "cors_preflight"] + restricting where section.contains(key) {
                 reader.report(.conflict, "\(section.path).\(key)", at: section.location(of: key),
                               "a deny rule answers 403 to every request it matches; \(key) would mean nothing")
             }
         } else if isPublic {
-            for key in ["api"] + restricting where section.contains(key) {
+            for key in ["api", "cors_preflight"] + restricting where section.contains(key) {
                 reader.report(.conflict, "\(section.path).\(key)", at: section.location(of: key),
                               "a public rule admits everyone without a session; \(key) would be ignored")
             }

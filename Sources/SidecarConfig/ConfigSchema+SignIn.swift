@@ -9,7 +9,11 @@ extension ConfigSchema {
 
     mutating func readApple(_ apple: Section, publicURL: HTTPURL?) -> Config.Apple? {
         let teamID = apple.required("team_id", Placeholders.teamID)
-        let clientID = apple.required("client_id") { Names.bundleID($0, what: "client id (Services ID)") }
+        let clientIDs = apple.requiredOneOrMore("client_id") { Names.bundleID($0, what: "client id (Services ID)") }
+        if let clientIDs, Set(clientIDs).count != clientIDs.count {
+            reader.report(.invalidValue, "apple.client_id", at: apple.location(of: "client_id"), "lists a Services ID twice")
+        }
+        let clientID = clientIDs?.first
         let keyID = apple.required("key_id", Placeholders.keyID)
         let (privateKeyFile, privateKey) = readApplePrivateKey(apple)
         let scopes = apple.list("scopes", default: ["name", "email"]) { scope in
@@ -65,12 +69,14 @@ extension ConfigSchema {
                     + "use it for an emulator in tests, never for Apple"))
         }
 
-        guard let teamID, let clientID, let keyID, let privateKey else { return nil }
-        return Config.Apple(
+        guard let teamID, let clientID, let clientIDs, let keyID, let privateKey else { return nil }
+        var config = Config.Apple(
             teamID: teamID, clientID: clientID, keyID: keyID, privateKeyFile: privateKeyFile,
             privateKey: privateKey, scopes: scopes, nativeAudiences: nativeAudiences, baseURL: baseURL,
             caFile: caFile, jwksRefresh: jwksRefresh, clientSecretTTL: clientSecretTTL, leeway: leeway,
             pkce: pkce, nativeRequireNonce: nativeRequireNonce, androidPackages: androidPackages)
+        config.clientIDs = clientIDs
+        return config
     }
 
     /// Exactly one of `private_key_file` and `private_key` (which may be `env:`/`file:`).

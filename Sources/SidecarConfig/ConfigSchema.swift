@@ -53,14 +53,21 @@ struct ConfigSchema {
             root, timeout: topLevel.upstreamTimeout, connectTimeout: topLevel.upstreamConnectTimeout,
             maxConnections: topLevel.upstreamMaxConnections)
         let rules = readRules(root, upstreams: upstreams, access: access)
+        let sites = readSites(
+            root, publicURL: publicURL, upstreamNames: upstreams.map(\.name), timeout: topLevel.upstreamTimeout,
+            connectTimeout: topLevel.upstreamConnectTimeout, maxConnections: topLevel.upstreamMaxConnections)
         let paths = readPaths(root.section("paths"), context: context, access: access, rules: rules)
 
         guard let publicURL, let upstream, let apple, let session else { return nil }
-        return Config(
+        var config = Config(
             file: file, topLevel: topLevel, tls: tls, acme: acme, publicURL: publicURL, upstream: upstream,
             routes: routes, paths: paths, apple: apple, session: session, access: access, headers: headers,
             assertion: assertion, notifications: notifications, revocations: revocations, admin: admin, log: log,
-            limits: limits, pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
+            limits: limits, pages: pages, tracing: tracing, upstreams: upstreams + sites.upstreams, rules: rules,
+            warnings: warnings)
+        config.sites = sites.sites
+        config.defaultSite = sites.defaultSite
+        return config
     }
 
     // MARK: Sections

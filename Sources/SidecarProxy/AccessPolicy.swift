@@ -1,3 +1,4 @@
+import Logging
 import SidecarHTTP
 
 /// What happens to a request before anything reaches the upstream. The one
@@ -18,11 +19,22 @@ final class AccessPolicy {
     private let prefix: [UInt8]
     private let publicPaths: PublicPaths
     private let apiPaths: PathGlobSet
+    /// `access.api_paths` as written and folded, for the readings of a CORS preflight.
+    private let apiPathReadings: PublicPaths
     private let auth: Authenticator?
     /// `rules`, compiled for this configuration.
     let route: Route
     let pages: PageRenderer
     private let signInPage: Bool
+    /// `{prefix}/check/<original path>` (Envoy's ext_authz).
+    private let checkTarget: ForwardAuthTarget
+    /// The shortest raw path of that form and its second byte: plain values, so that the
+    /// paths of other requests are told apart without touching `checkTarget`'s arrays.
+    private let checkTargetMinimum: Int
+    private let checkTargetSecondByte: UInt8
+    /// `sites`, nil without them.
+    private let sites: SiteTable?
+    private let separators: EncodedSeparators
     /// Neither rules nor public paths: every request outside the prefix needs a session,
     /// whatever its readings.
     private let sessionAlwaysNeeded: Bool
@@ -37,8 +49,14 @@ final class AccessPolicy {
         var prefix = Array(options.config.routes.prefix.utf8)
         while prefix.last == UInt8(ascii: "/") { prefix.removeLast() }
         self.prefix = prefix
+        checkTarget = ForwardAuthTarget(prefix: prefix, headers: options.config.headers)
+        sites = options.config.sites.isEmpty ? nil : SiteTable(options.config)
+        checkTargetMinimum = prefix.isEmpty ? .max : prefix.count + "/check/".utf8.count
+        checkTargetSecondByte = prefix.count > 1 ? prefix[1] : UInt8(ascii: "c")
+        separators = options.encodedSlashes
         publicPaths = PublicPaths(options.config.access.publicPaths)
         apiPaths = PathGlobSet(options.config.access.apiPaths)
+        apiPathReadings = PublicPaths(options.config.access.apiPaths)
         route = Route(options.config.rules, upstreams: options.config.upstreams)
         sessionAlwaysNeeded = route.isEmpty && publicPaths.isEmpty
     }
@@ -51,6 +69,18 @@ final class AccessPolicy {
         _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], trace: TraceContext = TraceContext(),
         identity: inout RequestIdentity, upstream: inout Int
     ) -> Decision {
+        if let sites {
+            guard let site = sites.upstream(forHost: (head.authority ?? head.host).map { view[$0] }) else {
+                return .respond(localError(421, head, path: path))
+            }
+            upstream = site
+        }
+        let rawPath = view[head.path]
+        if rawPath.count >= checkTargetMinimum, rawPath[1] == checkTargetSecondByte,
+           let original = checkTarget.original(of: rawPath) {
+            guard auth != nil else { return .respond(localError(404, head, path: path)) }
+            return decideForwardAuth(head, view, original: original, trace: trace, identity: &identity, upstream: &upstream)
+        }
         if isUnderPrefix(path) {
             guard auth != nil else { return .respond(localError(404, head, path: path)) }
             switch AuthEndpoint.route(path[prefix.count...], method: head.method) {
@@ -62,11 +92,26 @@ final class AccessPolicy {
                 return .respond(answer)
             }
         }
+        return decideRequest(head, view, path: path, original: nil, trace: trace, identity: &identity, upstream: &upstream)
+    }
+
+    /// A request outside the prefix: forwarded, answered or refused. `original`: the path a
+    /// forward-auth proxy asked about, for the sign-in's return address (nil: the request's own).
+    @inline(__always) private func decideRequest(
+        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], original: UnsafeRawBufferPointer?,
+        trace: TraceContext, identity: inout RequestIdentity, upstream: inout Int
+    ) -> Decision {
+        if head.method == .options, CORSPreflight.recognizes(head, view) {
+            return preflight(head, view, path: path, upstream: &upstream)
+        }
         guard !sessionAlwaysNeeded else {
-            return authenticate(head, view, path: path, trace: trace, identity: &identity, verdict: RuleVerdict())
+            return authenticate(
+                head, view, path: path, original: original, trace: trace, identity: &identity, verdict: RuleVerdict())
         }
         let verdict = verdict(head, view, path: path)
-        if let rule = verdict.rule { upstream = route.action(rule).upstream }
+        if let rule = verdict.rule, sites == nil || route.action(rule).namesUpstream {
+            upstream = route.action(rule).upstream
+        }
         if let rule = verdict.deny {
             auth?.noteCookie(view, into: &identity)
             return .refuse(forbidden(head, path: path, api: verdict.isAPI), rule: rule, reason: "deny")
@@ -75,7 +120,73 @@ final class AccessPolicy {
             auth?.noteCookie(view, into: &identity)
             return .forward
         }
-        return authenticate(head, view, path: path, trace: trace, identity: &identity, verdict: verdict)
+        return authenticate(head, view, path: path, original: original, trace: trace, identity: &identity, verdict: verdict)
+    }
+
+    /// `{prefix}/check/<original path>` (Envoy's ext_authz): the original request decided as
+    /// if it had come here, its path normalized on its own (a dot segment cannot climb out of
+    /// it into the prefix), every copy of a forwarding field held to it (`ForwardedRequest`).
+    /// What would be forwarded is answered 200 with the identity headers and the headers
+    /// Envoy must remove; everything else is answered as the request itself would be (the
+    /// redirect to sign in, 401, 403).
+    private func decideForwardAuth(
+        _ head: HTTPRequestHead, _ view: HeadView, original: UnsafeRawBufferPointer, trace: TraceContext,
+        identity: inout RequestIdentity, upstream: inout Int
+    ) -> Decision {
+        var normalized: [UInt8] = []
+        do {
+            try PathNormalizer.normalize(original, separators: separators, into: &normalized)
+        } catch {
+            return .respond(.plain(400))
+        }
+        var forwarded = ForwardedRequest(
+            path: normalized, method: Array(view[head.methodRange]), host: (head.authority ?? head.host).map { view[$0] })
+        if let reason = forwarded.read(view, separators: separators) {
+            Logger(label: "sidecar").info(
+                "forward-auth request refused", metadata: ["reason": .string(reason), "endpoint": "check"])
+            return .respond(AuthPages.json(403, .object(["error": .string("forbidden")])))
+        }
+        // A request for the sidecar's own endpoints is routed to them unchecked; one that is
+        // asked about came in a spelling the proxy sent elsewhere (`/x/../.auth/me`).
+        if isUnderPrefix(normalized) {
+            Logger(label: "sidecar").info(
+                "forward-auth request refused", metadata: ["reason": "sidecar_path", "endpoint": "check"])
+            return .respond(AuthPages.json(403, .object(["error": .string("forbidden")])))
+        }
+        let decision = decideRequest(
+            head, view, path: normalized, original: original, trace: trace, identity: &identity, upstream: &upstream)
+        guard case .forward = decision else { return decision }
+        var answer = LocalResponse(status: 200, reason: "OK", body: [])
+        answer.identity = identity.opened
+        if let cookie = identity.setCookie { answer.extraFields.append(("Set-Cookie", cookie)) }
+        answer.extraFields.append(("X-Envoy-Auth-Headers-To-Remove", checkTarget.removals(for: identity)))
+        return .respond(answer)
+    }
+
+    /// A CORS preflight: forwarded without identity where every reading admits it
+    /// (`Route.admitsPreflight`), otherwise decided as any request (no session: 401).
+    private func preflight(
+        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], upstream: inout Int
+    ) -> Decision {
+        let verdict = verdict(head, view, path: path)
+        if let rule = verdict.rule, sites == nil || route.action(rule).namesUpstream {
+            upstream = route.action(rule).upstream
+        }
+        if let rule = verdict.deny {
+            return .refuse(forbidden(head, path: path, api: verdict.isAPI), rule: rule, reason: "deny")
+        }
+        guard verdict.needsSession else { return .forward }
+        let host = (head.authority ?? head.host).map { view[$0] }
+        var lenientReading: [UInt8] = []
+        path.withUnsafeBytes { LenientPath.append($0, into: &lenientReading) }
+        let admitted = path.withUnsafeBytes { pathBytes in
+            lenientReading.withUnsafeBytes { lenientBytes in
+                let readings = RequestReadings(path: pathBytes, lenient: lenientBytes, method: .options, host: host)
+                return route.admitsPreflight(readings, publicPaths: publicPaths, apiPaths: apiPathReadings)
+            }
+        }
+        guard admitted else { return .respond(unauthenticated(head, path: path, api: true)) }
+        return .forward
     }
 
     /// Every reading of the request, judged by the rules and public paths.
@@ -115,7 +226,7 @@ final class AccessPolicy {
     /// A session is required: without one the request is answered (a redirect, the sign-in
     /// page, 401); with one, each restricting rule of `verdict` must admit its user.
     private func authenticate(
-        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], trace: TraceContext,
+        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], original: UnsafeRawBufferPointer?, trace: TraceContext,
         identity: inout RequestIdentity, verdict: RuleVerdict
     ) -> Decision {
         if let auth {
@@ -129,7 +240,7 @@ final class AccessPolicy {
                 return .refuse(forbidden(head, path: path, api: verdict.isAPI), rule: rule, reason: reason)
             }
         }
-        return .respond(unauthenticated(head, path: path, api: verdict.isAPI))
+        return .respond(unauthenticated(head, path: path, original: original, api: verdict.isAPI))
     }
 
     /// 403 for a request a rule refuses: the forbidden page (its link signs in again, perhaps
@@ -155,7 +266,9 @@ final class AccessPolicy {
     /// Browsers are redirected (GET/HEAD), or with `pages.sign_in` get the sign-in
     /// page, or (other methods) the sign-in-required page; API clients get 401 JSON with a
     /// Bearer challenge.
-    private func unauthenticated(_ head: HTTPRequestHead, path: [UInt8], api: Bool = false) -> LocalResponse {
+    private func unauthenticated(
+        _ head: HTTPRequestHead, path: [UInt8], original: UnsafeRawBufferPointer? = nil, api: Bool = false
+    ) -> LocalResponse {
         let login = prefix + Array("/login".utf8)
         if api || isAPIClient(head, path: path) {
             var body = Array("{\"error\":\"unauthenticated\",\"login\":\"".utf8)
@@ -166,8 +279,11 @@ final class AccessPolicy {
                 extraFields: [("WWW-Authenticate", Array("Bearer realm=\"sidecar\"".utf8))])
         }
         var location = login + Array("?rd=".utf8)
-        let path = head.bytes(head.path.isEmpty ? head.target : head.path)
-        PercentEncoding.append(path, keepingSlashes: true, into: &location)
+        if let original {
+            PercentEncoding.append(original, keepingSlashes: true, into: &location)
+        } else {
+            PercentEncoding.append(head.bytes(head.path.isEmpty ? head.target : head.path), keepingSlashes: true, into: &location)
+        }
         if let query = head.query {
             location += Array("%3F".utf8)
             PercentEncoding.append(head.bytes(query), keepingSlashes: true, into: &location)

@@ -37,43 +37,12 @@ enum ForwardAuthRoute {
             self = .unknown(reason: "untrusted_peer")
             return
         }
-        var path: [UInt8]?
-        var method: [UInt8]?
-        var host: UnsafeRawBufferPointer?
-        for field in view.fields {
-            let value = view[field.value]
-            if view.name(of: field, is: "x-forwarded-uri") || view.name(of: field, is: "x-original-uri")
-                || view.name(of: field, is: "x-original-url")
-            {
-                let target = view.name(of: field, is: "x-original-url") ? Self.pathOfURL(value) : value
-                let end = target.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? target.count
-                var normalized: [UInt8] = []
-                do {
-                    try PathNormalizer.normalize(
-                        UnsafeRawBufferPointer(rebasing: target[0..<end]), separators: separators, into: &normalized)
-                } catch {
-                    self = .unknown(reason: "invalid_forwarded_uri")
-                    return
-                }
-                if let path, path != normalized {
-                    self = .unknown(reason: "ambiguous_forwarded_uri")
-                    return
-                }
-                path = normalized
-            } else if view.name(of: field, is: "x-forwarded-method") || view.name(of: field, is: "x-original-method") {
-                if let method, !method.elementsEqual(value) {
-                    self = .unknown(reason: "ambiguous_forwarded_method")
-                    return
-                }
-                method = Array(value)
-            } else if view.name(of: field, is: "x-forwarded-host") {
-                if let host, !Self.sameHost(host, value) {
-                    self = .unknown(reason: "ambiguous_forwarded_host")
-                    return
-                }
-                host = value
-            }
+        var forwarded = ForwardedRequest()
+        if let reason = forwarded.read(view, separators: separators) {
+            self = .unknown(reason: reason)
+            return
         }
+        let (path, method, host) = (forwarded.path, forwarded.method, forwarded.host)
         guard let path else {
             self = .unknown(reason: "no_forwarded_uri")
             return
@@ -108,8 +77,50 @@ enum ForwardAuthRoute {
 
     private static let root: StaticString = "/"
 
-    private static func sameHost(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
+    static func sameHost(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
         a.count == b.count && zip(a, b).allSatisfy { ASCIIFold.lower($0) == ASCIIFold.lower($1) }
+    }
+}
+
+/// The request a forward-auth proxy asks about, as the copies of its fields name it: every
+/// copy of every field must name the same request, or there is no knowing which one the proxy
+/// meant.
+struct ForwardedRequest {
+    /// The normalized path.
+    var path: [UInt8]?
+    var method: [UInt8]?
+    var host: UnsafeRawBufferPointer?
+
+    /// Reads `X-Forwarded-Uri`, `X-Original-URI`, `X-Original-URL`, `X-Forwarded-Method`,
+    /// `X-Original-Method` and `X-Forwarded-Host` into what is known so far (a path form's
+    /// own path, method and host included): the reason to refuse when a copy does not
+    /// normalize or disagrees, nil otherwise.
+    mutating func read(_ view: HeadView, separators: EncodedSeparators) -> String? {
+        for field in view.fields {
+            let value = view[field.value]
+            if view.name(of: field, is: "x-forwarded-uri") || view.name(of: field, is: "x-original-uri")
+                || view.name(of: field, is: "x-original-url")
+            {
+                let target = view.name(of: field, is: "x-original-url") ? ForwardAuthRoute.pathOfURL(value) : value
+                let end = target.firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? target.count
+                var normalized: [UInt8] = []
+                do {
+                    try PathNormalizer.normalize(
+                        UnsafeRawBufferPointer(rebasing: target[0..<end]), separators: separators, into: &normalized)
+                } catch {
+                    return "invalid_forwarded_uri"
+                }
+                if let path, path != normalized { return "ambiguous_forwarded_uri" }
+                path = normalized
+            } else if view.name(of: field, is: "x-forwarded-method") || view.name(of: field, is: "x-original-method") {
+                if let method, !method.elementsEqual(value) { return "ambiguous_forwarded_method" }
+                method = Array(value)
+            } else if view.name(of: field, is: "x-forwarded-host") {
+                if let host, !ForwardAuthRoute.sameHost(host, value) { return "ambiguous_forwarded_host" }
+                host = value
+            }
+        }
+        return nil
     }
 }
 

@@ -37,6 +37,7 @@ struct LocalResponse {
         case 405: text = "method not allowed"
         case 408: text = "request timeout"
         case 413: text = "request body too large"
+        case 421: text = "misdirected request: no site here answers this host"
         case 429: text = "too many requests"
         case 431: text = "request header fields too large"
         case 502: text = "bad gateway: the upstream failed"

@@ -19,6 +19,11 @@ final class Route {
         var isAPI: Bool
         var deny: Bool
         var restrictsUsers: Bool
+        /// Whether a CORS preflight it decides is forwarded: true, false, or nil where that
+        /// depends on `access.api_paths`.
+        var forwardsPreflight: Bool?
+        /// The rule names its upstream (else, with `sites`, the site's upstream serves it).
+        var namesUpstream = false
     }
 
     /// The rules as written, for the normalized path.
@@ -51,7 +56,9 @@ final class Route {
         for (index, rule) in rules.enumerated() {
             (actions.baseAddress! + index).initialize(to: Action(
                 upstream: rule.upstreamIndex(in: upstreams), isPublic: rule.isPublic, isAPI: rule.isAPI, deny: rule.deny,
-                restrictsUsers: rule.restrictsUsers))
+                restrictsUsers: rule.restrictsUsers,
+                forwardsPreflight: rule.corsPreflight.map { $0 == .forward } ?? (rule.isAPI ? true : nil),
+                namesUpstream: rule.upstream != nil))
         }
         access = rules.map { $0.restrictsUsers ? AccessRules($0) : nil }
         isEmpty = rules.isEmpty
@@ -106,6 +113,33 @@ final class Route {
         if let publicPaths, !publicPaths.isEmpty, publicPaths.matches(path) { return nil }
         verdict.needsSession = true
         return nil
+    }
+
+    /// Whether every reading of a CORS preflight lets it be forwarded without a session: its
+    /// rule is public or forwards preflights (`cors_preflight`, by default an `api` rule's
+    /// choice), or no rule decides it and it is a public path or an API path. The readings are
+    /// those of `verdict` under the request's own method (a preflight names no override).
+    func admitsPreflight(_ request: RequestReadings, publicPaths: PublicPaths, apiPaths: PublicPaths) -> Bool {
+        guard admitsPreflight(table, request.path, request.host, publicPaths.asWritten, apiPaths.asWritten) else {
+            return false
+        }
+        guard let lenient = request.lenient else { return true }
+        return admitsPreflight(foldedTable, lenient, request.host, publicPaths.folded, apiPaths.folded)
+    }
+
+    private func admitsPreflight(
+        _ table: PathRuleTable, _ path: UnsafeRawBufferPointer, _ host: UnsafeRawBufferPointer?,
+        _ publicPaths: PathGlobSet, _ apiPaths: PathGlobSet
+    ) -> Bool {
+        if !isEmpty, let rule = table.firstMatch(path: path, method: .options, host: host) {
+            let action = actions[rule]
+            if action.deny { return false }
+            if action.isPublic { return true }
+            if let forwards = action.forwardsPreflight { return forwards }
+            return !apiPaths.isEmpty && apiPaths.matches(path)
+        }
+        if !publicPaths.isEmpty, publicPaths.matches(path) { return true }
+        return !apiPaths.isEmpty && apiPaths.matches(path)
     }
 
     /// What rule `index` (from `match` or a verdict) decides.

@@ -58,7 +58,7 @@ struct CheckCommand: ParsableCommand {
             ("redirect_uri", config.redirectURI),
             ("upstream", config.upstream.description),
             ("admin", config.admin.listen.description),
-            ("apple", "team \(config.apple.teamID), client \(config.apple.clientID), key \(config.apple.keyID) at \(config.apple.baseURL)"),
+            ("apple", "team \(config.apple.teamID), client \(config.apple.clientIDs.joined(separator: ", ")), key \(config.apple.keyID) at \(config.apple.baseURL)"),
             ("native", config.apple.nativeAudiences.isEmpty ? "off (no apple.native_audiences)"
                 : config.apple.nativeAudiences.joined(separator: ", ")
                     + (config.apple.nativeRequireNonce ? " (nonce required)" : " (nonce optional)")),

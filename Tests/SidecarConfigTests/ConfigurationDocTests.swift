@@ -103,7 +103,7 @@ final class ConfigurationDocTests: XCTestCase {
     }
 
     /// Mappings whose keys are names the operator chooses.
-    static let namedMaps: Set<String> = ["upstreams"]
+    static let namedMaps: Set<String> = ["upstreams", "sites"]
 
     /// Commented-out keys count (their nesting is the indentation after `# `); prose comments
     /// that do not start with `key:`, values and list items do not.

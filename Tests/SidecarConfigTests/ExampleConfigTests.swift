@@ -86,7 +86,7 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 54)
+        XCTAssertEqual(uncommented, 63)
         // tls.acme is the alternative to tls.cert_file and key_file: each is loaded on its own.
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         guard let acmeStart = lines.firstIndex(where: { $0.hasPrefix("  acme:") }) else { return XCTFail("no tls.acme block") }
@@ -120,8 +120,10 @@ final class ExampleConfigTests: XCTestCase {
         XCTAssertEqual(config.revocations.caFile, directory + "/redis-ca.pem")
         XCTAssertEqual(config.revocations.maxSingleUseKeys, 100_000)
         XCTAssertEqual(config.tracing.otlpEndpoint?.description, "http://127.0.0.1:4318/v1/traces")
-        XCTAssertEqual(config.upstreams.map(\.name), ["api"])
-        XCTAssertEqual(config.upstreams.map(\.maxConnections), [64])
+        XCTAssertEqual(config.upstreams.map(\.name), ["api", "app", "admin"], "the sites' upstreams follow")
+        XCTAssertEqual(config.upstreams.map(\.maxConnections), [64, 0, 0])
+        XCTAssertEqual(config.sites.map(\.hosts), [["app.example.com"], ["admin.example.com"]])
+        XCTAssertEqual(config.defaultSite, "app")
         XCTAssertEqual(config.rules.map(\.path), ["/admin/**", "/api/**", "/static/**", "/internal/**"])
         XCTAssertEqual(config.rules[0].methods, ["GET", "POST"])
         XCTAssertEqual(config.rules[1].upstream, "api")

@@ -63,6 +63,21 @@ final class RulesConfigTests: XCTestCase {
         XCTAssertEqual(config.warnings, [])
     }
 
+    func testCORSPreflightIsReadPerRule() throws {
+        let config = try parse(minimal(plus: """
+            rules:
+              - path: /api/private/**
+                api: true
+                cors_preflight: refuse
+              - path: /web/**
+                cors_preflight: forward
+              - path: /api/**
+                api: true
+
+            """))
+        XCTAssertEqual(config.rules.map(\.corsPreflight), [.refuse, .forward, nil])
+    }
+
     func testNamedUpstreamTimeoutsDefaultToTheTopLevelOnes() throws {
         let config = try parse(minimal(plus: """
             upstream_timeout: 45s
@@ -96,6 +111,10 @@ final class RulesConfigTests: XCTestCase {
              [14, 28], "public rule"),
             ("rules:\n  - path: /a\n    public: true\n    api: true\n", "rules[0].api", [14, 10], "public rule"),
             ("rules:\n  - path: /a\n    publik: true\n", "rules[0].publik", [13, 5], "unknown key"),
+            ("rules:\n  - path: /a\n    cors_preflight: allow\n", "rules[0].cors_preflight", [13, 21], "not forward or refuse"),
+            ("rules:\n  - path: /a\n    deny: true\n    cors_preflight: forward\n", "rules[0].cors_preflight", [14, 21], "deny rule"),
+            ("rules:\n  - path: /a\n    public: true\n    cors_preflight: refuse\n", "rules[0].cors_preflight", [14, 21],
+             "public rule"),
             ("rules:\n  - /a\n", "rules[0]", [12, 5], "expected a mapping"),
             ("rules: {path: /a}\n", "rules", [11, 8], "expected a list"),
             ("upstreams:\n  default: {url: http://127.0.0.1:1}\n", "upstreams.default", [12, 3], "top-level upstream"),

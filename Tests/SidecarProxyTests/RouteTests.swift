@@ -47,6 +47,45 @@ final class RouteTests: XCTestCase {
         XCTAssertNil(route.refusal(1, subject: "s", email: "maria@example.com", privateEmail: false))
     }
 
+    /// A CORS preflight is forwarded where every reading's rule forwards it (an `api` rule by
+    /// default) or, with no rule, where every reading is a public or an API path.
+    func testPreflightsAreAdmittedOnlyWhereEveryReadingIs() {
+        var refusing = rule("/api/private/**")
+        refusing.isAPI = true
+        refusing.corsPreflight = .refuse
+        var api = rule("/api/**")
+        api.isAPI = true
+        var web = rule("/web/**")
+        web.corsPreflight = .forward
+        let route = compile([refusing, api, web, rule("/page/**"), rule("/closed/**", deny: true)])
+        let publicPaths = PublicPaths(["/pub/**"])
+        let apiPaths = PublicPaths(["/v2/**", "/page/api/**"])
+        func admits(_ path: String) -> Bool {
+            let normalized = Array(path.utf8)
+            var lenient: [UInt8] = []
+            normalized.withUnsafeBytes { LenientPath.append($0, into: &lenient) }
+            return normalized.withUnsafeBytes { p in
+                lenient.withUnsafeBytes { l in
+                    route.admitsPreflight(RequestReadings(path: p, lenient: l, method: .options, host: nil),
+                                          publicPaths: publicPaths, apiPaths: apiPaths)
+                }
+            }
+        }
+        XCTAssertTrue(admits("/api/items"))
+        XCTAssertTrue(admits("/web/x"))
+        XCTAssertTrue(admits("/v2/x"))
+        XCTAssertTrue(admits("/pub/x"))
+        XCTAssertTrue(admits("/page/api/x"), "a rule without cors_preflight follows access.api_paths")
+        XCTAssertFalse(admits("/page/x"))
+        XCTAssertFalse(admits("/other"))
+        XCTAssertFalse(admits("/closed/x"))
+        XCTAssertFalse(admits("/api/private/x"))
+        XCTAssertFalse(admits("/api/PRIVATE/x"), "the lenient reading meets the refusing rule")
+        XCTAssertFalse(admits("/api/private;v=1/x"))
+        XCTAssertFalse(admits("/api/private./x"))
+        XCTAssertFalse(admits("/V2/x"), "a permission is matched on the exact case")
+    }
+
     /// An unknown method is held to a rule refusing by method, and not given a rule admitting by one.
     func testUnknownMethodsAreHeldToRefusingRules() {
         let route = compile([

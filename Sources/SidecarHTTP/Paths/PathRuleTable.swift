@@ -252,7 +252,7 @@ public final class PathRuleTable: @unchecked Sendable {
     /// no trailing dot), ignoring the case of letters, the port and trailing dots
     /// (`admin.example.com.` is the same host to DNS, to the upstream and to most vhost
     /// matchers, so a rule for one holds for the other).
-    static func hostEquals<C: Collection>(_ given: UnsafeRawBufferPointer, _ host: C) -> Bool where C.Element == UInt8 {
+    public static func hostEquals<C: Collection>(_ given: UnsafeRawBufferPointer, _ host: C) -> Bool where C.Element == UInt8 {
         var end = given.count
         if given.first == UInt8(ascii: "[") {
             if let close = given.firstIndex(of: UInt8(ascii: "]")) { end = close + 1 }

@@ -24,7 +24,10 @@ public final class AuthSettings: Sendable {
     /// `apple.base_url` without a trailing slash: the authorize URL's base and the `iss`.
     let appleBaseURL: String
     let appleCAFile: String?
+    /// The web flow's Services ID: logins ask for it, the callback's token must be for it.
     let clientID: String
+    /// Every Services ID (`clientID` first): notifications and relayed Android tokens may name any.
+    let clientIDs: [String]
     let scopes: [String]
     let pkce: Bool
     let secrets: ClientSecretProvider
@@ -106,6 +109,7 @@ public final class AuthSettings: Sendable {
         appleBaseURL = other.appleBaseURL
         appleCAFile = other.appleCAFile
         clientID = other.clientID
+        clientIDs = other.clientIDs
         scopes = other.scopes
         pkce = other.pkce
         secrets = other.secrets
@@ -150,8 +154,11 @@ public final class AuthSettings: Sendable {
         prefix = config.routes.prefix
         publicOrigin = config.publicURL.origin
         redirectURI = config.redirectURI
+        // Every site's host is a place a sign-in may return to (https, port 443, as a bare
+        // allowed_redirect_hosts entry).
         redirects = RedirectPolicy(
-            publicOrigin: publicOrigin, allowedHosts: config.access.allowedRedirectHosts.map(\.description))
+            publicOrigin: publicOrigin,
+            allowedHosts: config.access.allowedRedirectHosts.map(\.description) + config.sites.flatMap(\.hosts))
 
         let apple = config.apple
         do {
@@ -164,6 +171,7 @@ public final class AuthSettings: Sendable {
         appleBaseURL = base
         appleCAFile = apple.caFile
         clientID = apple.clientID
+        clientIDs = apple.clientIDs.isEmpty ? [apple.clientID] : apple.clientIDs
         scopes = apple.scopes
         pkce = apple.pkce
         let key: P256PrivateKey
@@ -186,7 +194,7 @@ public final class AuthSettings: Sendable {
         androidPackages = apple.androidPackages
         androidRelayURI = publicOrigin + prefix + "/android/callback"
         nativeVerifier = AppleIDTokenVerifier(
-            issuer: base, audiences: Set(apple.nativeAudiences + (apple.androidPackages.isEmpty ? [] : [apple.clientID])),
+            issuer: base, audiences: Set(apple.nativeAudiences + (apple.androidPackages.isEmpty ? [] : clientIDs)),
             leeway: apple.leeway.seconds)
         nativeRequireNonce = apple.nativeRequireNonce
 

@@ -35,6 +35,6 @@ struct LifecycleSettings: Sendable {
 }
 
 extension AuthSettings {
-    /// Who Apple's notifications may be addressed to: the Services ID and the apps' bundle ids.
-    var notificationAudiences: Set<String> { verifier.audiences.union(nativeAudiences) }
+    /// Who Apple's notifications may be addressed to: every Services ID and the apps' bundle ids.
+    var notificationAudiences: Set<String> { verifier.audiences.union(clientIDs).union(nativeAudiences) }
 }

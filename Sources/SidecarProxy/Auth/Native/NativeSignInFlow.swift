@@ -89,7 +89,7 @@ final class NativeSignInFlow {
     private func signIn(_ identity: AppleIdentity, body: NativeSignInBody, keys: JWKSet) {
         let now = UnixTime.now()
         var redirectURI: String?
-        if identity.audience == settings.clientID {
+        if settings.clientIDs.contains(identity.audience) {
             // A web-flow token through the Android relay: only with a nonce of ours named in the
             // body, whatever native_require_nonce says; its code was issued for the relay URL the
             // app used.
