@@ -135,15 +135,37 @@ extension Config {
 
     public struct Admin: Sendable, Equatable, ConfigSection {
         public var listen = ListenAddress.tcp(host: "127.0.0.1", port: 9090)
+        /// The bearer token the `/users/…` endpoints require; nil: they answer only on a
+        /// loopback or unix-socket listener, without one.
+        public var token: Secret?
 
         public init() {}
 
+        /// The token by where it comes from, not by value (`Secret` is not Equatable).
+        public static func == (a: Admin, b: Admin) -> Bool {
+            a.listen == b.listen && a.token?.source == b.token?.source
+        }
+
         static let path = "admin"
         static let keys: [ConfigKey<Self>] = [
-            .value(\.listen, "listen", "/healthz, /readyz, /metrics") { text, context in
+            .value(\.listen, "listen", "/healthz, /readyz, /metrics, and /users/… (sign a user out everywhere)") {
+                text, context in
                 ListenAddress.parse(text, baseDirectory: context.baseDirectory)
             },
+            .optional(\.token, "token",
+                      "bearer token (env: or file:, 32+ visible characters) the /users/… endpoints and the `sidecar "
+                          + "users` commands require; unset, they answer only on a loopback or unix: listener",
+                      token),
         ]
+
+        private static func token(_ text: String, _ context: ParseContext) -> Result<Secret, ValueError> {
+            Secret.resolve(text, environment: context.environment, baseDirectory: context.baseDirectory).flatMap { secret in
+                secret.bytes.count >= 32 && secret.bytes.count <= 512 && secret.bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+                    ? .success(secret)
+                    : .failure(ValueError("token from \(secret.source) must be 32 to 512 visible ASCII characters "
+                        + "(sidecar secret makes one)"))
+            }
+        }
     }
 
     public struct Log: Sendable, Equatable, ConfigSection {

@@ -18,6 +18,7 @@ struct SidecarCommand: ParsableCommand {
             SecretCommand.self,
             CheckCommand.self,
             ACMECommand.self,
+            UsersCommand.self,
             EmulatorCommand.self,
             DemoCommand.self,
             VersionCommand.self,
