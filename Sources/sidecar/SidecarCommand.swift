@@ -19,6 +19,7 @@ struct SidecarCommand: ParsableCommand {
             CheckCommand.self,
             ACMECommand.self,
             UsersCommand.self,
+            TransferCommand.self,
             EmulatorCommand.self,
             DemoCommand.self,
             VersionCommand.self,
