@@ -34,7 +34,9 @@ struct ConfigSchema {
         let acme = readACME(tlsSection, publicURL: publicURL, listen: topLevel.listen)
         let upstream = root.required("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
         let routes = root.section("routes").read(Config.Routes.self, context: context)
-        let apple = readApple(root.section("apple"), publicURL: publicURL)
+        let appleSection = root.section("apple")
+        let apple = readApple(appleSection, publicURL: publicURL)
+        let appleTransfer = appleSection.section("transfer").read(Config.AppleTransfer.self, context: context)
         let session = readSession(root.section("session"), context: context)
         let access = root.section("access").read(Config.Access.self, context: context)
         let headers = readHeaders(root.section("headers"), context: context)
@@ -56,11 +58,13 @@ struct ConfigSchema {
         let paths = readPaths(root.section("paths"), context: context, access: access, rules: rules)
 
         guard let publicURL, let upstream, let apple, let session else { return nil }
-        return Config(
+        var config = Config(
             file: file, topLevel: topLevel, tls: tls, acme: acme, publicURL: publicURL, upstream: upstream,
             routes: routes, paths: paths, apple: apple, session: session, access: access, headers: headers,
             assertion: assertion, notifications: notifications, revocations: revocations, admin: admin, log: log,
             limits: limits, pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
+        config.appleTransfer = appleTransfer
+        return config
     }
 
     // MARK: Sections
@@ -166,7 +170,7 @@ struct ConfigSchema {
     private func readHeaders(_ section: Section, context: ParseContext) -> Config.Headers {
         let headers = section.read(Config.Headers.self, context: context)
         var seen: [String: String] = [:]
-        for (key, name) in zip(Config.Headers.identityKeys, headers.identityHeaders) {
+        for (key, name) in zip(Config.Headers.identityKeys, headers.identityHeaders) where name != Config.Headers.notSent {
             let canonical = name.lowercased().replacingOccurrences(of: "_", with: "-")
             if let other = seen[canonical] {
                 // Blame the name the operator wrote, never a default they did not: renaming
