@@ -106,6 +106,8 @@ struct UsersShowCommand: ParsableCommand {
             rows.append(("last sign-in", "\(Self.moment(at)) (\(last["platform"]?.stringValue ?? "unknown"))"))
         } else if let why = body["last_sign_in_unknown"]?.stringValue {
             rows.append(("last sign-in", why))
+        } else {
+            rows.append(("last sign-in", "none remembered"))
         }
         let width = rows.map(\.0.count).max() ?? 0
         print(rows.map { "  " + $0.0 + String(repeating: " ", count: width - $0.0.count + 2) + $0.1 }.joined(separator: "\n"))

@@ -155,9 +155,11 @@ def test_a_user_revoked_at_one_replica_is_refused_at_the_other_within_a_second(r
     assert r.status == 200, (r.status, r.body)
     assert refused_within(1.0, lambda: user.get("/private").status != 200), "still signed in at B after 1 s"
     assert redis.cli("HEXISTS", "sidecar:revoked:subjects", sub) == "1"
-    # B shows what A did: the revocation is the store's, not A's alone.
+    # B shows what A did: the revocation is the store's, not A's alone — and the sign-in made at A.
     shown = admin_call(b, "GET", "/users/%s" % sub, token)
     assert shown.status == 200 and shown.json()["revoked_before_ms"] == r.json()["revoked_before_ms"], shown.body
+    assert shown.json()["last_sign_in"]["platform"] == "web", shown.body
+    assert 0 < r.json()["revoked_before_ms"] - shown.json()["last_sign_in"]["at_ms"] < 60_000
 
 
 def test_the_path_is_read_as_sent_and_only_the_endpoints_spelling_reaches_them(
@@ -219,3 +221,32 @@ def test_without_a_token_the_endpoints_answer_on_loopback_and_are_off_elsewhere(
     assert admin_call(wide, "GET", "/users/%s" % sub).status == 403
     assert wide.admin("/healthz").status == 200
     assert "admin /users/ endpoints off" in wide.output()
+
+
+def test_with_a_file_store_the_last_sign_in_and_its_platform_outlive_a_crash(
+        start_sidecar, start_emulator, browser, tmp_path):
+    store = tmp_path / "store"
+    sc, apple, token = start_native_with_token(start_sidecar, start_emulator, tmp_path,
+                                               overrides={"revocations": {"store": "file:%s" % store}})
+    user = browser(sc, apple)
+    assert user.login(email="maria@example.com")[0].status == 303
+    sub = sub_of(user)
+    shown = admin_call(sc, "GET", "/users/%s" % sub, token).json()
+    assert shown["last_sign_in"]["platform"] == "web", shown
+    app = native_signed_in(sc, apple, email="maria@example.com")
+    assert app["user"]["id"] == sub
+    after_app = sc.logged(lambda _: admin_call(sc, "GET", "/users/%s" % sub, token).json()["last_sign_in"]["platform"]
+                          == "native:" + BUNDLE)
+    assert after_app, "the app's sign-in is the last one"
+    assert admin_call(sc, "GET", "/users/nobody.1", token).json()["last_sign_in"] is None
+
+    sc.proc.send_signal(9)  # a crash: what was recorded is on disk
+    sc.proc.wait(10)
+    sc.stopped = True
+    config = json.loads(json.dumps(sc.config))
+    config["admin"] = {"token": config["admin"]["token"]}  # a fresh admin port, the same token
+    again = start_sidecar(config, port=sc.port)
+    out = subprocess.run([str(sidecar_binary()), "users", "show", sub, "--config", str(again.config_path)],
+                         capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert "native:%s" % BUNDLE in out.stdout and "last sign-in" in out.stdout, out.stdout

@@ -112,9 +112,21 @@ final class UserAdministration {
         }
         switch call {
         case .show(let subject):
-            let body = Self.shown(subject, store: store)
-            audit(request, call: call, status: 200, outcome: "shown")
-            respond(Self.json(200, body))
+            store.lastSignIn(subject) { [self] result in
+                var body = Self.shown(subject, store: store)
+                switch result {
+                case .success(let signIn?):
+                    body["last_sign_in"] = .object(["at_ms": .integer(signIn.atMs), "platform": .string(signIn.platform)])
+                case .success(nil):
+                    body["last_sign_in"] = .null
+                    if !store.health.durable { body["last_sign_in_unknown"] = .string("the memory store forgets sign-ins on restart") }
+                case .failure(let error):
+                    body["last_sign_in"] = .null
+                    body["last_sign_in_unknown"] = .string("the store could not be asked: \(error)")
+                }
+                audit(request, call: call, status: 200, outcome: "shown")
+                respond(Self.json(200, body))
+            }
         case .revoke(let subject):
             let nowMs = UnixTime.nowMs()
             store.revokeSubject(subject, issuedAtOrBeforeMs: nowMs, keepUntil: nowMs / 1000 + keepSeconds) {

@@ -208,6 +208,7 @@ final class CallbackFlow {
         answer.extraFields.append(("Set-Cookie", cookie))
         answer.userID = identity.subject
         respond(answer, outcome: "ok")
+        settings.recordSignIn(identity.subject, platform: "web", atMs: nowMs, logger: request.logger)
     }
 
     private func seal(_ session: Session, now: Int64) -> [UInt8]? {

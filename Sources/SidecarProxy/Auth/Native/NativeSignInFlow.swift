@@ -202,6 +202,7 @@ final class NativeSignInFlow {
         var answer = Authenticator.nativeSessionAnswer(token: token, session)
         answer.userID = identity.subject
         respond(answer, outcome: "ok")
+        settings.recordSignIn(identity.subject, platform: "native:" + identity.audience, atMs: nowMs, logger: request.logger)
     }
 
     private func fail(_ failure: LoginFailure, subject: String? = nil) {
