@@ -146,7 +146,10 @@ extension Config {
         ]
 
         private static func identityHeader(_ text: String) -> Result<String, ValueError> {
-            Names.headerName(text).flatMap { name in
+            guard text.lowercased() != notSent else {
+                return .failure(ValueError("the assertion cannot be none: assertion.enabled decides whether it is sent"))
+            }
+            return Names.headerName(text).flatMap { name in
                 managedHeaders.contains(name.lowercased())
                     ? .failure(ValueError("\(quoted(name)) is managed by the sidecar and cannot carry identity"))
                     : .success(name)
