@@ -81,13 +81,14 @@ struct TransferExportCommand: ParsableCommand {
         abstract: "Sending team: each user's transfer_sub for the recipient team.",
         discussion: """
             Reads the users' Apple ids (sub), one per line, from standard input; writes
-            sub,transfer_sub,error as CSV to standard output once every user is answered. The
-            configuration is the sending team's (apple.team_id, key_id, private_key). Progress
-            is kept in the --progress file (fsynced every --batch users): after an interruption
-            — a crash, Apple unreachable — the same command resumes, asking Apple again for at
-            most the users of one batch. Exit status: 0 every user answered, 3 Apple refused some
-            (their error column names why, e.g. invalid_request for a user who revoked the app),
-            1 invalid configuration or input, 2 stopped: run it again to resume.
+            sub,transfer_sub,error as CSV to standard output once every user is
+            answered. The configuration is the sending team's (apple.team_id, key_id,
+            private_key). Progress is kept in the --progress file (fsynced every --batch
+            users): after an interruption — a crash, Apple unreachable — the same
+            command resumes, asking Apple again for at most the users of one batch. Exit
+            status: 0 every user answered, 3 Apple refused some (their error column
+            names why, e.g. invalid_request for a user who revoked the app), 1 invalid
+            configuration or input, 2 stopped: run it again to resume.
             """)
 
     @OptionGroup var options: TransferOptions
@@ -116,12 +117,12 @@ struct TransferImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Recipient team: each transfer_sub's new sub, once the app is yours.",
         discussion: """
-            Reads the CSV `sidecar transfer export` wrote (sub,transfer_sub,error; rows without
-            a transfer_sub are skipped) from standard input; writes
-            old_sub,new_sub,email,is_private_email,error to standard output once every user is
-            answered (email is the new private relay address, empty for users who shared their
-            own). The configuration is the recipient team's. Progress, resuming and exit status
-            as for export.
+            Reads the CSV `sidecar transfer export` wrote (sub,transfer_sub,error; rows
+            without a transfer_sub are skipped) from standard input; writes
+            old_sub,new_sub,email,is_private_email,error to standard output once every
+            user is answered (email is the new private relay address, empty for users
+            who shared their own). The configuration is the recipient team's. Progress,
+            resuming and exit status as for export.
             """)
 
     @OptionGroup var options: TransferOptions

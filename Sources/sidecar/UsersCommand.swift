@@ -65,12 +65,13 @@ struct UsersRevokeCommand: ParsableCommand {
         commandName: "revoke",
         abstract: "End every session and bearer token of a user, on every replica.",
         discussion: """
-            Asks the running sidecar (admin.listen, with admin.token) to revoke the user by their
-            Apple id, as an Apple consent-revoked event does: every session and bearer token
-            issued up to now is refused from then on, on every replica sharing the store (within a
-            second with Redis). The user may sign in again. The call is an audit line in the
-            sidecar's log. Exit status: 0 revoked, 1 invalid configuration or user id, 2 the
-            sidecar could not be asked or refused.
+            Asks the running sidecar (admin.listen, with admin.token) to revoke the user
+            by their Apple id, as an Apple consent-revoked event does: every session and
+            bearer token issued up to now is refused from then on, on every replica
+            sharing the store (within a second with Redis). The user may sign in again.
+            The call is an audit line in the sidecar's log. Exit status: 0 revoked, 1
+            invalid configuration or user id, 2 the sidecar could not be asked or
+            refused.
             """)
 
     @OptionGroup var target: UsersTarget
@@ -88,8 +89,9 @@ struct UsersShowCommand: ParsableCommand {
         commandName: "show",
         abstract: "Show what the running sidecar knows of a user: revocation, last sign-in.",
         discussion: """
-            Asks the running sidecar (admin.listen, with admin.token). Exit status: 0 shown, 1
-            invalid configuration or user id, 2 the sidecar could not be asked or refused.
+            Asks the running sidecar (admin.listen, with admin.token). Exit status: 0
+            shown, 1 invalid configuration or user id, 2 the sidecar could not be asked
+            or refused.
             """)
 
     @OptionGroup var target: UsersTarget
