@@ -69,28 +69,71 @@ extension Config {
         public var privateEmail = "X-Auth-Private-Email"
         public var name = "X-Auth-Name"
         public var assertion = "X-Auth-Assertion"
+        /// Sent only for sessions that carry the value (see each key's doc); `none`: never.
+        public var transferSub = "X-Auth-Transfer-Sub"
+        public var previousUserID = "X-Auth-Previous-User-Id"
+        public var realUserStatus = "X-Auth-Real-User-Status"
+        public var authTime = Headers.notSent
+        public var sessionIssuedAt = Headers.notSent
         /// More header names removed from every request.
         public var strip: [String] = []
         public var passCookie = false
 
         public init() {}
 
-        /// Every identity header the sidecar injects (and therefore strips from clients).
+        /// What a key set to it means: the header is not sent.
+        public static let notSent = "none"
+
+        /// Every identity header's configured name, in `identityKeys`' order; `notSent` for
+        /// one that is not sent.
         public var identityHeaders: [String] {
-            [userID, email, emailVerified, privateEmail, name, assertion]
+            [userID, email, emailVerified, privateEmail, name, assertion, transferSub, previousUserID, realUserStatus,
+             authTime, sessionIssuedAt]
         }
 
         /// The identity headers' keys, in `identityHeaders`' order.
-        static let identityKeys = ["user_id", "email", "email_verified", "private_email", "name", "assertion"]
+        static let identityKeys = ["user_id", "email", "email_verified", "private_email", "name", "assertion",
+                                   "transfer_sub", "previous_user_id", "real_user_status", "auth_time", "session_issued_at"]
+
+        /// What is removed from every client request: each identity header's name, and for one
+        /// renamed or not sent also its default name — an upstream written for the defaults
+        /// must never read a client's copy of one.
+        public var strippedIdentityHeaders: [String] {
+            var names = identityHeaders.filter { $0 != Self.notSent }
+            for name in Self.defaultNames where !names.contains(where: { $0.lowercased() == name.lowercased() }) {
+                names.append(name)
+            }
+            return names
+        }
+
+        private static let defaultNames = [
+            "X-Auth-User-Id", "X-Auth-Email", "X-Auth-Email-Verified", "X-Auth-Private-Email", "X-Auth-Name",
+            "X-Auth-Assertion", "X-Auth-Transfer-Sub", "X-Auth-Previous-User-Id", "X-Auth-Real-User-Status",
+            "X-Auth-Auth-Time", "X-Auth-Session-Issued-At",
+        ]
 
         static let path = "headers"
         static let keys: [ConfigKey<Self>] = [
-            .value(\.userID, "user_id", "Apple's stable user id (sub)", identityHeader),
-            .value(\.email, "email", "the email from Apple's id_token; absent if the user shared none", identityHeader),
-            .value(\.emailVerified, "email_verified", "true or false", identityHeader),
-            .value(\.privateEmail, "private_email", "true for a private relay address, else false", identityHeader),
-            .value(\.name, "name", "the user's name, percent-encoded UTF-8; absent when unknown", identityHeader),
+            .value(\.userID, "user_id", "Apple's stable user id (sub)", optionalHeader),
+            .value(\.email, "email", "the email from Apple's id_token; absent if the user shared none", optionalHeader),
+            .value(\.emailVerified, "email_verified", "true or false", optionalHeader),
+            .value(\.privateEmail, "private_email", "true for a private relay address, else false", optionalHeader),
+            .value(\.name, "name", "the user's name, percent-encoded UTF-8; absent when unknown", optionalHeader),
             .value(\.assertion, "assertion", "the signed identity, with assertion.enabled", identityHeader),
+            .value(\.transferSub, "transfer_sub",
+                   "the user's transfer identifier (the id_token's transfer_sub, listed beside the old sub by sidecar "
+                       + "transfer export), sent for 60 days after an app transfer", optionalHeader),
+            .value(\.previousUserID, "previous_user_id",
+                   "the app's previous user id for this sub, from apple.transfer.mapping_file", optionalHeader),
+            .value(\.realUserStatus, "real_user_status",
+                   "0 unsupported, 1 unknown, 2 likely real: Apple sends it at a native app's first sign-in only, "
+                       + "so only such sessions carry it", optionalHeader),
+            .value(\.authTime, "auth_time",
+                   "when the user authenticated with Apple (Unix seconds, the id_token's auth_time), e.g. "
+                       + "X-Auth-Auth-Time", optionalHeader),
+            .value(\.sessionIssuedAt, "session_issued_at",
+                   "when the session began (Unix seconds; its age is now minus this), e.g. X-Auth-Session-Issued-At",
+                   optionalHeader),
             .list(\.strip, "strip", "more headers to remove from every request", strippable),
             .bool(\.passCookie, "pass_cookie", "forward the session cookie upstream"),
         ]
@@ -103,11 +146,19 @@ extension Config {
         ]
 
         private static func identityHeader(_ text: String) -> Result<String, ValueError> {
-            Names.headerName(text).flatMap { name in
+            guard text.lowercased() != notSent else {
+                return .failure(ValueError("the assertion cannot be none: assertion.enabled decides whether it is sent"))
+            }
+            return Names.headerName(text).flatMap { name in
                 managedHeaders.contains(name.lowercased())
                     ? .failure(ValueError("\(quoted(name)) is managed by the sidecar and cannot carry identity"))
                     : .success(name)
             }
+        }
+
+        /// A header the operator may also turn off: a name, or `none`.
+        private static func optionalHeader(_ text: String) -> Result<String, ValueError> {
+            text == notSent ? .success(text) : identityHeader(text)
         }
 
         private static func strippable(_ text: String) -> Result<String, ValueError> {
@@ -135,15 +186,37 @@ extension Config {
 
     public struct Admin: Sendable, Equatable, ConfigSection {
         public var listen = ListenAddress.tcp(host: "127.0.0.1", port: 9090)
+        /// The bearer token the `/users/…` endpoints require; nil: they answer only on a
+        /// loopback or unix-socket listener, without one.
+        public var token: Secret?
 
         public init() {}
 
+        /// The token by where it comes from, not by value (`Secret` is not Equatable).
+        public static func == (a: Admin, b: Admin) -> Bool {
+            a.listen == b.listen && a.token?.source == b.token?.source
+        }
+
         static let path = "admin"
         static let keys: [ConfigKey<Self>] = [
-            .value(\.listen, "listen", "/healthz, /readyz, /metrics") { text, context in
+            .value(\.listen, "listen", "/healthz, /readyz, /metrics, and /users/… (sign a user out everywhere)") {
+                text, context in
                 ListenAddress.parse(text, baseDirectory: context.baseDirectory)
             },
+            .optional(\.token, "token",
+                      "bearer token (env: or file:, 32+ visible characters) the /users/… endpoints and the `sidecar "
+                          + "users` commands require; unset, they answer only on a loopback or unix: listener",
+                      token),
         ]
+
+        private static func token(_ text: String, _ context: ParseContext) -> Result<Secret, ValueError> {
+            Secret.resolve(text, environment: context.environment, baseDirectory: context.baseDirectory).flatMap { secret in
+                secret.bytes.count >= 32 && secret.bytes.count <= 512 && secret.bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+                    ? .success(secret)
+                    : .failure(ValueError("token from \(secret.source) must be 32 to 512 visible ASCII characters "
+                        + "(sidecar secret makes one)"))
+            }
+        }
     }
 
     public struct Log: Sendable, Equatable, ConfigSection {

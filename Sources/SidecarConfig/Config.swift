@@ -22,6 +22,7 @@ public struct Config: Sendable {
     public var routes = Routes()
     public var paths = Paths()
     public var apple: Apple
+    public var appleTransfer = AppleTransfer()
     public var session: Session
     public var access = Access()
     public var headers = Headers()

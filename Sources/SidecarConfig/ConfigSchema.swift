@@ -34,7 +34,9 @@ struct ConfigSchema {
         let acme = readACME(tlsSection, publicURL: publicURL, listen: topLevel.listen)
         let upstream = root.required("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
         let routes = root.section("routes").read(Config.Routes.self, context: context)
-        let apple = readApple(root.section("apple"), publicURL: publicURL)
+        let appleSection = root.section("apple")
+        let apple = readApple(appleSection, publicURL: publicURL)
+        let appleTransfer = appleSection.section("transfer").read(Config.AppleTransfer.self, context: context)
         let session = readSession(root.section("session"), context: context)
         let access = root.section("access").read(Config.Access.self, context: context)
         let headers = readHeaders(root.section("headers"), context: context)
@@ -67,6 +69,7 @@ struct ConfigSchema {
             warnings: warnings)
         config.sites = sites.sites
         config.defaultSite = sites.defaultSite
+        config.appleTransfer = appleTransfer
         return config
     }
 
@@ -173,7 +176,7 @@ struct ConfigSchema {
     private func readHeaders(_ section: Section, context: ParseContext) -> Config.Headers {
         let headers = section.read(Config.Headers.self, context: context)
         var seen: [String: String] = [:]
-        for (key, name) in zip(Config.Headers.identityKeys, headers.identityHeaders) {
+        for (key, name) in zip(Config.Headers.identityKeys, headers.identityHeaders) where name != Config.Headers.notSent {
             let canonical = name.lowercased().replacingOccurrences(of: "_", with: "-")
             if let other = seen[canonical] {
                 // Blame the name the operator wrote, never a default they did not: renaming

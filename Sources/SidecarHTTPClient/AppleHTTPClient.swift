@@ -93,6 +93,7 @@ public final class AppleHTTPClient {
         head += "User-Agent: \(Self.oneLine(configuration.userAgent, percentEncode: false))\r\n"
         head += "Accept: application/json\r\n"
         head += "Connection: close\r\n"
+        if let token = request.bearerToken { head += "Authorization: Bearer \(Self.oneLine(token, percentEncode: false))\r\n" }
         if let contentType = request.contentType, !request.body.isEmpty || request.method == .POST {
             head += "Content-Type: \(contentType)\r\n"
         }

@@ -69,6 +69,8 @@ public struct AppleHTTPRequest: Sendable {
     public let path: String
     public let contentType: String?
     public let body: [UInt8]
+    /// A bearer token sent as `Authorization: Bearer …` (Apple's user-migration endpoint).
+    public var bearerToken: String?
 
     public init(method: Method, path: String, contentType: String? = nil, body: [UInt8] = []) {
         self.method = method

@@ -36,7 +36,7 @@ public struct ProxyOptions: Sendable {
     }
 
     /// Identity header names (`headers.*`) plus `headers.strip`: removed from every request.
-    var strippedHeaders: [String] { config.headers.identityHeaders + config.headers.strip }
+    var strippedHeaders: [String] { config.headers.strippedIdentityHeaders + config.headers.strip }
 
     /// The name of upstream `index` as logs, metrics and `/readyz` give it.
     public func upstreamName(_ index: Int) -> String {

@@ -129,7 +129,7 @@ public final class ProxyServer {
         if let adminFD {
             admin = AdminServer(loop: control, fd: adminFD, options: options, readiness: readiness,
                                 metrics: board, upstreams: ReadinessTarget.all(options, addresses: upstreamAddresses),
-                                spans: exporter)
+                                spans: exporter, listener: adminAddress)
         }
         var running = listenFDs.count
         let doneWatcher = Wakeup(loop: control, channel: workersDone, counting: { finished in
@@ -152,8 +152,8 @@ public final class ProxyServer {
                 let addresses = try Self.resolve(new)
                 let (started, loaded) = (startOptions.config, new.config)
                 if loaded.listen != started.listen || loaded.workers != started.workers
-                    || loaded.admin.listen != started.admin.listen || loaded.log.format != started.log.format {
-                    logger.warning("listen, workers, admin.listen and log.format changes take effect on restart")
+                    || loaded.admin != started.admin || loaded.log.format != started.log.format {
+                    logger.warning("listen, workers, admin.listen, admin.token and log.format changes take effect on restart")
                 }
                 // Application lines keep the format they started with: access lines must match.
                 new.config.log.format = started.log.format

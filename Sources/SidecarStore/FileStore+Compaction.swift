@@ -44,6 +44,7 @@ extension FileStore {
     ) throws(StoreError) {
         revocations.prune(now: now)
         state.tables.claims.sweep(now: now)
+        state.tables.signIns.sweep(nowMs: now * 1000)
         var records = ReplayedRevocations.liveRecords(revocations.snapshot(), now: now)
         records.append(contentsOf: state.tables.liveRecords(now: now))
         var bytes = [UInt8]()
@@ -68,6 +69,7 @@ extension FileStore {
             if table.horizon > now { bytes += claimRecord.framedByteCount }
         }
         for forward in tables.forwards.entries.values { bytes += LogRecord.enqueueForward(forward).framedByteCount }
+        for (subject, signIn) in tables.signIns.entries { bytes += LogRecord.signIn(subject, signIn).framedByteCount }
         return Int64(bytes)
     }
 

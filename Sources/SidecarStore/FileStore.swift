@@ -142,6 +142,20 @@ public final class FileStore: SynchronousStore {
         }
     }
 
+    public func recordSignIn(_ subject: String, _ signIn: SignInRecord) throws(StoreError) {
+        try checkSignIn(subject, signIn)
+        try change { state, persist, now throws(StoreError) in
+            try state.tables.recordSignIn(subject, signIn, nowMs: now * 1000, persist: persist)
+        }
+    }
+
+    public func lastSignIn(_ subject: String) throws(StoreError) -> SignInRecord? {
+        try state.withLock { state throws(StoreError) in
+            guard !state.closed else { throw StoreError.closed }
+            return state.tables.signIns.entries[subject]
+        }
+    }
+
     /// Closes the file (releasing its lock); later changes fail with `.closed`.
     public func close() {
         state.withLock { state in

@@ -67,6 +67,18 @@ public final class MemoryStore: SynchronousStore {
         return tables.withLock { $0.forwards.pending() }
     }
 
+    public func recordSignIn(_ subject: String, _ signIn: SignInRecord) throws(StoreError) {
+        try checkOpen()
+        try checkSignIn(subject, signIn)
+        let nowMs = clock.now() * 1000
+        try change { tables throws(StoreError) in try tables.recordSignIn(subject, signIn, nowMs: nowMs, persist: { _ in }) }
+    }
+
+    public func lastSignIn(_ subject: String) throws(StoreError) -> SignInRecord? {
+        try checkOpen()
+        return tables.withLock { $0.signIns.entries[subject] }
+    }
+
     public func close() { closed.store(true, ordering: .relaxed) }
 
     private func checkOpen() throws(StoreError) {

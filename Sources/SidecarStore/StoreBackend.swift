@@ -61,6 +61,12 @@ public protocol StoreBackend: AnyObject, Sendable {
     /// Every forward not yet acknowledged, oldest first.
     func pendingForwards(completion: @escaping StoreCompletion<[PendingForward]>)
 
+    /// Remembers `subject`'s sign-in (for `sidecar users show`): when and on what. Kept
+    /// `SignInRecord.retentionSeconds`; durable with the file and Redis stores.
+    func recordSignIn(_ subject: String, _ signIn: SignInRecord, completion: @escaping StoreCompletion<Void>)
+    /// `subject`'s last sign-in, nil when none is remembered.
+    func lastSignIn(_ subject: String, completion: @escaping StoreCompletion<SignInRecord?>)
+
     /// Releases the file or connection; later changes fail with `.closed`.
     func close()
 
@@ -97,6 +103,8 @@ public protocol SynchronousStore: StoreBackend {
     func ackForward(_ id: ForwardID) throws(StoreError)
     func recordForwardAttempt(_ id: ForwardID) throws(StoreError)
     func pendingForwards() throws(StoreError) -> [PendingForward]
+    func recordSignIn(_ subject: String, _ signIn: SignInRecord) throws(StoreError)
+    func lastSignIn(_ subject: String) throws(StoreError) -> SignInRecord?
 }
 
 extension SynchronousStore {
@@ -138,6 +146,22 @@ extension SynchronousStore {
 
     public func pendingForwards(completion: @escaping StoreCompletion<[PendingForward]>) {
         answerLater(Result { () throws(StoreError) in try pendingForwards() }, completion)
+    }
+
+    public func recordSignIn(_ subject: String, _ signIn: SignInRecord, completion: @escaping StoreCompletion<Void>) {
+        answerLater(Result { () throws(StoreError) in try recordSignIn(subject, signIn) }, completion)
+    }
+
+    public func lastSignIn(_ subject: String, completion: @escaping StoreCompletion<SignInRecord?>) {
+        answerLater(Result { () throws(StoreError) in try lastSignIn(subject) }, completion)
+    }
+}
+
+/// A sign-in a store can record: a subject within the codec's bounds, a short platform name.
+func checkSignIn(_ subject: String, _ signIn: SignInRecord) throws(StoreError) {
+    try checkSubject(subject)
+    guard !signIn.platform.isEmpty, signIn.platform.utf8.count <= SignInRecord.maximumPlatformBytes else {
+        throw .invalidArgument("sign-in platform empty or over \(SignInRecord.maximumPlatformBytes) bytes")
     }
 }
 

@@ -8,6 +8,7 @@ struct StoreTables {
 
     var claims: SingleUseKeySets
     var forwards: ForwardQueue
+    var signIns = SignInTable()
 
     /// `claimCapacity` keys of each `ClaimKind`.
     init(claimCapacity: Int, limits: StoreLimits) {
@@ -73,6 +74,11 @@ struct StoreTables {
         forwards.recordAttempt(id, at: now)
     }
 
+    mutating func recordSignIn(_ subject: String, _ signIn: SignInRecord, nowMs: Int64, persist: Persist) throws(StoreError) {
+        try persist(.signIn(subject, signIn))
+        signIns.record(subject, signIn, nowMs: nowMs)
+    }
+
     /// Replays one log record (revocations go to `revocations`, applied by the caller once).
     mutating func apply(_ record: LogRecord, revocations: inout ReplayedRevocations) {
         switch record {
@@ -91,6 +97,8 @@ struct StoreTables {
             forwards.recordAttempt(id, at: time)
         case .forwardSequence(let next):
             if next > 0 { forwards.advanceSequence(past: next - 1) }
+        case .signIn(let subject, let signIn):
+            signIns.record(subject, signIn, nowMs: signIn.atMs)
         }
     }
 
@@ -100,6 +108,8 @@ struct StoreTables {
         var records: [LogRecord] = [.forwardSequence(next: forwards.nextID)]
         records.append(contentsOf: claims.liveRecords(now: now))
         records.append(contentsOf: forwards.pending().map { .enqueueForward($0) })
+        let cutoffMs = now * 1000 - SignInRecord.retentionSeconds * 1000
+        for (subject, signIn) in signIns.entries where signIn.atMs > cutoffMs { records.append(.signIn(subject, signIn)) }
         return records
     }
 }

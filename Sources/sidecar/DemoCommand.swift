@@ -172,7 +172,10 @@ private final class DemoUpstream: @unchecked Sendable {
     }
 
     /// The identity a page shows: every default identity header but the signed assertion.
-    private static let identityHeaders = Config.Headers().identityHeaders.filter { $0 != Config.Headers().assertion }
+    private static let identityHeaders: [String] = {
+        let defaults = Config.Headers()
+        return [defaults.userID, defaults.email, defaults.emailVerified, defaults.privateEmail, defaults.name]
+    }()
 
     /// The app page in the sidecar's design: who you are, and the whole lifecycle — sign
     /// out, delete the account, and the emulator's console to revoke consent from "Apple".

@@ -18,6 +18,8 @@ struct SidecarCommand: ParsableCommand {
             SecretCommand.self,
             CheckCommand.self,
             ACMECommand.self,
+            UsersCommand.self,
+            TransferCommand.self,
             EmulatorCommand.self,
             DemoCommand.self,
             VersionCommand.self,
@@ -72,7 +74,7 @@ struct SidecarCommand: ParsableCommand {
                            SIDECAR_ACCESS_ALLOWED_EMAIL_DOMAINS=example.com
           Any secret value may be env:NAME or file:/path (session.secrets,
           apple.private_key, revocations.password,
-          revocations.sentinel_password, revocations.store).
+          revocations.sentinel_password, revocations.store, admin.token).
 
         EXAMPLES
           (umask 027; sidecar secret > /etc/sidecar/cookie-secret)
@@ -80,6 +82,9 @@ struct SidecarCommand: ParsableCommand {
                                                then chgrp sidecar
           sidecar check --config sidecar.yaml  validate, print a summary
           sidecar run --config sidecar.yaml    serve
+          sidecar users revoke <sub> --config sidecar.yaml
+                                               sign a user out on every
+                                               replica (admin.token)
           sidecar demo                         try it with the built-in
                                                Apple emulator
         """

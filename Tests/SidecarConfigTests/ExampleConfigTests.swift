@@ -71,9 +71,10 @@ final class ExampleConfigTests: XCTestCase {
         let directory = try Fixture.directory(self)
         try FileManager.default.createDirectory(atPath: directory + "/tls", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory + "/pages", withIntermediateDirectories: true)
-        for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem", "redis-ca.pem", "collector-ca.pem", "ca.pem"] {
+        for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem", "redis-ca.pem", "collector-ca.pem", "ca.pem", "mapping.csv"] {
             try "PEM".write(toFile: directory + "/" + file, atomically: true, encoding: .utf8)
         }
+        try String(repeating: "t", count: 43).write(toFile: directory + "/admin-token", atomically: true, encoding: .utf8)
         let setting = try NSRegularExpression(pattern: #"^(\s*)# (\s*(?:- )?[a-z_]+:( .*)?)$"#)
         var uncommented = 0
         let text = try exampleText.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
@@ -86,7 +87,7 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 63)
+        XCTAssertEqual(uncommented, 66)
         // tls.acme is the alternative to tls.cert_file and key_file: each is loaded on its own.
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         guard let acmeStart = lines.firstIndex(where: { $0.hasPrefix("  acme:") }) else { return XCTFail("no tls.acme block") }

@@ -147,3 +147,31 @@ final class SecretTests: XCTestCase {
         XCTAssertEqual(missing?.column, 3)
     }
 }
+
+/// `admin.token`: a secret reference, long enough to guess at no rate, sent in a header.
+final class AdminTokenConfigTests: XCTestCase {
+    private let token = String(repeating: "k", count: 40)
+
+    func testATokenFromTheEnvironmentIsKeptAndComparedBySource() throws {
+        let config = try parse(minimal(plus: "admin:\n  token: env:ADMIN_TOKEN\n"),
+                               environment: Fixture.environment.merging(["ADMIN_TOKEN": token]) { $1 })
+        XCTAssertEqual(config.admin.token?.string, token)
+        XCTAssertEqual(config.admin.token?.source, "env:ADMIN_TOKEN")
+        XCTAssertFalse("\(config.admin)".contains(token), "printing the section never shows the token")
+        XCTAssertNil(try parse(Fixture.minimal).admin.token, "no token by default")
+    }
+
+    func testAShortOrSpacedTokenIsRefusedNamingTheKeyAndPlace() throws {
+        for value in ["short", String(repeating: "k", count: 31), "k k" + String(repeating: "k", count: 40),
+                      String(repeating: "k", count: 513)] {
+            let errors = try errors(minimal(plus: "admin:\n  token: env:ADMIN_TOKEN\n"),
+                                    environment: Fixture.environment.merging(["ADMIN_TOKEN": value]) { $1 })
+            XCTAssertEqual(errors.count, 1, value)
+            XCTAssertEqual(errors.first?.path, "admin.token")
+            XCTAssertEqual(errors.first?.line, 12)
+            XCTAssertEqual(errors.first?.column, 10)
+            XCTAssertTrue(errors.first?.message.contains("32 to 512 visible ASCII characters") == true, errors.first?.message ?? "")
+            XCTAssertFalse(errors.first?.message.contains(value) == true, "the value is never shown")
+        }
+    }
+}

@@ -37,6 +37,17 @@ final class AssertionSignerTests: XCTestCase {
                 try XCTUnwrap(Base64URL.decode(bytes: segments[2])))
     }
 
+    func testWhatTheSessionKeptOfTheIDTokenIsAssertedToo() throws {
+        var session = session()
+        session.extras = SessionExtras(transferSubject: "000999.old.0001", previousUserID: "legacy-42", realUserStatus: 2,
+                                       authTime: 880)
+        let (_, claims, _, _) = try parts(try signer().sign(session, now: 1000).token)
+        XCTAssertEqual(claims["transfer_sub"], .string("000999.old.0001"))
+        XCTAssertEqual(claims["previous_user_id"], .string("legacy-42"))
+        XCTAssertEqual(claims["real_user_status"], .integer(2))
+        XCTAssertEqual(claims["auth_time"], .integer(880))
+    }
+
     func testKeyIDIsTheRFC7638Thumbprint() throws {
         let key = AssertionKey(try P256PrivateKey(pem: Array(Self.fixedKeyPEM.utf8)))
         XCTAssertEqual(key.keyID, Self.fixedKeyThumbprint)
@@ -48,7 +59,10 @@ final class AssertionSignerTests: XCTestCase {
         let signed = try signer.sign(session(), now: 1000)
         let (header, claims, input, signature) = try parts(signed.token)
         XCTAssertEqual(header, ["alg": .string("ES256"), "kid": .string(Self.fixedKeyThumbprint), "typ": .string("JWT")])
-        XCTAssertEqual(Set(claims.keys), ["iss", "aud", "sub", "email", "email_verified", "name", "sid", "jti", "iat", "exp"])
+        XCTAssertEqual(Set(claims.keys), ["iss", "aud", "sub", "email", "email_verified", "is_private_email", "name", "sid",
+                                          "session_issued_at", "jti", "iat", "exp"])
+        XCTAssertEqual(claims["is_private_email"], .bool(false))
+        XCTAssertEqual(claims["session_issued_at"], .integer(900))
         XCTAssertEqual(claims["iss"], .string("https://app.example.com"))
         XCTAssertEqual(claims["aud"], .string("my-app"))
         XCTAssertEqual(claims["sub"], .string("000123.abc.4567"))

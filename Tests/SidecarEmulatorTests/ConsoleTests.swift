@@ -50,6 +50,22 @@ final class ConsoleTests: XCTestCase {
         XCTAssertTrue(try console(emulator).text.contains("arm-fault failed: unknown fault"), "errors are shown")
     }
 
+    func testTheTransferButtonMovesTheAppAndSaysSo() throws {
+        let emulator = try EmulatorFixture()
+        XCTAssertTrue(try console(emulator).text.contains("id=\"transfer-app\""))
+        let moved = try act(emulator, [("action", "transfer"), ("client_id", EmulatorFixture.webClient), ("team_id", "NEWTEAM123")])
+        XCTAssertEqual(moved.status, 303)
+        XCTAssertEqual(try emulator.get("/emulator/transfers").json?.jsonText.contains("\"to_team\":\"NEWTEAM123\""), true)
+        let page = try console(emulator).text
+        XCTAssertTrue(page.contains("com.example.web moved from team TEAM123456 to NEWTEAM123"), page)
+        XCTAssertEqual(try act(emulator, [("action", "transfer"), ("client_id", EmulatorFixture.webClient),
+                                          ("team_id", "<x>")]).status, 303)
+        XCTAssertTrue(try console(emulator).text.contains("transfer failed: team_id must be"), "errors are shown")
+        XCTAssertEqual(try act(emulator, [("action", "transfer"), ("client_id", EmulatorFixture.otherClient),
+                                          ("team_id", "NEWTEAM123")], origin: "https://evil.example").status, 403)
+        XCTAssertEqual(try emulator.get("/emulator/transfers").json?.jsonText.contains(EmulatorFixture.otherClient), false)
+    }
+
     func testFormsFromAnotherOriginChangeNothing() throws {
         let emulator = try EmulatorFixture()
         XCTAssertEqual(try act(emulator, [("action", "rotate-keys")], origin: "https://evil.example").status, 403)

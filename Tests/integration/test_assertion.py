@@ -24,7 +24,8 @@ from native_support import (  # noqa: F401 (fixtures)
 
 HEADER = "X-Auth-Assertion"
 AUDIENCE = "https://app.internal.example"
-CLAIMS = {"iss", "aud", "sub", "email", "email_verified", "name", "sid", "jti", "iat", "exp"}
+CLAIMS = {"iss", "aud", "sub", "email", "email_verified", "is_private_email", "name", "sid", "session_issued_at",
+          "auth_time", "jti", "iat", "exp"}
 
 
 def b64url_decode(text):
@@ -127,7 +128,9 @@ def test_forwarded_request_carries_an_assertion_with_exact_claims(signed):
     keys = jwt.PyJWKClient("http://127.0.0.1:%d/.auth/jwks.json" % sc.port)
     assert jwt.decode(token, keys.get_signing_key_from_jwt(token).key, algorithms=["ES256"], audience=AUDIENCE,
                       issuer=sc.config["public_url"]) == claims
-    assert set(claims) == CLAIMS
+    assert set(claims) == CLAIMS | {"real_user_status"}, "a native first sign-in says whether the user looks real"
+    assert claims["real_user_status"] == 2 and claims["is_private_email"] is False
+    assert claims["auth_time"] <= claims["session_issued_at"] <= claims["iat"]
     assert claims["iss"] == sc.config["public_url"] and claims["aud"] == AUDIENCE
     assert claims["sub"] == cred["user"] and claims["email"] == "jose@example.com"
     assert claims["email_verified"] is True and claims["name"] == "José Ruiz"

@@ -60,10 +60,7 @@ extension AppleEmulator {
     /// redirect URI; `user` goes along only on the user's first authorization of this client.
     func approve(_ authorization: AuthorizationRequest, as user: TestUser) -> ServiceResponse {
         let now = options.clock()
-        let identity = GrantedIdentity(
-            subject: AppleIdentifiers.subject(teamID: options.teamID, email: user.email),
-            email: user.hideMyEmail ? AppleIdentifiers.relayEmail(teamID: options.teamID, email: user.email) : user.email,
-            isPrivateEmail: user.hideMyEmail, firstName: user.firstName, lastName: user.lastName)
+        let identity = grantedIdentity(user, clientID: authorization.clientID, now: now)
         let code: String
         do { code = try AppleIdentifiers.token(prefix: "c") } catch { return .text(500, "random generator failed\n") }
         let isFirst = store.recordAuthorization(clientID: authorization.clientID, subject: identity.subject)

@@ -9,7 +9,8 @@ extension AppleEmulator {
     func console() -> ServiceResponse {
         EmulatorConsole.page(EmulatorConsole.State(
             issuer: options.issuer, teamID: options.teamID, users: users, autoApprove: autoApprove,
-            faults: faults.map(\.name), kids: keys.keys.map(\.kid), clients: options.clients, log: consoleLog))
+            faults: faults.map(\.name), kids: keys.keys.map(\.kid), clients: options.clients, transfers: transfers.all,
+            log: consoleLog))
     }
 
     func consoleAction(_ request: ServiceRequest, respond: @escaping (ServiceResponse) -> Void) {
@@ -49,6 +50,10 @@ extension AppleEmulator {
             ]
             if let aud = form["aud"], !aud.isEmpty { body["aud"] = .string(aud) }
             call = ("POST", "/emulator/notify", .object(body))
+        case "transfer":
+            call = ("POST", "/emulator/transfer", .object([
+                "client_id": .string(form["client_id"] ?? ""), "team_id": .string(form["team_id"] ?? ""),
+            ]))
         default:
             return respond(.text(400, "unknown console action\n"))
         }
@@ -94,6 +99,9 @@ extension AppleEmulator {
                     + (delivered ? ", accepted." : ", refused: \(object["body"]?.stringValue?.prefix(200) ?? "")"))
             }
             return .init(ok: false, text: "Sending \(event) failed: \(object["error"]?.stringValue ?? "no answer").")
+        case "transfer":
+            return .init(ok: true, text: "\(form["client_id"] ?? "") moved from team \(object["from_team"]?.stringValue ?? "") "
+                + "to \(object["to_team"]?.stringValue ?? ""): transfer_sub in id_tokens for 60 days.")
         default: return .init(ok: true, text: "\(action): done.")
         }
     }

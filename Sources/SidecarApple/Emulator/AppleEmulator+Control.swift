@@ -12,8 +12,8 @@ extension AppleEmulator {
       POST /emulator/users            replace them: [{"email", "firstName"?, "lastName"?, "hideMyEmail"?}]
       GET  /emulator/auto-approve     the user every authorization is approved as (null: show the page)
       POST /emulator/auto-approve     {"email", "firstName"?, "lastName"?, "hideMyEmail"?} or null
-      GET  /emulator/faults           faults armed for the next /auth/token requests, in order
-      POST /emulator/faults           {"fault": NAME} or {"faults": [NAME, …]}; one is used per token request
+      GET  /emulator/faults           faults armed for the next /auth/token and /auth/usermigrationinfo requests
+      POST /emulator/faults           {"fault": NAME} or {"faults": [NAME, …]}; one is used per such request
       DELETE /emulator/faults         disarm all
       POST /emulator/rotate-keys      a new signing key; previous keys stay published
       POST /emulator/notify           {"type", "sub" | "user_email", "aud"?, "email"?, "is_private_email"?,
@@ -37,6 +37,12 @@ extension AppleEmulator {
                                       "fault" spoils the identity token (an id_token fault name)
       GET  /emulator/token-requests   the last token requests: grant_type, client_id, redirect_uri, field names and
                                       whether the client secret verified (never secret values)
+      POST /emulator/transfer         {"client_id", "team_id"} -> {"client_id", "from_team", "to_team", "at",
+                                      "window_ends"}: the app moves to another team (App Store Connect's transfer).
+                                      From then on its client secrets must name the new team, its users get that
+                                      team's subs, and for 60 days their id_tokens carry transfer_sub and
+                                      /auth/usermigrationinfo exchanges transfer_subs for the new subs
+      GET  /emulator/transfers        the transfers made
     Fault names: \(EmulatorFault.allNames.joined(separator: ", "))
     Per request, GET /auth/authorize?…&emulator_auto_approve=EMAIL skips the page.
 
@@ -124,6 +130,10 @@ extension AppleEmulator {
                 return try revokeConsent(jsonBody(request))
             case ("GET", "/emulator/revocations"):
                 return .json(200, JSONValue.array(revocations).jsonText)
+            case ("POST", "/emulator/transfer"):
+                return try transferClient(jsonBody(request))
+            case ("GET", "/emulator/transfers"):
+                return transfersJSON()
             default:
                 return .json(404, Self.message("unknown control endpoint; GET /emulator lists them"))
             }

@@ -36,10 +36,7 @@ extension AppleEmulator {
         }
 
         let now = options.clock()
-        let identity = GrantedIdentity(
-            subject: AppleIdentifiers.subject(teamID: options.teamID, email: user.email),
-            email: user.hideMyEmail ? AppleIdentifiers.relayEmail(teamID: options.teamID, email: user.email) : user.email,
-            isPrivateEmail: user.hideMyEmail, firstName: user.firstName, lastName: user.lastName)
+        let identity = grantedIdentity(user, clientID: clientID, now: now)
         let code: String
         do { code = try AppleIdentifiers.token(prefix: "c") } catch { return .json(500, Self.message("random generator failed")) }
         let isFirst = store.recordAuthorization(clientID: clientID, subject: identity.subject)

@@ -31,7 +31,8 @@ extension AppleEmulator {
             return error.response
         }
         do throws(OAuthError) {
-            clientID = try authenticateClient(form, now: now)
+            clientID = try authenticateClient(form, now: now, teams: form["grant_type"] == "client_credentials"
+                ? migrationTeams(of: form["client_id"] ?? "", now: now) : nil)
         } catch {
             noteTokenRequest(form, clientAuthenticated: false)
             return error.response
@@ -42,6 +43,7 @@ extension AppleEmulator {
             case nil, ""?: throw OAuthError.invalidRequest("grant_type required")
             case "authorization_code"?: return try exchangeCode(form, clientID: clientID, now: now, fault: fault)
             case "refresh_token"?: return try refresh(form, clientID: clientID, now: now, fault: fault)
+            case "client_credentials"?: return try migrationAccessToken(form, clientID: clientID, now: now)
             default: throw OAuthError("unsupported_grant_type")
             }
         } catch {
@@ -156,7 +158,7 @@ extension AppleEmulator {
     }
 
     /// The form body; anything but `application/x-www-form-urlencoded` (JSON included) is refused.
-    private func formBody(_ request: ServiceRequest) throws(OAuthError) -> [String: String] {
+    func formBody(_ request: ServiceRequest) throws(OAuthError) -> [String: String] {
         guard request.mediaType == "application/x-www-form-urlencoded" else {
             throw .invalidRequest("Content-Type must be application/x-www-form-urlencoded")
         }
@@ -164,16 +166,21 @@ extension AppleEmulator {
         do { return try FormCoding.parameters(text, plusIsSpace: true) } catch { throw .invalidRequest("malformed form") }
     }
 
-    /// `client_id` must be registered and `client_secret` valid for it; returns the client id.
-    private func authenticateClient(_ form: [String: String], now: Int64) throws(OAuthError) -> String {
+    /// `client_id` must be registered and `client_secret` valid for it, issued by one of
+    /// `teams` (nil: the team the client belongs to now); returns the client id.
+    func authenticateClient(_ form: [String: String], now: Int64, teams: [String]? = nil) throws(OAuthError) -> String {
         guard let clientID = form["client_id"], !clientID.isEmpty else { throw .invalidRequest("client_id required") }
         guard let secret = form["client_secret"], !secret.isEmpty else { throw .invalidRequest("client_secret required") }
         guard options.client(clientID) != nil else { throw OAuthError("invalid_client") }
-        do { try secretVerifier.verify(secret, clientID: clientID, now: now) } catch {
-            logger.info("client secret refused", metadata: ["client_id": "\(clientID)", "why": "\(error)"])
-            throw OAuthError("invalid_client")
+        var refusal: ClientSecretVerifier.Refusal?
+        for team in teams ?? [transfers.team(of: clientID)] {
+            do throws(ClientSecretVerifier.Refusal) {
+                try secretVerifier.forTeam(team).verify(secret, clientID: clientID, now: now)
+                return clientID
+            } catch { refusal = refusal ?? error }
         }
-        return clientID
+        logger.info("client secret refused", metadata: ["client_id": "\(clientID)", "why": "\(refusal.map { "\($0)" } ?? "")"])
+        throw OAuthError("invalid_client")
     }
 
     /// RFC 7636: 43–128 characters of `A-Z a-z 0-9 - . _ ~`.

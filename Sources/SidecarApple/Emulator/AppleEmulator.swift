@@ -17,7 +17,13 @@ public final class AppleEmulator {
     let store = EmulatorStore()
     let minter: IDTokenMinter
     let secretVerifier: ClientSecretVerifier
-    var users: [TestUser]
+    var users: [TestUser] {
+        didSet { indexedUserTeams = [] }
+    }
+    /// App transfers between teams and their identifiers (`/auth/usermigrationinfo`).
+    let transfers: EmulatorTransfers
+    /// The teams whose subs of `users` `transfers` knows (a sending team names users by sub).
+    var indexedUserTeams: Set<String> = []
     var autoApprove: TestUser?
     var faults: [EmulatorFault] = []
     /// The last token requests as the emulator saw them (field names, never secret values), for
@@ -39,6 +45,7 @@ public final class AppleEmulator {
         secretVerifier = ClientSecretVerifier(teamID: options.teamID, audience: options.issuer,
                                               keys: options.clientKeys, leeway: options.clientSecretLeeway)
         users = options.users
+        transfers = EmulatorTransfers(originalTeam: options.teamID)
         autoApprove = options.autoApprove
     }
 
@@ -77,6 +84,9 @@ public final class AppleEmulator {
             respond(allow(method, ["GET", "HEAD"]) ?? .json(200, keys.keySet.jsonText))
         case "/auth/revoke":
             respond(allow(method, ["POST"]) ?? revoke(request))
+        case "/auth/usermigrationinfo":
+            if let refusal = allow(method, ["POST"]) { return respond(refusal) }
+            userMigrationInfo(request, respond: respond)
         case "/.well-known/openid-configuration":
             respond(allow(method, ["GET", "HEAD"]) ?? discovery())
         default:

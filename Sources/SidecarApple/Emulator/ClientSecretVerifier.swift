@@ -21,6 +21,11 @@ struct ClientSecretVerifier {
         func verificationKey(forKeyID keyID: String) -> JWSVerificationKey? { keys[keyID].map { .p256($0) } }
     }
 
+    /// The same checks for a secret issued by `team` (a client moved to another team).
+    func forTeam(_ team: String) -> ClientSecretVerifier {
+        ClientSecretVerifier(teamID: team, audience: audience, keys: keys, leeway: leeway)
+    }
+
     func verify(_ secret: String, clientID: String, now: Int64) throws(Refusal) {
         let claims: JWTClaims
         do {

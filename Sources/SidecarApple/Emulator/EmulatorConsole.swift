@@ -20,6 +20,8 @@ enum EmulatorConsole {
         var faults: [String]
         var kids: [String]
         var clients: [EmulatorClient]
+        /// The app transfers made, oldest first.
+        var transfers: [EmulatorTransfers.Transfer] = []
         /// The newest first: what the last console actions did.
         var log: [Entry]
     }
@@ -39,6 +41,7 @@ enum EmulatorConsole {
         html += faults(state)
         html += keys(state)
         html += notifications(state)
+        html += transfers(state)
         html += "<p class=\"meta\">Scripts and tests use the JSON control API: <code>curl \(e(state.issuer))/emulator</code>.</p>\n"
         html += "</main>\n</body></html>\n"
         var response = ServiceResponse.html(200, html)
@@ -131,6 +134,30 @@ enum EmulatorConsole {
             <label>Audience <select name="aud" id="notify-aud">\(audiences)</select></label></div>
             <label>URL <input type="url" name="url" id="notify-url" required value="\(e(defaultNotificationURL(state.clients)))"></label>
             <div class="actions"><button type="submit" class="primary" id="send-notification">Send notification</button></div>
+            </form></section>
+
+            """
+    }
+
+    private static func transfers(_ state: State) -> String {
+        let clients = state.clients.map { "<option value=\"\(e($0.id))\">\(e($0.id))</option>" }.joined()
+        var made = ""
+        if !state.transfers.isEmpty {
+            made = "<ul id=\"transfers\">" + state.transfers.map { transfer in
+                "<li><code>\(e(transfer.clientID))</code>: team <code>\(e(transfer.fromTeam))</code> → "
+                    + "<code>\(e(transfer.toTeam))</code></li>"
+            }.joined() + "</ul>\n"
+        }
+        return """
+            <section><h2>Move an app to another team</h2>
+            <p>As App Store Connect's app transfer: the app's users get the new team's <code>sub</code>, its client secrets
+            must name the new team, and for 60 days id_tokens carry <code>transfer_sub</code> and
+            <code>/auth/usermigrationinfo</code> exchanges transfer identifiers.</p>
+            \(made)<form method="post" action="\(actionPath)"><input type="hidden" name="action" value="transfer">
+            <div class="grid"><label>App <select name="client_id" id="transfer-client">\(clients)</select></label>
+            <label>Recipient team id <input type="text" name="team_id" id="transfer-team" required pattern="[A-Z0-9]{10}"
+            autocomplete="off"></label></div>
+            <div class="actions"><button type="submit" class="danger" id="transfer-app">Transfer the app</button></div>
             </form></section>
 
             """

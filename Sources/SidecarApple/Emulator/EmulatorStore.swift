@@ -6,6 +6,8 @@ struct GrantedIdentity: Sendable {
     var isPrivateEmail: Bool
     var firstName: String?
     var lastName: String?
+    /// The user's `transfer_sub` while the client's transfer window is open.
+    var transferSubject: String?
 }
 
 /// An issued authorization code (single use, short-lived).

@@ -34,6 +34,7 @@ struct IDTokenMinter {
         if let accessToken = context.accessToken { claims["at_hash"] = .string(Self.halfHash(accessToken)) }
         if let code = context.code { claims["c_hash"] = .string(Self.halfHash(code)) }
         if let status = context.realUserStatus { claims["real_user_status"] = .integer(Int64(status)) }
+        if let transferSubject = context.identity.transferSubject { claims["transfer_sub"] = .string(transferSubject) }
         return claims
     }
 

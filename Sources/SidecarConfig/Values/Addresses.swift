@@ -32,6 +32,9 @@ public enum ListenAddress: Sendable, Hashable, CustomStringConvertible {
         }
         return .success(.tcp(host: normalized, port: port))
     }
+
+    /// An address given on a command line (a relative unix path from the working directory).
+    public static func parsed(_ text: String) -> ListenAddress? { try? parse(text, baseDirectory: ".").get() }
 }
 
 /// The protected app: `http://host:port[/base]` or `unix:/path`.

@@ -29,6 +29,7 @@ public struct AppleIDTokenVerifier: Sendable {
             guard let status = value.integerValue, (0...2).contains(status) else { throw .invalidClaim("real_user_status") }
             return Int(status)
         }
+        let transferSubject = claims.string("transfer_sub").flatMap { $0.isEmpty ? nil : $0 }
         return AppleIdentity(
             subject: subject,
             audience: try claims.audiences().first(where: audiences.contains) ?? "",
@@ -39,7 +40,7 @@ public struct AppleIDTokenVerifier: Sendable {
             authTime: claims.integer("auth_time"),
             issuedAt: try claims.requiredInteger("iat"),
             expiresAt: try claims.requiredInteger("exp"),
-            nonce: nonce)
+            nonce: nonce, transferSubject: transferSubject)
     }
 
     /// Signature, issuer, audience and time checks shared by id_tokens and notifications.

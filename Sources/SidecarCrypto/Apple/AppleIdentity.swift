@@ -13,6 +13,9 @@ public struct AppleIdentity: Sendable, Equatable {
     public let issuedAt: Int64
     public let expiresAt: Int64
     public let nonce: String?
+    /// The user's transfer identifier, for 60 days after the app moved to another team: the one
+    /// the sending team listed beside the user's old `sub` (`usermigrationinfo`).
+    public var transferSubject: String? = nil
 }
 
 /// Which nonce an id_token must carry.

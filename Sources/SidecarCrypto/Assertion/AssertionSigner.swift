@@ -1,7 +1,8 @@
 /// Signs the identity assertion: an ES256 JWT with header
 /// `{alg: ES256, kid, typ: JWT}` and claims `iss`, `aud`, `sub`, `email`, `email_verified`,
-/// `name`, `sid`, `jti`, `iat`, `exp`. Absent values (`email`, `name`) are left out rather
-/// than sent as null. Immutable and shared by every worker; `AssertionCache` keeps what it
+/// `is_private_email`, `name`, `sid`, `session_issued_at`, `jti`, `iat`, `exp`, and what the
+/// session kept of the id_token: `auth_time`, `real_user_status`, `transfer_sub`,
+/// `previous_user_id`. Absent values are left out rather than sent as null. Immutable and shared by every worker; `AssertionCache` keeps what it
 /// signs so that a session is signed once per `ttl`, not once per request.
 public final class AssertionSigner: Sendable {
     public let key: AssertionKey
@@ -29,6 +30,13 @@ public final class AssertionSigner: Sendable {
         ]
         if let email = session.email { claims["email"] = .string(email) }
         if let name = session.name, !name.isEmpty { claims["name"] = .string(name) }
+        claims["is_private_email"] = .bool(session.privateEmail)
+        claims["session_issued_at"] = .integer(session.issuedAt)
+        let extras = session.extras
+        if let authTime = extras.authTime { claims["auth_time"] = .integer(authTime) }
+        if let status = extras.realUserStatus { claims["real_user_status"] = .integer(Int64(status)) }
+        if let transferSubject = extras.transferSubject { claims["transfer_sub"] = .string(transferSubject) }
+        if let previousUserID = extras.previousUserID { claims["previous_user_id"] = .string(previousUserID) }
         let token = try JWTSigner.sign(
             claims: claims, keyID: key.keyID, key: .es256(key.privateKey), extraHeader: ["typ": .string("JWT")])
         return SignedAssertion(

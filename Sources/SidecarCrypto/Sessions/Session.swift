@@ -31,6 +31,9 @@ public struct Session: Sendable, Equatable {
     /// (a native app's bundle id): refresh and revoke must name it. nil for web sessions, so
     /// their cookies do not grow.
     public var appleClientID: String?
+    /// What the id_token said at sign-in, forwarded with every request of the session; nil when
+    /// it said nothing (older sessions too). See `SessionExtras`.
+    public var extras = SessionExtras()
 
     public init(id: [UInt8], subject: String, email: String?, emailVerified: Bool, privateEmail: Bool,
                 name: String?, issuedAt: Int64, expiresAt: Int64, idleDeadline: Int64,
@@ -60,6 +63,7 @@ public struct Session: Sendable, Equatable {
             && (email?.utf8.count ?? 0) <= Self.maximumEmailBytes && (name?.utf8.count ?? 0) <= Self.maximumNameBytes
             && (appleRefreshToken?.utf8.count ?? 0) <= Self.maximumRefreshTokenBytes
             && (appleClientID.map { !$0.isEmpty && $0.utf8.count <= Self.maximumClientIDBytes } ?? true)
+            && extras.isEncodable
     }
 }
 
@@ -67,8 +71,9 @@ extension Session: SealedPayload {
     public static let purpose = "session"
 
     /// `version ‖ id(16) ‖ flags ‖ sub(u8 len) ‖ [email(u16)] ‖ [name(u16)] ‖ 4 × i64 ‖ [refresh(u16)]
-    /// ‖ [client id(u8)] ‖ [issued-at milliseconds (u16 BE)]`. The client id and the milliseconds
-    /// came later under flags of their own, so values sealed before them still open.
+    /// ‖ [client id(u8)] ‖ [issued-at milliseconds (u16 BE)] ‖ [extras]`. The client id, the
+    /// milliseconds and the extras came later under flags of their own, so values sealed before
+    /// them still open.
     /// Callers check `isEncodable` first; `PayloadSealer` users get that from `SessionSealer.seal`.
     public func encode(into writer: inout ByteWriter) {
         writer.write(Self.formatVersion)
@@ -81,6 +86,7 @@ extension Session: SealedPayload {
         if appleRefreshToken != nil { flags |= SessionFlag.refreshToken }
         if appleClientID != nil { flags |= SessionFlag.clientID }
         if issuedAtMillis != 0 { flags |= SessionFlag.issuedAtMillis }
+        if !extras.isEmpty { flags |= SessionFlag.extras }
         writer.write(flags)
         writer.write(subject, wide: false)
         if let email { writer.write(email, wide: true) }
@@ -92,6 +98,7 @@ extension Session: SealedPayload {
             writer.write(UInt8(issuedAtMillis >> 8))
             writer.write(UInt8(issuedAtMillis & 0xff))
         }
+        if !extras.isEmpty { extras.encode(into: &writer) }
     }
 
     public init(from reader: inout ByteReader) throws(SealedOpenError) {

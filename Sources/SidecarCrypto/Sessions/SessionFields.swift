@@ -22,6 +22,7 @@ public struct SessionFields {
     public let expiresAt: Int64
     public let idleDeadline: Int64
     public let lastRevalidation: Int64
+    public let extras: SessionExtras.Fields
 
     public var issuedAtMs: Int64 { issuedAt &* 1000 &+ Int64(issuedAtMillis) }
 
@@ -63,6 +64,7 @@ public struct SessionFields {
         } else {
             issuedAtMillis = 0
         }
+        extras = flags & SessionFlag.extras != 0 ? try SessionExtras.Fields(reading: &reader) : SessionExtras.Fields()
     }
 
     /// The bytes of one of the ranges.
@@ -88,7 +90,8 @@ enum SessionFlag {
     static let refreshToken: UInt8 = 1 << 4
     static let clientID: UInt8 = 1 << 5
     static let issuedAtMillis: UInt8 = 1 << 6
-    static let all: UInt8 = 0x7f
+    static let extras: UInt8 = 1 << 7
+    static let all: UInt8 = 0xff
 }
 
 extension Session {
@@ -100,6 +103,7 @@ extension Session {
             issuedAt: fields.issuedAt, expiresAt: fields.expiresAt, idleDeadline: fields.idleDeadline,
             lastRevalidation: fields.lastRevalidation, appleRefreshToken: fields.appleRefreshToken.map(fields.string),
             appleClientID: fields.appleClientID.map(fields.string), issuedAtMillis: fields.issuedAtMillis)
+        extras = SessionExtras(fields.extras, fields)
     }
 
     /// The encoded payload (`encode(into:)`), for reading it back as `SessionFields`.

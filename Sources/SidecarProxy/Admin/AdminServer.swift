@@ -3,9 +3,9 @@ import SidecarEvent
 import SidecarHTTP
 import SidecarStore
 
-/// The admin listener: `GET /healthz`, `GET /readyz` and `GET /metrics` on the project's
-/// small HTTP server (`ServiceServer`), one request per connection. Runs on the control loop,
-/// never on a proxy worker.
+/// The admin listener: `GET /healthz`, `GET /readyz` and `GET /metrics`, and the users'
+/// endpoints (`UserAdministration`), on the project's small HTTP server (`ServiceServer`), one
+/// request per connection. Runs on the control loop, never on a proxy worker.
 final class AdminServer {
     private let loop: EventLoop
     private var server: ServiceServer?
@@ -19,6 +19,9 @@ final class AdminServer {
     var store: (any StoreBackend)? { options.auth?.shared.store }
     var authShared: AuthShared? { options.auth?.shared }
     let reaper: Reaper
+    private let users: UserAdministration
+    /// The store's connection on this loop, made for the users' endpoints (a networked store).
+    private var attachedStore: (any StoreBackend)?
 
     /// Probes and scrapers send small GETs: heads of 8 KiB, no bodies worth reading, a
     /// connection each, answered within 10 s of their first byte.
@@ -36,7 +39,7 @@ final class AdminServer {
 
     init(
         loop: EventLoop, fd: Int32, options: ProxyOptions, readiness: Readiness, metrics: MetricsBoard,
-        upstreams: [ReadinessTarget], spans: SpanExporter? = nil
+        upstreams: [ReadinessTarget], spans: SpanExporter? = nil, listener: SocketAddress? = nil
     ) {
         self.loop = loop
         self.metrics = metrics
@@ -45,6 +48,15 @@ final class AdminServer {
         self.upstreams = upstreams
         self.options = options
         reaper = Reaper(loop: loop)
+        let access = AdminAccess(token: options.config.admin.token, listener: listener)
+        let store = options.auth?.shared.store
+        users = UserAdministration(
+            store: store, access: access,
+            keepSeconds: options.config.session.lifetime.seconds + options.config.apple.leeway.seconds)
+        if !access.isOff, let store {
+            store.attach(to: loop)
+            attachedStore = store
+        }
         server = ServiceServer(loop: loop, listeningFD: fd, options: Self.serverOptions) { [unowned self] request, respond in
             self.answer(request, respond)
         }
@@ -52,9 +64,12 @@ final class AdminServer {
 
     func close() {
         server?.close()
+        attachedStore?.detach()
+        attachedStore = nil
     }
 
     private func answer(_ request: ServiceRequest, _ respond: @escaping (ServiceResponse) -> Void) {
+        if request.path.hasPrefix(UserAdministration.pathPrefix) { return users.answer(request, respond) }
         guard request.head.method == .get || request.head.method == .head else {
             return respond(Self.text(405, "method not allowed\n"))
         }

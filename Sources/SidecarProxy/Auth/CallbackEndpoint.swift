@@ -191,6 +191,7 @@ final class CallbackFlow {
             privateEmail: identity.isPrivateEmail, name: name, issuedAt: now, expiresAt: now + settings.lifetime,
             idleDeadline: min(now + settings.idleTimeout, now + settings.lifetime), lastRevalidation: now,
             appleRefreshToken: tokens.refreshToken.flatMap { $0.utf8.count <= 2048 && !$0.isEmpty ? $0 : nil }, issuedAtMillis: UInt16(nowMs % 1000))
+        session.extras = settings.sessionExtras(for: identity)
         guard var cookie = seal(session, now: now) else { return fail(.sessionTooLarge) }
         if cookie.count > 4000, session.appleRefreshToken != nil {
             // Stay under the browsers' 4 KB cookie limit: revalidation is the dispensable part.
@@ -207,6 +208,7 @@ final class CallbackFlow {
         answer.extraFields.append(("Set-Cookie", cookie))
         answer.userID = identity.subject
         respond(answer, outcome: "ok")
+        settings.recordSignIn(identity.subject, platform: "web", atMs: nowMs, logger: request.logger)
     }
 
     private func seal(_ session: Session, now: Int64) -> [UInt8]? {

@@ -2,21 +2,33 @@ import SidecarConfig
 import SidecarCrypto
 import SidecarHTTP
 
-/// The configured names of the injected identity headers, as bytes. A class: the request
-/// path hands it to every entry it renders, one reference instead of five arrays to retain.
+/// The configured names of the injected identity headers, as bytes; empty for one that is
+/// not sent (`none`). A class: the request path hands it to every entry it renders, one
+/// reference instead of ten arrays to retain.
 final class IdentityHeaderNames: Sendable {
     let userID: [UInt8]
     let email: [UInt8]
     let emailVerified: [UInt8]
     let privateEmail: [UInt8]
     let name: [UInt8]
+    let transferSub: [UInt8]
+    let previousUserID: [UInt8]
+    let realUserStatus: [UInt8]
+    let authTime: [UInt8]
+    let sessionIssuedAt: [UInt8]
 
     init(_ headers: Config.Headers) {
-        userID = Array(headers.userID.utf8)
-        email = Array(headers.email.utf8)
-        emailVerified = Array(headers.emailVerified.utf8)
-        privateEmail = Array(headers.privateEmail.utf8)
-        name = Array(headers.name.utf8)
+        func bytes(_ name: String) -> [UInt8] { name == Config.Headers.notSent ? [] : Array(name.utf8) }
+        userID = bytes(headers.userID)
+        email = bytes(headers.email)
+        emailVerified = bytes(headers.emailVerified)
+        privateEmail = bytes(headers.privateEmail)
+        name = bytes(headers.name)
+        transferSub = bytes(headers.transferSub)
+        previousUserID = bytes(headers.previousUserID)
+        realUserStatus = bytes(headers.realUserStatus)
+        authTime = bytes(headers.authTime)
+        sessionIssuedAt = bytes(headers.sessionIssuedAt)
     }
 
     /// The same names in arrays of a worker's own (`AuthSettings(workerCopyOf:)`).
@@ -26,6 +38,11 @@ final class IdentityHeaderNames: Sendable {
         emailVerified = other.emailVerified.ownStorageCopy()
         privateEmail = other.privateEmail.ownStorageCopy()
         name = other.name.ownStorageCopy()
+        transferSub = other.transferSub.ownStorageCopy()
+        previousUserID = other.previousUserID.ownStorageCopy()
+        realUserStatus = other.realUserStatus.ownStorageCopy()
+        authTime = other.authTime.ownStorageCopy()
+        sessionIssuedAt = other.sessionIssuedAt.ownStorageCopy()
     }
 }
 
@@ -47,6 +64,8 @@ enum IdentityHeaders {
         private let fields: SessionFields
         private let writeSubject: Bool
         private let writeEmail: Bool
+        private let writeTransferSub: Bool
+        private let writePreviousUserID: Bool
 
         /// `scratch` receives the percent-encoded name; it must stay unchanged until `write`.
         init(_ fields: SessionFields, names: IdentityHeaderNames, scratch: inout [UInt8]) {
@@ -56,17 +75,28 @@ enum IdentityHeaders {
             if !writeSubject { omission = .userID }
             writeEmail = fields.email.map { IdentityHeaders.isSafeValue(fields[$0], printableASCII: true) } ?? false
             if fields.email != nil, !writeEmail, omission == .none { omission = .email }
+            let extras = fields.extras
+            writeTransferSub = !names.transferSub.isEmpty
+                && extras.transferSubject.map { IdentityHeaders.isSafeValue(fields[$0], printableASCII: true) } ?? false
+            writePreviousUserID = !names.previousUserID.isEmpty
+                && extras.previousUserID.map { IdentityHeaders.isSafeValue(fields[$0], printableASCII: true) } ?? false
             scratch.removeAll(keepingCapacity: true)
-            if let name = fields.name, !name.isEmpty {
+            if let name = fields.name, !name.isEmpty, !names.name.isEmpty {
                 let bytes = fields[name]
                 scratch.reserveCapacity(PercentEncoding.encodedCount(bytes))
                 PercentEncoding.append(bytes, into: &scratch)
             }
-            var total = names.emailVerified.count + 4 + (fields.emailVerified ? 4 : 5)
-                + names.privateEmail.count + 4 + (fields.privateEmail ? 4 : 5)
-            if writeSubject { total += names.userID.count + 4 + fields.subject.count }
-            if writeEmail, let email = fields.email { total += names.email.count + 4 + email.count }
-            if !scratch.isEmpty { total += names.name.count + 4 + scratch.count }
+            func field(_ name: [UInt8], _ valueCount: Int) -> Int { name.isEmpty ? 0 : name.count + 4 + valueCount }
+            var total = field(names.emailVerified, fields.emailVerified ? 4 : 5)
+                + field(names.privateEmail, fields.privateEmail ? 4 : 5)
+            if writeSubject { total += field(names.userID, fields.subject.count) }
+            if writeEmail, let email = fields.email { total += field(names.email, email.count) }
+            if !scratch.isEmpty { total += field(names.name, scratch.count) }
+            if writeTransferSub, let value = extras.transferSubject { total += field(names.transferSub, value.count) }
+            if writePreviousUserID, let value = extras.previousUserID { total += field(names.previousUserID, value.count) }
+            if extras.realUserStatus != nil { total += field(names.realUserStatus, 1) }
+            if let authTime = extras.authTime { total += field(names.authTime, DecimalDigits.count(authTime)) }
+            total += field(names.sessionIssuedAt, DecimalDigits.count(fields.issuedAt))
             byteCount = total
             self.omission = omission
         }
@@ -76,15 +106,30 @@ enum IdentityHeaders {
             names: IdentityHeaderNames, scratch: [UInt8],
             _ body: (_ name: [UInt8], _ value: UnsafeBufferPointer<UInt8>) -> Void
         ) {
+            func send(_ name: [UInt8], _ value: UnsafeBufferPointer<UInt8>) {
+                if !name.isEmpty { body(name, value) }
+            }
             func flag(_ name: [UInt8], _ value: Bool) {
                 let text: StaticString = value ? "true" : "false"
-                body(name, UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+                send(name, UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
             }
-            if writeSubject { body(names.userID, fields[fields.subject]) }
-            if writeEmail, let email = fields.email { body(names.email, fields[email]) }
+            func number(_ name: [UInt8], _ value: Int64) {
+                guard !name.isEmpty else { return }
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+                    body(name, UnsafeBufferPointer(rebasing: digits[0..<DecimalDigits.write(value, into: digits)]))
+                }
+            }
+            if writeSubject { send(names.userID, fields[fields.subject]) }
+            if writeEmail, let email = fields.email { send(names.email, fields[email]) }
             flag(names.emailVerified, fields.emailVerified)
             flag(names.privateEmail, fields.privateEmail)
-            if !scratch.isEmpty { scratch.withUnsafeBufferPointer { body(names.name, $0) } }
+            if !scratch.isEmpty { scratch.withUnsafeBufferPointer { send(names.name, $0) } }
+            let extras = fields.extras
+            if writeTransferSub, let value = extras.transferSubject { send(names.transferSub, fields[value]) }
+            if writePreviousUserID, let value = extras.previousUserID { send(names.previousUserID, fields[value]) }
+            if let status = extras.realUserStatus { number(names.realUserStatus, Int64(status)) }
+            if let authTime = extras.authTime { number(names.authTime, authTime) }
+            number(names.sessionIssuedAt, fields.issuedAt)
         }
 
         /// Writes exactly `byteCount` bytes at `start`: `Name: value\r\n` per field.
@@ -138,5 +183,30 @@ enum IdentityHeaders {
             return first != 0x20 && last != 0x20
         }
         return HeaderValue.isSafe(UnsafeRawBufferPointer(value))
+    }
+}
+
+/// Decimal digits of an integer without allocating: the times identity fields carry.
+enum DecimalDigits {
+    static func count(_ value: Int64) -> Int {
+        var magnitude = value.magnitude, digits = 1
+        while magnitude >= 10 {
+            magnitude /= 10
+            digits += 1
+        }
+        return value < 0 ? digits + 1 : digits
+    }
+
+    /// Writes `value` at the start of `buffer` (at least 20 bytes); returns how many bytes.
+    static func write(_ value: Int64, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        let total = count(value)
+        var magnitude = value.magnitude, at = total
+        repeat {
+            at -= 1
+            buffer[at] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+            magnitude /= 10
+        } while magnitude > 0
+        if value < 0 { buffer[0] = UInt8(ascii: "-") }
+        return total
     }
 }

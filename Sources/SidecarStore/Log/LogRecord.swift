@@ -13,6 +13,7 @@
 /// | 5    | ack forward      | id u64                                                                  |
 /// | 6    | forward attempt  | id u64 ‖ at i64                                                         |
 /// | 7    | forward sequence | next id u64 (written by compaction: ids are never reused)               |
+/// | 8    | sign-in          | atMs i64 ‖ subject length u16 ‖ subject ‖ platform length u8 ‖ platform  |
 ///
 /// A claim whose namespace has the high bit set (`ClaimNamespace.horizon`) is not a key but
 /// the horizon of namespace `n & 0x7F`: its keys expiring no later than `expiresAt` were
@@ -25,6 +26,7 @@ enum LogRecord: Equatable {
     case ackForward(ForwardID)
     case forwardAttempt(ForwardID, at: Int64)
     case forwardSequence(next: UInt64)
+    case signIn(String, SignInRecord)
 
     static let frameHeaderBytes = 8
     static let maximumSubjectBytes = 1024
@@ -36,7 +38,7 @@ enum LogRecord: Equatable {
     static let maximumFramedBytes = frameHeaderBytes + maximumBodyBytes
 
     private enum Kind: UInt8 {
-        case revokeSession = 1, revokeSubject, claim, enqueueForward, ackForward, forwardAttempt, forwardSequence
+        case revokeSession = 1, revokeSubject, claim, enqueueForward, ackForward, forwardAttempt, forwardSequence, signIn
     }
 
     /// The record framed for appending.
@@ -66,6 +68,7 @@ enum LogRecord: Equatable {
         case .enqueueForward(let forward): return 33 + forward.payload.count
         case .ackForward, .forwardSequence: return 9
         case .forwardAttempt: return 17
+        case .signIn(let subject, let signIn): return 12 + subject.utf8.count + signIn.platform.utf8.count
         }
     }
 
@@ -105,6 +108,13 @@ enum LogRecord: Equatable {
         case .forwardSequence(let next):
             put(Kind.forwardSequence.rawValue)
             put(next)
+        case .signIn(let subject, let signIn):
+            put(Kind.signIn.rawValue)
+            put(signIn.atMs)
+            put(UInt16(subject.utf8.count))
+            out.append(contentsOf: subject.utf8)
+            put(UInt8(signIn.platform.utf8.count))
+            out.append(contentsOf: signIn.platform.utf8)
         }
     }
 
@@ -142,6 +152,12 @@ enum LogRecord: Equatable {
         case .forwardSequence:
             guard let next: UInt64 = reader.read() else { return nil }
             record = .forwardSequence(next: next)
+        case .signIn:
+            guard let atMs: Int64 = reader.read(), let length: UInt16 = reader.read(),
+                  let bytes = reader.readBytes(Int(length)), let subject = String(validating: bytes, as: UTF8.self),
+                  let platformLength: UInt8 = reader.read(), let platformBytes = reader.readBytes(Int(platformLength)),
+                  let platform = String(validating: platformBytes, as: UTF8.self) else { return nil }
+            record = .signIn(subject, SignInRecord(atMs: atMs, platform: platform))
         }
         return reader.isAtEnd ? record : nil
     }

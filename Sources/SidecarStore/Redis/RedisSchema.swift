@@ -18,6 +18,8 @@ struct RedisSchema {
     var forwards: String { prefix + "forwards" }
     var forwardMeta: String { prefix + "forwards:meta" }
     var forwardSequence: String { prefix + "forwards:seq" }
+    /// A user's last sign-in, `<ms> <platform>`, expiring with `SignInRecord.retentionSeconds`.
+    func signIn(_ subject: String) -> String { prefix + "signin:" + subject }
 
     func claim(_ namespace: ClaimNamespace, _ key: Key128) -> String {
         prefix + "claim:\(namespace.rawValue):" + key.hex

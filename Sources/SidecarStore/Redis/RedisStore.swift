@@ -193,6 +193,29 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
         }
     }
 
+    public func recordSignIn(_ subject: String, _ signIn: SignInRecord, completion: @escaping StoreCompletion<Void>) {
+        do throws(StoreError) { try checkSignIn(subject, signIn) } catch { return answerLater(.failure(error), completion) }
+        send(["SET", schema.signIn(subject), "\(signIn.atMs) \(signIn.platform)", "EX",
+              String(SignInRecord.retentionSeconds)]) { [self] reply in
+            guard case .simple("OK")? = reply else { return completion(.failure(failure(reply))) }
+            completion(.success(()))
+        }
+    }
+
+    public func lastSignIn(_ subject: String, completion: @escaping StoreCompletion<SignInRecord?>) {
+        do throws(StoreError) { try checkSubject(subject) } catch { return answerLater(.failure(error), completion) }
+        send(["GET", schema.signIn(subject)]) { [self] reply in
+            switch reply {
+            case .bulk(nil)?: completion(.success(nil))
+            case .bulk(let bytes?)?:
+                let parts = bytes.split(separator: UInt8(ascii: " "), maxSplits: 1, omittingEmptySubsequences: false)
+                guard parts.count == 2, let atMs = RedisSchema.number(parts[0]) else { return completion(.success(nil)) }
+                completion(.success(SignInRecord(atMs: atMs, platform: String(decoding: parts[1], as: UTF8.self))))
+            default: completion(.failure(failure(reply)))
+            }
+        }
+    }
+
     public func ackForward(_ id: ForwardID, completion: @escaping StoreCompletion<Void>) {
         send(["EVAL", "redis.call('HDEL', KEYS[1], ARGV[1]); redis.call('HDEL', KEYS[2], ARGV[1]); return 1",
               "2", schema.forwards, schema.forwardMeta, String(id.rawValue)]) { [self] reply in

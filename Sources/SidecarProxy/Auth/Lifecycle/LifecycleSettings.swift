@@ -12,10 +12,13 @@ struct LifecycleSettings: Sendable {
     /// that long after its cutoff, when every session it covers has expired anyway.
     let sessionLifetime: Int64
     let leeway: Int64
+    /// `apple.transfer.mapping_file`, read; nil without one.
+    let transferMapping: TransferMapping?
 
     init(config: Config) throws(AuthSetupError) {
         sessionLifetime = config.session.lifetime.seconds
         leeway = config.apple.leeway.seconds
+        transferMapping = try config.appleTransfer.mappingFile.map { path throws(AuthSetupError) in try TransferMapping(path: path) }
         guard let url = config.notifications.forwardTo else {
             forwardTo = nil
             forwardToText = nil

@@ -183,12 +183,13 @@ final class NativeSignInFlow {
         let nowMs = UnixTime.nowMs(), now = nowMs / 1000
         let sessionID: [UInt8]
         do { sessionID = try Session.newID() } catch { return fail(.internalError, subject: identity.subject) }
-        let session = Session(
+        var session = Session(
             id: sessionID, subject: identity.subject, email: identity.email, emailVerified: identity.emailVerified,
             privateEmail: identity.isPrivateEmail, name: name, issuedAt: now, expiresAt: now + settings.lifetime,
             idleDeadline: min(now + settings.idleTimeout, now + settings.lifetime), lastRevalidation: now,
             appleRefreshToken: refreshToken.flatMap { $0.utf8.count <= 2048 && !$0.isEmpty ? $0 : nil },
             appleClientID: identity.audience == settings.clientID ? nil : identity.audience, issuedAtMillis: UInt16(nowMs % 1000))
+        session.extras = settings.sessionExtras(for: identity)
         guard let token = try? settings.sessions.sealSession(session, cookieName: settings.cookieName) else {
             return fail(.sessionTooLarge, subject: identity.subject)
         }
@@ -201,6 +202,7 @@ final class NativeSignInFlow {
         var answer = Authenticator.nativeSessionAnswer(token: token, session)
         answer.userID = identity.subject
         respond(answer, outcome: "ok")
+        settings.recordSignIn(identity.subject, platform: "native:" + identity.audience, atMs: nowMs, logger: request.logger)
     }
 
     private func fail(_ failure: LoginFailure, subject: String? = nil) {
