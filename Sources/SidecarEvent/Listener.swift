@@ -6,6 +6,8 @@ public final class Listener {
     public let fd: Int32
     private var event: OpaquePointer?
     private let onAccept: (Int32, SocketAddress) -> Void
+    /// Its event belongs to the loop's base: freeing it after the base would touch freed memory.
+    private let loop: EventLoop
     public private(set) var isPaused = false
     private var backoff: Timer?
     /// Called when accept fails for lack of descriptors (EMFILE/ENFILE), before the short
@@ -16,6 +18,7 @@ public final class Listener {
     public init(loop: EventLoop, fd: Int32, onAccept: @escaping (Int32, SocketAddress) -> Void) {
         self.fd = fd
         self.onAccept = onAccept
+        self.loop = loop
         event = event_new(loop.base, fd, Int16(EV_READ | EV_PERSIST), { _, _, context in
             guard let context else { return }
             Unmanaged<Listener>.fromOpaque(context).takeUnretainedValue().acceptReady()

@@ -7,8 +7,11 @@ import Glibc
 public final class Reaper {
     private var objects: [AnyObject] = []
     private var event: OpaquePointer?
+    /// Its event belongs to the loop's base: freeing it after the base would touch freed memory.
+    private let loop: EventLoop
 
     public init(loop: EventLoop) {
+        self.loop = loop
         event = event_new(loop.base, -1, 0, { _, _, context in
             guard let context else { return }
             Unmanaged<Reaper>.fromOpaque(context).takeUnretainedValue().reap()

@@ -8,25 +8,33 @@ public final class Timer {
     private var event: OpaquePointer?
     private let base: OpaquePointer
     private var handler: () -> Void
+    /// The loop whose base holds the event, kept so the event is freed before the base (nil:
+    /// made from a bare base, whose owner keeps it).
+    private let loop: EventLoop?
 
     public convenience init(loop: EventLoop, handler: @escaping () -> Void) {
-        self.init(base: loop.base, handler: handler)
+        self.init(base: loop.base, loop: loop, handler: handler)
     }
 
     /// A timer whose handler its owner sets later (`onFire`), once it can capture itself:
     /// so that the owner can keep the timer in a `let`, which calls through it borrow, where a
     /// `var` is retained and released around each call.
     public convenience init(loop: EventLoop) {
-        self.init(base: loop.base, handler: {})
+        self.init(base: loop.base, loop: loop, handler: {})
     }
 
     /// What firing calls from now on.
     public func onFire(_ handler: @escaping () -> Void) { self.handler = handler }
 
     /// On the loop whose `event_base` is `base` (for owners that hold only that).
-    public init(base: OpaquePointer, handler: @escaping () -> Void) {
+    public convenience init(base: OpaquePointer, handler: @escaping () -> Void) {
+        self.init(base: base, loop: nil, handler: handler)
+    }
+
+    private init(base: OpaquePointer, loop: EventLoop?, handler: @escaping () -> Void) {
         self.handler = handler
         self.base = base
+        self.loop = loop
         event = event_new(base, -1, 0, { _, _, context in
             guard let context else { return }
             let timer = Unmanaged<Timer>.fromOpaque(context).takeUnretainedValue()

@@ -25,6 +25,8 @@ public final class Wakeup {
     private let channel: WakeupChannel
     private var event: OpaquePointer?
     private let handler: (UInt64) -> Void
+    /// Its event belongs to the loop's base: freeing it after the base would touch freed memory.
+    private let loop: EventLoop
 
     public convenience init(loop: EventLoop, channel: WakeupChannel, handler: @escaping () -> Void) {
         self.init(loop: loop, channel: channel, counting: { _ in handler() })
@@ -33,6 +35,7 @@ public final class Wakeup {
     public init(loop: EventLoop, channel: WakeupChannel, counting handler: @escaping (UInt64) -> Void) {
         self.channel = channel
         self.handler = handler
+        self.loop = loop
         event = event_new(loop.base, channel.fd, Int16(EV_READ | EV_PERSIST), { fd, _, context in
             guard let context else { return }
             var count: UInt64 = 0
