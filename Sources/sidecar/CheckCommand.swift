@@ -16,12 +16,19 @@ struct CheckCommand: ParsableCommand {
             file's keys as they do for `run` (`--config none`: no file at all). Errors name the \
             file, key, line and column (or the variable) and go to stderr with exit status 1; \
             otherwise a summary (never secret values), the keys set by the environment and any \
-            warnings are printed, and the exit status is 0.
+            warnings are printed, and the exit status is 0. With --online it then asks Apple: its \
+            key set must answer, and each Services ID's client secret must be accepted (a token \
+            request with a code that cannot exist gets invalid_grant for a good secret, \
+            invalid_client when key id, team id, Services ID and key do not belong together); a \
+            failure is exit status 1.
             """)
 
     @Option(name: .long, help: ArgumentHelp(
         "The configuration file, or none to take every setting from SIDECAR_* variables.", valueName: "file"))
     var config: String = "sidecar.yaml"
+
+    @Flag(name: .long, help: "Also ask Apple: its key set answers and it accepts each Services ID's client secret.")
+    var online = false
 
     func run() throws {
         let prepared: ServingConfiguration
@@ -47,6 +54,21 @@ struct CheckCommand: ParsableCommand {
         if let warning = prepared.descriptorWarning {
             writeStandardError("\(ServingConfiguration.label(config)): warning: \(warning)\n")
         }
+        if online { try checkOnline(prepared.config) }
+    }
+
+    private func checkOnline(_ config: Config) throws {
+        let findings: [OnlineCheck.Finding]
+        do {
+            findings = try OnlineCheck(apple: config.apple, redirectURI: config.redirectURI).run()
+        } catch {
+            writeStandardError("online: \(error)\n")
+            throw ExitCode(1)
+        }
+        for finding in findings {
+            if finding.ok { print("online: " + finding.line) } else { writeStandardError("online: error: " + finding.line + "\n") }
+        }
+        if findings.contains(where: { !$0.ok }) { throw ExitCode(1) }
     }
 
     static func summary(of config: Config, extra: [(String, String)] = []) -> String {

@@ -91,7 +91,7 @@ final class CallbackFlow {
     /// operator fixes it, while the user is only told to try later: said here, at error level.
     static let clientRefusedMessage = "Apple refused the client secret (invalid_client): every sign-in fails "
         + "until apple.key_id, apple.team_id, apple.client_id and apple.private_key_file match a key of this "
-        + "team enabled for Sign in with Apple and a Services ID"
+        + "team enabled for Sign in with Apple and a Services ID (`sidecar check --online` asks Apple)"
 
     private func logClientRefused() {
         let secrets = settings.secrets
