@@ -38,6 +38,14 @@ def test_demo_signs_in_end_to_end(tmp_path):
         second = sign_in(port, emulator_port)
         assert b"Hello, there" in second
         assert b'id="name-note"' in second and b"only at their first" in second
+        # What the note says to do: revoke the consent in the emulator's console (Apple's "Stop
+        # using Sign in with Apple"); the next sign-in is a first authorization again, with the name.
+        revoked = rawhttp.request(emulator_port, "POST", "/emulator/console", [
+            ("Sec-Fetch-Site", "same-origin"), ("Content-Type", "application/x-www-form-urlencoded")],
+            b"action=revoke-consent&email=maria.ruiz%40example.com")
+        assert revoked.status in (200, 303), (revoked.status, revoked.body)
+        third = sign_in(port, emulator_port)
+        assert b"Hello, Maria Ruiz" in third and b'id="name-note"' not in third
         proc.terminate()
         log = proc.stdout.read().decode()
         # The log names the admin listener the banner shows, not the configured port 0.
