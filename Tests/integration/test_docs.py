@@ -126,6 +126,23 @@ def test_every_relative_link_resolves_inside_the_repository(path):
     assert problems(path) == []
 
 
+# What the release tarball carries besides Docs/ (scripts/package): a link from a user's page
+# to anything else is dead once the tarball is unpacked.
+SHIPPED = ("Docs/", "Examples/", "README.md", "CONTRIBUTING.md", "LICENSE", "sidecar.yaml",
+           "Benchmarks/RESULTS.md")
+
+
+def test_user_pages_link_only_to_what_the_tarball_carries():
+    pages = sorted((ROOT / "Docs").glob("*.md")) + [ROOT / "README.md"]
+    for path in pages:
+        for target in re.findall(r"\]\(([^)#\s]+)", path.read_text(encoding="utf-8")):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            relative = str((path.parent / unquote(target)).resolve().relative_to(ROOT))
+            assert relative.startswith(SHIPPED), "%s links %s, which the tarball does not carry" % (
+                path.relative_to(ROOT), target)
+
+
 def test_every_page_of_docs_links_back_to_the_readme():
     for path in sorted((ROOT / "Docs").glob("*.md")):
         head = path.read_text(encoding="utf-8").split("\n## ")[0]
