@@ -10,6 +10,8 @@ extension Config {
         public var connectTimeout: TimeSpan
         /// Open connections to it at once (all workers together); 0 = no cap of its own.
         public var maxConnections = 0
+        /// `tls`: for an `https://` upstream.
+        public var tls = UpstreamTLS()
 
         public init(name: String, target: Upstream, timeout: TimeSpan, connectTimeout: TimeSpan) {
             self.name = name

@@ -18,6 +18,8 @@ public struct Config: Sendable {
     public var acme: ACME?
     public var publicURL: HTTPURL
     public var upstream: Upstream
+    /// `upstream_tls`: how an `https://` upstream is verified and whom the sidecar says it is.
+    public var upstreamTLS = UpstreamTLS()
 
     public var routes = Routes()
     public var paths = Paths()

@@ -30,16 +30,18 @@ extension ConfigSchema {
         }
     }
 
-    private func readUpstream(
+    private mutating func readUpstream(
         _ section: Section, name: String, timeout: TimeSpan, connectTimeout: TimeSpan, maxConnections: Int
     ) -> Config.NamedUpstream? {
         let target = section.required("url") { Upstream.parse($0, baseDirectory: baseDirectory) }
         let timeout = section.value("upstream_timeout", default: timeout, Parse.positiveDuration)
         let connectTimeout = section.value("upstream_connect_timeout", default: connectTimeout, Parse.positiveDuration)
         let maxConnections = section.value("max_connections", default: maxConnections, Parse.integer(in: 0...1_000_000))
+        let tls = readUpstreamTLS(section, key: "tls", upstream: target)
         guard let target else { return nil }
         var upstream = Config.NamedUpstream(name: name, target: target, timeout: timeout, connectTimeout: connectTimeout)
         upstream.maxConnections = maxConnections
+        upstream.tls = tls
         return upstream
     }
 

@@ -33,6 +33,7 @@ struct ConfigSchema {
         context.publicURL = publicURL
         let acme = readACME(tlsSection, publicURL: publicURL, listen: topLevel.listen)
         let upstream = root.required("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
+        let upstreamTLS = readUpstreamTLS(root, key: "upstream_tls", upstream: upstream)
         let routes = root.section("routes").read(Config.Routes.self, context: context)
         let apple = readApple(root.section("apple"), publicURL: publicURL)
         let session = readSession(root.section("session"), context: context)
@@ -56,11 +57,13 @@ struct ConfigSchema {
         let paths = readPaths(root.section("paths"), context: context, access: access, rules: rules)
 
         guard let publicURL, let upstream, let apple, let session else { return nil }
-        return Config(
+        var config = Config(
             file: file, topLevel: topLevel, tls: tls, acme: acme, publicURL: publicURL, upstream: upstream,
             routes: routes, paths: paths, apple: apple, session: session, access: access, headers: headers,
             assertion: assertion, notifications: notifications, revocations: revocations, admin: admin, log: log,
             limits: limits, pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
+        config.upstreamTLS = upstreamTLS
+        return config
     }
 
     // MARK: Sections

@@ -43,12 +43,19 @@ public struct ProxyOptions: Sendable {
         index == 0 ? Config.defaultUpstreamName : config.upstreams[index - 1].name
     }
 
-    /// Every upstream, the top-level one first: (target, timeout, connect timeout, cap).
-    var allUpstreams: [(upstream: Upstream, timeoutMs: Int64, connectTimeoutMs: Int64, maxConnections: Int)] {
+    /// Every upstream, the top-level one first: (target, timeout, connect timeout, cap, TLS).
+    var allUpstreams: [(upstream: Upstream, timeoutMs: Int64, connectTimeoutMs: Int64, maxConnections: Int,
+                        tls: Config.UpstreamTLS)] {
         [(config.upstream, config.upstreamTimeout.milliseconds, config.upstreamConnectTimeout.milliseconds,
-          config.upstreamMaxConnections)]
-            + config.upstreams.map { ($0.target, $0.timeout.milliseconds, $0.connectTimeout.milliseconds, $0.maxConnections) }
+          config.upstreamMaxConnections, config.upstreamTLS)]
+            + config.upstreams.map {
+                ($0.target, $0.timeout.milliseconds, $0.connectTimeout.milliseconds, $0.maxConnections, $0.tls)
+            }
     }
+
+    /// Each upstream's TLS (nil: plain), as `allUpstreams` orders them; made by the proxy at
+    /// start and on each reload (`UpstreamTLSContext.load`), which reads the files again.
+    var upstreamTLS: [UpstreamTLSContext?] = []
 }
 
 /// The names the request path reads (`worker.options.idleTimeoutMs`): each reads the typed

@@ -30,6 +30,7 @@ public final class ProxyServer {
         self.logger = logger
         SignalWatcher.ignoreSIGPIPE()
         upstreamAddresses = try Self.resolve(options)
+        self.options.upstreamTLS = try UpstreamTLSContext.load(options)
         do { certificates = try CertificateHandover() } catch { throw ProxyStartError(description: error.description) }
         let limits = DescriptorLimit.raiseSoftToHard()
         if limits.after.soft != limits.before.soft {
@@ -79,7 +80,8 @@ public final class ProxyServer {
         for (index, target) in options.allUpstreams.enumerated() {
             do {
                 switch target.upstream {
-                case .http(let host, let port, _): addresses.append(try SocketAddress(host: host, port: port))
+                case .http(let host, let port, _), .https(let host, let port, _):
+                    addresses.append(try SocketAddress(host: host, port: port))
                 case .unix(let path): addresses.append(try SocketAddress(unixPath: path))
                 }
             } catch {
@@ -150,6 +152,7 @@ public final class ProxyServer {
             do {
                 var new = try reload()
                 let addresses = try Self.resolve(new)
+                new.upstreamTLS = try UpstreamTLSContext.load(new)
                 let (started, loaded) = (startOptions.config, new.config)
                 if loaded.listen != started.listen || loaded.workers != started.workers
                     || loaded.admin.listen != started.admin.listen || loaded.log.format != started.log.format {

@@ -184,13 +184,15 @@ final class Worker {
         var pools: [UpstreamPool] = []
         for (index, (target, address)) in zip(options.allUpstreams, addresses).enumerated() {
             let pool: UpstreamPool
+            let tls = index < options.upstreamTLS.count ? options.upstreamTLS[index] : nil
             if index < upstreams.count, upstreams[index].address == address,
-               upstreams[index].capacity == options.upstreamPoolSize {
+               upstreams[index].capacity == options.upstreamPoolSize, upstreams[index].tls === tls {
                 pool = upstreams[index]
             } else {
                 if index < upstreams.count { upstreams[index].retire() }
                 pool = UpstreamPool(
-                    loop: loop, address: address, capacity: options.upstreamPoolSize, reaper: reaper, budget: upstreamBudget)
+                    loop: loop, address: address, capacity: options.upstreamPoolSize, reaper: reaper, budget: upstreamBudget,
+                    tls: tls)
             }
             pool.limit = Self.share(of: target.maxConnections, workers: options.config.workers)
             pool.text = Self.describe(target.upstream)
@@ -395,6 +397,8 @@ final class Worker {
     private static func describe(_ upstream: Upstream) -> [UInt8] {
         switch upstream {
         case .http(let host, let port, _): return Array((host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)").utf8)
+        case .https(let host, let port, _):
+            return Array((host.contains(":") ? "https://[\(host)]:\(port)" : "https://\(host):\(port)").utf8)
         case .unix(let path): return Array("unix:\(path)".utf8)
         }
     }

@@ -71,12 +71,13 @@ final class ExampleConfigTests: XCTestCase {
         let directory = try Fixture.directory(self)
         try FileManager.default.createDirectory(atPath: directory + "/tls", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory + "/pages", withIntermediateDirectories: true)
-        for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem", "redis-ca.pem", "collector-ca.pem", "ca.pem"] {
+        for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem", "redis-ca.pem", "collector-ca.pem", "ca.pem",
+                     "app-ca.pem", "client.pem", "client.key", "api-ca.pem"] {
             try "PEM".write(toFile: directory + "/" + file, atomically: true, encoding: .utf8)
         }
         let setting = try NSRegularExpression(pattern: #"^(\s*)# (\s*(?:- )?[a-z_]+:( .*)?)$"#)
         var uncommented = 0
-        let text = try exampleText.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+        var text = try exampleText.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
             let line = String(line)
             let range = NSRange(line.startIndex..., in: line)
             guard let match = setting.firstMatch(in: line, range: range),
@@ -86,7 +87,10 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 53)
+        XCTAssertEqual(uncommented, 63)
+        // The upstreams' TLS keys belong to https:// upstreams.
+        text = text.replacingOccurrences(of: "upstream: http://127.0.0.1:3000", with: "upstream: https://127.0.0.1:3000")
+            .replacingOccurrences(of: "url: http://127.0.0.1:9001", with: "url: https://127.0.0.1:9001")
         // tls.acme is the alternative to tls.cert_file and key_file: each is loaded on its own.
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         guard let acmeStart = lines.firstIndex(where: { $0.hasPrefix("  acme:") }) else { return XCTFail("no tls.acme block") }

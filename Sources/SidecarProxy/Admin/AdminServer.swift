@@ -91,8 +91,14 @@ final class AdminServer {
             keys.append("store \(store.health.location) unavailable: \(why)")
         }
         let now = loop.nowMilliseconds
+        var known = Set<Int>()
+        for (index, target) in upstreams.enumerated() {
+            guard let reason = readiness.upstreamFailure(index) else { continue }
+            known.insert(index)
+            keys.append("\(index == 0 ? "upstream" : "upstream \(target.name)") failing: \(reason)")
+        }
         let probed = upstreams.enumerated().filter { index, _ in
-            !readiness.upstreamRecentlyReachable(index, nowMs: now, windowMs: options.readinessWindowMs)
+            !known.contains(index) && !readiness.upstreamRecentlyReachable(index, nowMs: now, windowMs: options.readinessWindowMs)
         }
         guard !probed.isEmpty else {
             done(keys)

@@ -123,6 +123,10 @@ extension ClientConnection {
     }
 
     func upstream(_ upstream: UpstreamConnection, didConnect error: Int32) {
+        if error != 0, worker.reportUpstreamTLSFailure(upstream, upstream: exchange.upstreamIndex) {
+            failUpstream(502, upstreamFault: true)
+            return
+        }
         guard error == 0 else {
             metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
             worker.logUpstreamFailure("connect()", errno: error, upstream: upstream.pool)
@@ -318,6 +322,10 @@ extension ClientConnection {
         guard phase == .exchanging else { return }
         if exchange.response != nil {
             abort(.upstreamClosed)
+            return
+        }
+        if let upstream = exchange.upstream, worker.reportUpstreamTLSFailure(upstream, upstream: exchange.upstreamIndex) {
+            failUpstream(502, upstreamFault: true)
             return
         }
         // A reset means the upstream never read the request: safe to replay a body we kept.
