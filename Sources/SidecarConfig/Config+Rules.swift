@@ -12,6 +12,9 @@ extension Config {
         public var maxConnections = 0
         /// `tls`: for an `https://` upstream.
         public var tls = UpstreamTLS()
+        /// Every server (`url` as a list), `target` (the first) included.
+        public var servers: [UpstreamServer] = []
+        public var balancing = Balancing()
 
         public init(name: String, target: Upstream, timeout: TimeSpan, connectTimeout: TimeSpan) {
             self.name = name

@@ -18,6 +18,8 @@ public struct Config: Sendable {
     public var acme: ACME?
     public var publicURL: HTTPURL
     public var upstream: Upstream
+    /// Every server of the top-level upstream, `upstream` (the first) included.
+    public var upstreamServers: [UpstreamServer] = []
     /// `upstream_tls`: how an `https://` upstream is verified and whom the sidecar says it is.
     public var upstreamTLS = UpstreamTLS()
 
@@ -72,6 +74,8 @@ public struct Config: Sendable {
         /// The top-level upstream's cap, and the default of `upstreams`'; 0 = none.
         public var upstreamMaxConnections = 0
         public var preserveHost = false
+        /// The top-level upstream's, and the default of `upstreams`'.
+        public var upstreamBalancing = Balancing()
 
         public init() {}
 
@@ -95,6 +99,14 @@ public struct Config: Sendable {
                        + "(max_connections bounds all upstreams together); beyond it requests queue, 503 after "
                        + "upstream_connect_timeout", Parse.integer(in: 0...1_000_000)),
             .bool(\.preserveHost, "preserve_host", "forward the client's Host instead of the upstream's"),
+            .value(\.upstreamBalancing.balance, "upstream_balance",
+                   "with several servers: round_robin (by weight) or least_connections (fewest busy, by weight)",
+                   Parse.oneOf(Balance.self)),
+            .value(\.upstreamBalancing.maxFails, "upstream_max_fails",
+                   "connections a server refuses or resets in a row before it is taken out (0: never)",
+                   Parse.integer(in: 0...100)),
+            .value(\.upstreamBalancing.failTimeout, "upstream_fail_timeout",
+                   "how long a server taken out stays out; then one request tries it again", Parse.positiveDuration),
         ]
     }
 

@@ -32,7 +32,8 @@ struct ConfigSchema {
         let publicURL = readPublicURL(root)
         context.publicURL = publicURL
         let acme = readACME(tlsSection, publicURL: publicURL, listen: topLevel.listen)
-        let upstream = root.required("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
+        let upstreamServers = readServers(root, key: "upstream", required: true)
+        let upstream = upstreamServers?.first?.target
         let upstreamTLS = readUpstreamTLS(root, key: "upstream_tls", upstream: upstream)
         let routes = root.section("routes").read(Config.Routes.self, context: context)
         let apple = readApple(root.section("apple"), publicURL: publicURL)
@@ -52,7 +53,7 @@ struct ConfigSchema {
 
         let upstreams = readUpstreams(
             root, timeout: topLevel.upstreamTimeout, connectTimeout: topLevel.upstreamConnectTimeout,
-            maxConnections: topLevel.upstreamMaxConnections)
+            maxConnections: topLevel.upstreamMaxConnections, balancing: topLevel.upstreamBalancing)
         let rules = readRules(root, upstreams: upstreams, access: access)
         let paths = readPaths(root.section("paths"), context: context, access: access, rules: rules)
 
@@ -63,6 +64,7 @@ struct ConfigSchema {
             assertion: assertion, notifications: notifications, revocations: revocations, admin: admin, log: log,
             limits: limits, pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
         config.upstreamTLS = upstreamTLS
+        config.upstreamServers = upstreamServers ?? []
         return config
     }
 

@@ -13,7 +13,7 @@ public final class ProxyServer {
     private var options: ProxyOptions
     private let logger: Logger
     /// The top-level upstream's address, then each of `upstreams`.
-    private let upstreamAddresses: [SocketAddress]
+    private let upstreamAddresses: [[SocketAddress]]
     private var listenFDs: [Int32] = []
     private var adminFD: Int32?
     /// The bound public address (its port is the real one when `listen` asked for port 0).
@@ -75,19 +75,24 @@ public final class ProxyServer {
         }
     }
 
-    private static func resolve(_ options: ProxyOptions) throws(ProxyStartError) -> [SocketAddress] {
-        var addresses: [SocketAddress] = []
-        for (index, target) in options.allUpstreams.enumerated() {
-            do {
-                switch target.upstream {
-                case .http(let host, let port, _), .https(let host, let port, _):
-                    addresses.append(try SocketAddress(host: host, port: port))
-                case .unix(let path): addresses.append(try SocketAddress(unixPath: path))
+    /// Each upstream's servers' addresses, the top-level upstream first.
+    private static func resolve(_ options: ProxyOptions) throws(ProxyStartError) -> [[SocketAddress]] {
+        var addresses: [[SocketAddress]] = []
+        for (index, plan) in options.allUpstreams.enumerated() {
+            var servers: [SocketAddress] = []
+            for server in plan.servers {
+                do {
+                    switch server.target {
+                    case .http(let host, let port, _), .https(let host, let port, _):
+                        servers.append(try SocketAddress(host: host, port: port))
+                    case .unix(let path): servers.append(try SocketAddress(unixPath: path))
+                    }
+                } catch {
+                    throw ProxyStartError(description: index == 0 ? "upstream: \(error)"
+                        : "upstreams.\(options.upstreamName(index)): \(error)")
                 }
-            } catch {
-                throw ProxyStartError(description: index == 0 ? "upstream: \(error)"
-                    : "upstreams.\(options.upstreamName(index)): \(error)")
             }
+            addresses.append(servers)
         }
         return addresses
     }

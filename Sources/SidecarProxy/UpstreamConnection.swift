@@ -1,4 +1,5 @@
 import Glibc
+import SidecarConfig
 import SidecarEvent
 
 /// Events an upstream connection reports to the client connection it currently serves.
@@ -90,15 +91,25 @@ final class UpstreamPool {
     var tlsFailureLog = RateLimitedLog(intervalMs: 10_000)
 
     var idleCount: Int { idle.count }
+    /// Connections serving an exchange or connecting for one.
+    var busyCount: Int { open - idle.count }
 
-    /// An `https://` upstream's TLS, and the session its next connection resumes.
+    /// An `https://` upstream's TLS, the name this server must prove, and the session its
+    /// next connection resumes.
     let tls: UpstreamTLSContext?
+    let tlsName: (name: String, isIPLiteral: Bool)
     private let sessions = TLSSessionSlot()
+    /// Its share of the upstream's requests, and whether it is taken out (`ServerHealth`).
+    var weight = 1
+    var health = ServerHealth()
+    /// Its upstream's, when it has other servers (health is then kept); nil alone.
+    var balancing: Config.Balancing?
 
     init(loop: EventLoop, address: SocketAddress, capacity: Int, reaper: Reaper, budget: UpstreamBudget,
-         tls: UpstreamTLSContext? = nil) {
+         tls: UpstreamTLSContext? = nil, host: String = "") {
         self.loop = loop
         self.tls = tls
+        tlsName = tls?.serverName(host: host) ?? ("", false)
         self.reaper = reaper
         self.budget = budget
         self.address = address
@@ -144,7 +155,7 @@ final class UpstreamPool {
     /// A TLS connection on `fd`, connected or not: the handshake starts once the socket is
     /// writable (at once if it is connected already), and it offers the last session kept.
     private func secure(_ fd: Int32, _ tls: UpstreamTLSContext) -> ConnectResult {
-        guard let ssl = tls.context.makeSSL(host: tls.serverName, isIPLiteral: tls.isIPLiteral) else {
+        guard let ssl = tls.context.makeSSL(host: tlsName.name, isIPLiteral: tlsName.isIPLiteral) else {
             Socket.close(fd)
             return .failed(ENOMEM)
         }

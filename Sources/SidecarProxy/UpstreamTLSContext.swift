@@ -6,30 +6,34 @@ import SidecarEvent
 /// renewed certificate or CA is taken without a restart), and the name the server must prove.
 final class UpstreamTLSContext: Sendable {
     let context: TLSClientContext
-    /// Sent by SNI (unless an IP literal) and verified: `server_name`, else the URL's host.
-    let serverName: String
-    let isIPLiteral: Bool
+    /// `server_name`: sent by SNI and verified for every server; nil: each server's own host.
+    let configuredName: String?
     let verifies: Bool
 
-    init(host: String, settings: Config.UpstreamTLS) throws(TLSSetupError) {
+    init(settings: Config.UpstreamTLS) throws(TLSSetupError) {
         context = try TLSClientContext(upstream: TLSClientContext.UpstreamOptions(
             caFile: settings.caFile, clientCertificate: settings.clientCertificate, clientKey: settings.clientKey,
             verify: settings.verify))
-        serverName = settings.serverName ?? host
-        isIPLiteral = HostName.isIPLiteral(serverName)
+        configuredName = settings.serverName
         verifies = settings.verify
+    }
+
+    /// The name a server at `host` must prove (and SNI sends, unless an IP literal).
+    func serverName(host: String) -> (name: String, isIPLiteral: Bool) {
+        let name = configuredName ?? host
+        return (name, HostName.isIPLiteral(name))
     }
 
     /// One per upstream, the top-level one first; nil for a plain one.
     static func load(_ options: ProxyOptions) throws(ProxyStartError) -> [UpstreamTLSContext?] {
         var contexts: [UpstreamTLSContext?] = []
         for (index, target) in options.allUpstreams.enumerated() {
-            guard target.upstream.isTLS, let host = target.upstream.host else {
+            guard target.upstream.isTLS else {
                 contexts.append(nil)
                 continue
             }
             do {
-                contexts.append(try UpstreamTLSContext(host: host, settings: target.tls))
+                contexts.append(try UpstreamTLSContext(settings: target.tls))
             } catch {
                 throw ProxyStartError(description: (index == 0 ? "upstream_tls: " : "upstreams.\(options.upstreamName(index)).tls: ")
                     + error.description)

@@ -19,7 +19,7 @@ extension Worker {
         var metadata: Logger.Metadata = [
             "upstream_name": "\(pool.name)", "upstream": "\(server)", "reason": "\(failure.reason)",
         ]
-        if let tls = pool.tls { metadata["server_name"] = "\(tls.serverName)" }
+        if pool.tls != nil { metadata["server_name"] = "\(pool.tlsName.name)" }
         if failure.verifyCode != 0 { metadata["verify_error"] = .stringConvertible(failure.verifyCode) }
         if suppressed > 0 { metadata["suppressed"] = .stringConvertible(suppressed) }
         Logger(label: "sidecar").error(

@@ -8,12 +8,12 @@ extension Worker {
     }
 
     /// Idle connections in all pools (looked at only when the budget is spent).
-    var idleUpstreamConnections: Int { upstreams.reduce(0) { $0 + $1.idleCount } }
+    var idleUpstreamConnections: Int { upstreams.reduce(0) { $0 + $1.servers.reduce(0) { $0 + $1.idleCount } } }
 
     /// Makes room under a cap: the oldest idle connection of `pool`, else of the pool with most.
     func closeIdleUpstream(preferring pool: UpstreamPool) {
         if pool.closeIdle(1) > 0 { return }
-        upstreams.max { $0.idleCount < $1.idleCount }?.closeIdle(1)
+        upstreams.flatMap(\.servers).max { $0.idleCount < $1.idleCount }?.closeIdle(1)
     }
 
     /// A connection freed: the waiters that can have one now proceed, oldest first.
@@ -23,12 +23,14 @@ extension Worker {
 
     /// An exchange found no upstream connection within its connect deadline (503): logged at
     /// most once per interval, as connect failures are.
-    func logUpstreamBusy(_ upstream: UpstreamPool?) {
+    func logUpstreamBusy(_ upstream: UpstreamGroup?) {
         guard let suppressed = upstreamBusyLog.shouldLog(nowMs: nowMs) else { return }
+        let servers = upstream?.servers ?? []
         var metadata: Logger.Metadata = [
             "upstream": "\(String(decoding: upstream?.text ?? [], as: UTF8.self))",
             "upstream_name": "\(upstream?.name ?? "default")",
-            "open": .stringConvertible(upstream?.open ?? 0), "limit": .stringConvertible(upstream?.limit ?? 0),
+            "open": .stringConvertible(servers.reduce(0) { $0 + $1.open }),
+            "limit": .stringConvertible(servers.first?.limit ?? 0),
             "worker_open": .stringConvertible(upstreamBudget.open), "worker_limit": .stringConvertible(upstreamBudget.limit),
             "waiting": .stringConvertible(upstreamBudget.waiters.count),
         ]

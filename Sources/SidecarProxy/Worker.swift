@@ -20,8 +20,8 @@ final class Worker {
     let readiness: Readiness
     private(set) var headLimits: HTTPHeadLimits
     let upstreamHeadLimits = HTTPHeadLimits(maxHeadBytes: 64 * 1024, maxFields: 200)
-    /// One pool per upstream: the top-level one first, then `upstreams` in order.
-    private(set) var upstreams: [UpstreamPool] = []
+    /// The top-level upstream first, then `upstreams` in order: a pool per server each.
+    private(set) var upstreams: [UpstreamGroup] = []
     private(set) var reaper: Reaper
     /// The upstream connections this worker may have open, all pools together, and the
     /// exchanges waiting for one (`UpstreamAdmission`).
@@ -178,32 +178,11 @@ final class Worker {
         auth?.spans = exportsSpans ? SpanSink(queue: spanQueue, ids: traceIDs) : nil
     }
 
-    /// A pool per upstream, kept across a reload where its address and size stay the same
-    /// (its idle connections go on serving); the others are retired.
-    private func applyUpstreams(_ options: ProxyOptions, addresses: [SocketAddress]) {
-        var pools: [UpstreamPool] = []
-        for (index, (target, address)) in zip(options.allUpstreams, addresses).enumerated() {
-            let pool: UpstreamPool
-            let tls = index < options.upstreamTLS.count ? options.upstreamTLS[index] : nil
-            if index < upstreams.count, upstreams[index].address == address,
-               upstreams[index].capacity == options.upstreamPoolSize, upstreams[index].tls === tls {
-                pool = upstreams[index]
-            } else {
-                if index < upstreams.count { upstreams[index].retire() }
-                pool = UpstreamPool(
-                    loop: loop, address: address, capacity: options.upstreamPoolSize, reaper: reaper, budget: upstreamBudget,
-                    tls: tls)
-            }
-            pool.limit = Self.share(of: target.maxConnections, workers: options.config.workers)
-            pool.text = Self.describe(target.upstream)
-            pool.name = options.upstreamName(index)
-            pool.timeoutMs = target.timeoutMs
-            pool.connectTimeoutMs = target.connectTimeoutMs
-            pools.append(pool)
-        }
-        for stale in upstreams.dropFirst(pools.count) { stale.retire() }
-        upstreams = pools
-        upstreamTimeoutsMs = pools.map(\.timeoutMs)
+    /// The upstreams' servers and pools, kept across a reload where they stay the same.
+    private func applyUpstreams(_ options: ProxyOptions, addresses: [[SocketAddress]]) {
+        upstreams = UpstreamGroup.rebuild(
+            upstreams, options: options, addresses: addresses, loop: loop, reaper: reaper, budget: upstreamBudget)
+        upstreamTimeoutsMs = options.allUpstreams.map(\.timeoutMs)
     }
 
     /// Each upstream's `upstream_timeout`, read per exchange without touching its pool (a
@@ -214,9 +193,9 @@ final class Worker {
         index < upstreamTimeoutsMs.count ? upstreamTimeoutsMs[index] : options.upstreamTimeoutMs
     }
 
-    /// The pool of upstream `index`; nil when a reload left fewer upstreams than the rule
-    /// that chose it knew (the exchange then fails with 502 rather than go elsewhere).
-    @inline(__always) func upstream(_ index: Int) -> UpstreamPool? {
+    /// Upstream `index`; nil when a reload left fewer upstreams than the rule that chose it
+    /// knew (the exchange then fails with 502 rather than go elsewhere).
+    @inline(__always) func upstream(_ index: Int) -> UpstreamGroup? {
         index < upstreams.count ? upstreams[index] : nil
     }
 
@@ -392,15 +371,6 @@ final class Worker {
 
     private static func holdLimit(_ options: ProxyOptions) -> Int {
         max(0, options.responseBufferBytes - EventLoop.readScratchSize)
-    }
-
-    private static func describe(_ upstream: Upstream) -> [UInt8] {
-        switch upstream {
-        case .http(let host, let port, _): return Array((host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)").utf8)
-        case .https(let host, let port, _):
-            return Array((host.contains(":") ? "https://[\(host)]:\(port)" : "https://\(host):\(port)").utf8)
-        case .unix(let path): return Array("unix:\(path)".utf8)
-        }
     }
 
     private func finishDrain() {

@@ -16,7 +16,7 @@ enum DescriptorGuard {
 
     static func exhausted(_ worker: Worker, errno code: Int32, clients: [any FrontConnection]) {
         worker.metrics.recordDescriptorExhaustion()
-        let freed = freeSlots(in: clients, upstreams: worker.upstreams)
+        let freed = freeSlots(in: clients, upstreams: worker.upstreams.flatMap(\.servers))
         let now = worker.nowMs
         let previous = lastExhaustedMs.exchange(now, ordering: .acquiringAndReleasing)
         if now - previous > episodeGapMs {
