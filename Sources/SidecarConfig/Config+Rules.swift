@@ -21,6 +21,7 @@ extension Config {
             self.target = target
             self.timeout = timeout
             self.connectTimeout = connectTimeout
+            servers = [UpstreamServer(target: target)]
         }
     }
 

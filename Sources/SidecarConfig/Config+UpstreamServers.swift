@@ -57,7 +57,7 @@ extension ConfigSchema {
         let servers: [Config.UpstreamServer]?
         if section.isSequence(key) {
             servers = section.optionalList(key, parse)
-            if servers?.isEmpty == true {
+            if servers?.isEmpty == true, !reader.hasErrors(at: Section.join(section.path, key)) {
                 reader.report(.invalidValue, Section.join(section.path, key), at: section.location(of: key),
                               "an empty list of servers")
                 return nil

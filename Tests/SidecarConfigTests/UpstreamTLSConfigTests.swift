@@ -86,3 +86,56 @@ final class UpstreamTLSConfigTests: XCTestCase {
         XCTAssertNil(api.tls.clientCertificate, "a client key is never offered to another server")
     }
 }
+
+/// `upstream` (or `url`) as a list of servers with weights, and how they are balanced.
+final class UpstreamServersConfigTests: XCTestCase {
+    func testAListOfServersWithWeights() throws {
+        let yaml = minimal(plus: "upstream_balance: least_connections\nupstream_max_fails: 5\n")
+            .replacingOccurrences(of: "upstream: http://127.0.0.1:3000",
+                                  with: "upstream: [http://10.0.0.1:3000, \"http://10.0.0.2:3000 weight=3\"]")
+        let config = try parse(yaml)
+        XCTAssertEqual(config.upstream, .http(host: "10.0.0.1", port: 3000, basePath: ""))
+        XCTAssertEqual(config.upstreamServers.map(\.weight), [1, 3])
+        XCTAssertEqual(config.upstreamServers.map(\.description), ["http://10.0.0.1:3000", "http://10.0.0.2:3000 weight=3"])
+        XCTAssertEqual(config.upstreamBalancing.balance, .leastConnections)
+        XCTAssertEqual(config.upstreamBalancing.maxFails, 5)
+    }
+
+    func testOneURLIsOneServer() throws {
+        let config = try parse(Fixture.minimal)
+        XCTAssertEqual(config.upstreamServers, [Config.UpstreamServer(target: config.upstream)])
+        XCTAssertEqual(config.upstreamBalancing, Config.Balancing())
+    }
+
+    func testServersThatDifferOrBadWeightsAreRefused() throws {
+        for (list, path) in [
+            ("[http://a:1, https://b:2]", "upstream[1]"),
+            ("[http://a:1/x, http://b:2/y]", "upstream[1]"),
+            ("[\"http://a:1 weight=0\"]", "upstream[0]"),
+            ("[\"http://a:1 weight=101\"]", "upstream[0]"),
+            ("[\"http://a:1 heavy\"]", "upstream[0]"),
+            ("[]", "upstream"),
+        ] {
+            let yaml = Fixture.minimal.replacingOccurrences(of: "upstream: http://127.0.0.1:3000", with: "upstream: \(list)")
+            XCTAssertEqual(try errors(yaml).map(\.path), [path], list)
+        }
+    }
+
+    func testANamedUpstreamInheritsTheBalancingUnlessItSetsItsOwn() throws {
+        let config = try parse(minimal(plus: """
+            upstream_fail_timeout: 30s
+            upstreams:
+              api:
+                url: [http://127.0.0.1:9001, http://127.0.0.1:9002]
+                balance: least_connections
+            rules:
+              - path: /api/**
+                upstream: api
+
+            """))
+        let api = try XCTUnwrap(config.upstreams.first)
+        XCTAssertEqual(api.servers.count, 2)
+        XCTAssertEqual(api.balancing.balance, .leastConnections)
+        XCTAssertEqual(api.balancing.failTimeout, .seconds(30))
+    }
+}

@@ -347,7 +347,8 @@ extension ClientConnection {
         let reused = exchange.upstream?.isReused == true
         // A fresh connection that failed is the server's doing; a reused one, the keep-alive race.
         if !reused { failed?.serverFailed(nowMs: worker.nowMs) }
-        let elsewhere = connecting && (worker.upstream(exchange.upstreamIndex)?.servers.count ?? 1) > 1
+        // With several servers, another can take a request nothing was sent for, or that is safe to repeat.
+        let elsewhere = (connecting || isRetryable) && (worker.upstream(exchange.upstreamIndex)?.servers.count ?? 1) > 1
         // A reset means the upstream never read the request: safe to replay a body we kept.
         switch machine.upstreamFailed(
             reused: reused || elsewhere, idempotent: isRetryable, reset: error == ECONNRESET || connecting,
