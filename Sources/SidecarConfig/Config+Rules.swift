@@ -15,6 +15,7 @@ extension Config {
         /// Every server (`url` as a list), `target` (the first) included.
         public var servers: [UpstreamServer] = []
         public var balancing = Balancing()
+        public var healthCheck = HealthCheck()
 
         public init(name: String, target: Upstream, timeout: TimeSpan, connectTimeout: TimeSpan) {
             self.name = name

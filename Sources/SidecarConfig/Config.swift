@@ -22,6 +22,8 @@ public struct Config: Sendable {
     public var upstreamServers: [UpstreamServer] = []
     /// `upstream_tls`: how an `https://` upstream is verified and whom the sidecar says it is.
     public var upstreamTLS = UpstreamTLS()
+    /// `upstream_health_check`: the top-level upstream's active check.
+    public var upstreamHealthCheck = HealthCheck()
 
     public var routes = Routes()
     public var paths = Paths()

@@ -43,12 +43,15 @@ extension ConfigSchema {
         let connectTimeout = section.value("upstream_connect_timeout", default: connectTimeout, Parse.positiveDuration)
         let maxConnections = section.value("max_connections", default: maxConnections, Parse.integer(in: 0...1_000_000))
         let tls = readUpstreamTLS(section, key: "tls", upstream: target)
+        let healthCheck = section.section("health_check").read(
+            Config.HealthCheck.self, context: ParseContext(baseDirectory: baseDirectory, environment: environment))
         guard let target else { return nil }
         var upstream = Config.NamedUpstream(name: name, target: target, timeout: timeout, connectTimeout: connectTimeout)
         upstream.maxConnections = maxConnections
         upstream.tls = tls
         upstream.servers = servers ?? []
         upstream.balancing = balancing
+        upstream.healthCheck = healthCheck
         return upstream
     }
 

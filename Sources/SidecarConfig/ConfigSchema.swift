@@ -35,6 +35,7 @@ struct ConfigSchema {
         let upstreamServers = readServers(root, key: "upstream", required: true)
         let upstream = upstreamServers?.first?.target
         let upstreamTLS = readUpstreamTLS(root, key: "upstream_tls", upstream: upstream)
+        let upstreamHealthCheck = root.section("upstream_health_check").read(Config.HealthCheck.self, context: context)
         let routes = root.section("routes").read(Config.Routes.self, context: context)
         let apple = readApple(root.section("apple"), publicURL: publicURL)
         let session = readSession(root.section("session"), context: context)
@@ -65,6 +66,7 @@ struct ConfigSchema {
             limits: limits, pages: pages, tracing: tracing, upstreams: upstreams, rules: rules, warnings: warnings)
         config.upstreamTLS = upstreamTLS
         config.upstreamServers = upstreamServers ?? []
+        config.upstreamHealthCheck = upstreamHealthCheck
         return config
     }
 

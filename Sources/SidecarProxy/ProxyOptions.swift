@@ -48,12 +48,13 @@ public struct ProxyOptions: Sendable {
         [UpstreamPlan(
             servers: config.upstreamServers.isEmpty ? [Config.UpstreamServer(target: config.upstream)] : config.upstreamServers,
             timeoutMs: config.upstreamTimeout.milliseconds, connectTimeoutMs: config.upstreamConnectTimeout.milliseconds,
-            maxConnections: config.upstreamMaxConnections, tls: config.upstreamTLS, balancing: config.upstreamBalancing)]
+            maxConnections: config.upstreamMaxConnections, tls: config.upstreamTLS, balancing: config.upstreamBalancing,
+            healthCheck: config.upstreamHealthCheck)]
             + config.upstreams.map {
                 UpstreamPlan(
                     servers: $0.servers.isEmpty ? [Config.UpstreamServer(target: $0.target)] : $0.servers,
                     timeoutMs: $0.timeout.milliseconds, connectTimeoutMs: $0.connectTimeout.milliseconds,
-                    maxConnections: $0.maxConnections, tls: $0.tls, balancing: $0.balancing)
+                    maxConnections: $0.maxConnections, tls: $0.tls, balancing: $0.balancing, healthCheck: $0.healthCheck)
             }
     }
 
@@ -93,6 +94,7 @@ struct UpstreamPlan: Sendable {
     var maxConnections: Int
     var tls: Config.UpstreamTLS
     var balancing: Config.Balancing
+    var healthCheck: Config.HealthCheck
 
     /// The first server's URL: what the forwarded `Host` and the base path come from.
     var upstream: Upstream { servers[0].target }

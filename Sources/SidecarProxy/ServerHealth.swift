@@ -16,10 +16,19 @@ struct ServerHealth {
     private(set) var state = State.up
     /// Failures since the last response.
     private(set) var failures = 0
+    /// Its last active health check failed (`UpstreamHealthCheck`): out until one passes.
+    private(set) var failedCheck = false
+
+    /// An active check's verdict. True when it changes whether the server is in.
+    mutating func checked(healthy: Bool) -> Bool {
+        defer { failedCheck = !healthy }
+        return failedCheck == healthy
+    }
 
     /// Whether a new exchange may go to it now (a server whose time out is over may: that
     /// exchange is then the one trying it, `startTrying`).
     func isAvailable(nowMs: Int64, tryWindowMs: Int64) -> Bool {
+        if failedCheck { return false }
         switch state {
         case .up: return true
         case .out(let until): return nowMs >= until

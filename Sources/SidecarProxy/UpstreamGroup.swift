@@ -27,8 +27,16 @@ final class UpstreamGroup {
         text = Array(servers.map(\.text).joined(separator: Array(",".utf8)))
     }
 
+    /// `health_check`: its servers asked on this loop every interval; nil without one.
+    private var healthCheck: UpstreamHealthCheck?
+
     /// Closes the idle connections of every server and refuses returning ones (shutdown).
-    func retire() { for server in servers { server.retire() } }
+    func retire() {
+        healthCheck?.stop()
+        for server in servers { server.retire() }
+    }
+
+    deinit { healthCheck?.stop() }
 
     /// The server for the next exchange: a healthy one (not `avoiding`, the one that just failed
     /// it) that `admits` it now if there is one, else a healthy one it will wait for, else the
@@ -124,12 +132,27 @@ extension UpstreamGroup {
                 pool.balancing = plan.servers.count > 1 ? plan.balancing : nil
                 pools.append(pool)
             }
-            groups.append(UpstreamGroup(
+            let group = UpstreamGroup(
                 name: options.upstreamName(index), servers: pools, balancing: plan.balancing,
-                connectTimeoutMs: plan.connectTimeoutMs))
+                connectTimeoutMs: plan.connectTimeoutMs)
+            if plan.healthCheck.path != nil {
+                group.healthCheck = UpstreamHealthCheck(
+                    loop: loop, servers: pools, hosts: plan.servers.map { Self.hostField($0.target) }, settings: plan.healthCheck)
+            }
+            groups.append(group)
         }
         for pool in old.flatMap(\.servers) where !kept.contains(ObjectIdentifier(pool)) { pool.retire() }
         return groups
+    }
+
+    /// The `Host` a health check sends to a server.
+    static func hostField(_ upstream: Upstream) -> String {
+        switch upstream {
+        case .http(let host, let port, _), .https(let host, let port, _):
+            let bracketed = host.contains(":") ? "[\(host)]" : host
+            return port == (upstream.isTLS ? 443 : 80) ? bracketed : "\(bracketed):\(port)"
+        case .unix: return "localhost"
+        }
     }
 
     /// As access lines and error messages name a server (`127.0.0.1:3000`, `https://app:8443`).

@@ -139,3 +139,28 @@ final class UpstreamServersConfigTests: XCTestCase {
         XCTAssertEqual(api.balancing.failTimeout, .seconds(30))
     }
 }
+
+/// `upstream_health_check` and `upstreams.<name>.health_check`.
+final class HealthCheckConfigTests: XCTestCase {
+    func testOffByDefaultAndItsKeys() throws {
+        XCTAssertNil(try parse(Fixture.minimal).upstreamHealthCheck.path)
+        let config = try parse(minimal(plus: "upstream_health_check:\n  path: /healthz?deep=1\n  status: 2xx\n  interval: 5s\n"))
+        XCTAssertEqual(config.upstreamHealthCheck.path, "/healthz?deep=1")
+        XCTAssertEqual(config.upstreamHealthCheck.status, Config.ExpectedStatus(low: 200, high: 299))
+        XCTAssertEqual(config.upstreamHealthCheck.interval, .seconds(5))
+    }
+
+    func testBadValuesAreRefusedByKey() throws {
+        for (yaml, path) in [
+            ("upstream_health_check:\n  path: healthz\n", "upstream_health_check.path"),
+            ("upstream_health_check:\n  path: \"/a b\"\n", "upstream_health_check.path"),
+            ("upstream_health_check:\n  status: 6xx\n", "upstream_health_check.status"),
+            ("upstream_health_check:\n  status: 300-200\n", "upstream_health_check.status"),
+            ("upstream_health_check:\n  timeout: 0s\n", "upstream_health_check.timeout"),
+        ] {
+            XCTAssertEqual(try errors(minimal(plus: yaml)).map(\.path), [path], yaml)
+        }
+        XCTAssertEqual(Config.ExpectedStatus(low: 200, high: 399).description, "200-399")
+        XCTAssertEqual(Config.ExpectedStatus(low: 204, high: 204).description, "204")
+    }
+}

@@ -170,3 +170,39 @@ def test_servers_must_be_alike(start_sidecar, servers):
     assert sc.wait_exit(15) == 1, sc.log_tail()
     sc.stopped = True
     assert "upstream[1]" in sc.output() and "mix https with plain servers" in sc.output()
+
+
+def targets(server):
+    return rawhttp.request(server.control, "GET", "/_stats", timeout=5).json()["targets"]
+
+
+def test_active_health_check_takes_a_slow_server_out_before_a_request_goes_there(start_sidecar, servers):
+    slow, fast = servers(2, delays=(3.0, 0.0))
+    sc = start_sidecar({"upstream": [slow.url, fast.url], "upstream_health_check": {
+        "path": "/status?code=204", "interval": "300ms", "timeout": "500ms", "status": "2xx"}})
+    assert sc.logged(lambda out: "failed its health check" in out and str(slow.port) in out), sc.log_tail()
+    for _ in range(10):
+        assert sc.request("GET", "/echo?user").status == 200
+    assert not [t for t in targets(slow) if "/echo" in t], "no request goes to a server failing its check"
+    assert any("/status?code=204" in t for t in targets(fast)), "the check asks the configured path"
+
+
+def test_active_health_check_follows_a_server_that_stops_and_restarts(start_sidecar, servers):
+    a, b = servers(2)
+    sc = start_sidecar({"upstream": [a.url, b.url], "upstream_health_check": {
+        "path": "/status?code=200", "interval": "200ms", "timeout": "500ms"}})
+    b.kill()
+    assert sc.logged(lambda out: "failed its health check" in out and str(b.port) in out), sc.log_tail()
+    for _ in range(6):
+        assert sc.request("GET", "/echo").status == 200
+    assert "upstream server taken out after" not in sc.output(), "the check found it before any request failed"
+    b.start()
+    assert sc.logged(lambda out: "passed its health check" in out and str(b.port) in out, timeout=10)
+    assert poll(lambda: sc.request("GET", "/echo").status == 200 and any("/echo" in t for t in targets(b)))
+
+
+def test_a_health_check_expecting_another_status_fails(start_sidecar, servers):
+    a, b = servers(2)
+    sc = start_sidecar({"upstream": [a.url, b.url], "upstream_health_check": {
+        "path": "/status?code=503", "interval": "300ms"}})
+    assert sc.logged(lambda out: out.count("failed its health check") >= 2 and "status 503" in out), sc.log_tail()

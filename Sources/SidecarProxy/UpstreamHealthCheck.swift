@@ -1,0 +1,143 @@
+import Glibc
+import Logging
+import SidecarConfig
+import SidecarEvent
+
+/// Active health checks of one upstream's servers on one worker's loop: every `interval` each
+/// server is asked `GET path` on a connection of its own (TLS verified as for requests), and a
+/// server whose answer is missing, late or not the expected status is out (`ServerHealth`)
+/// until a check passes again. Each worker checks on its own, as it balances on its own.
+final class UpstreamHealthCheck {
+    private let loop: EventLoop
+    private let servers: [UpstreamPool]
+    private let settings: Config.HealthCheck
+    private let requests: [[UInt8]]
+    private var timer: Timer?
+    private var probes: [HealthProbe?]
+
+    init(loop: EventLoop, servers: [UpstreamPool], hosts: [String], settings: Config.HealthCheck) {
+        self.loop = loop
+        self.servers = servers
+        self.settings = settings
+        let path = settings.path ?? "/"
+        requests = hosts.map { Array("GET \(path) HTTP/1.1\r\nHost: \($0)\r\nUser-Agent: sidecar-health-check\r\nConnection: close\r\n\r\n".utf8) }
+        probes = [HealthProbe?](repeating: nil, count: servers.count)
+        timer = Timer(loop: loop) { [weak self] in self?.round() }
+        round()  // at once: a server down at start is known before the first interval passes
+    }
+
+    func stop() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    private func round() {
+        for index in servers.indices where probes[index] == nil {
+            let probe = HealthProbe(pool: servers[index], request: requests[index], expected: settings.status, loop: loop,
+                                    timeoutMs: settings.timeout.milliseconds) { [weak self] healthy, reason in
+                guard let self else { return }
+                self.probes[index] = nil
+                self.record(self.servers[index], healthy: healthy, reason: reason)
+            }
+            probes[index] = probe
+            probe.start()
+        }
+        timer?.schedule(afterMilliseconds: settings.interval.milliseconds)
+    }
+
+    private func record(_ pool: UpstreamPool, healthy: Bool, reason: String) {
+        guard pool.health.checked(healthy: healthy) else { return }
+        let metadata: Logger.Metadata = [
+            "upstream_name": "\(pool.name)", "upstream": "\(String(decoding: pool.text, as: UTF8.self))",
+            "path": "\(settings.path ?? "/")", "reason": "\(reason)",
+        ]
+        if healthy {
+            Logger(label: "sidecar").info("upstream server passed its health check: back", metadata: metadata)
+        } else {
+            Logger(label: "sidecar").warning("upstream server failed its health check: taken out", metadata: metadata)
+        }
+    }
+}
+
+/// One check of one server: connect, send the request, read the status line, close.
+final class HealthProbe: UpstreamOwner {
+    private let pool: UpstreamPool
+    private let request: [UInt8]
+    private var connection: UpstreamConnection?
+    private var deadline: Timer?
+    private var done: ((Bool, String) -> Void)?
+    private let expected: Config.ExpectedStatus
+
+    init(pool: UpstreamPool, request: [UInt8], expected: Config.ExpectedStatus, loop: EventLoop, timeoutMs: Int64,
+         done: @escaping (Bool, String) -> Void) {
+        self.pool = pool
+        self.request = request
+        self.expected = expected
+        self.done = done
+        deadline = Timer(loop: loop) { [weak self] in self?.finish(false, "no answer within the timeout") }
+        deadline?.schedule(afterMilliseconds: timeoutMs)
+    }
+
+    func start() {
+        switch pool.connect() {
+        case .ready(let connection):
+            attach(connection)
+            send()
+        case .connecting(let connection):
+            attach(connection)
+        case .failed(let code):
+            finish(false, "connect() failed: \(String(cString: strerror(code)))")
+        }
+    }
+
+    private func attach(_ connection: UpstreamConnection) {
+        self.connection = connection
+        connection.owner = self
+        _ = connection.stream.output.append(request)
+    }
+
+    private func send() {
+        if let error = connection?.stream.flush(), error != 0 { finish(false, String(cString: strerror(error))) }
+    }
+
+    func upstream(_ upstream: UpstreamConnection, didConnect error: Int32) {
+        guard error == 0 else {
+            let reason = upstream.stream.tlsFailure?.reason ?? String(cString: strerror(error))
+            return finish(false, "connect failed: \(reason)")
+        }
+        send()
+    }
+
+    func upstreamDidDrain(_ upstream: UpstreamConnection) {}
+
+    func upstream(_ upstream: UpstreamConnection, didRead count: Int, error: Int32) {
+        let input = upstream.stream.input
+        let available = min(input.count, 64)
+        guard let bytes = input.unsafePrefix(available), let line = Self.statusLine(bytes) else {
+            if count == 0 { finish(false, "closed before a status line") }
+            return
+        }
+        guard let status = line else { return finish(false, "not an HTTP response") }
+        finish(expected.accepts(status), "status \(status)")
+    }
+
+    /// nil: more bytes needed; .some(nil): not a status line; the status otherwise.
+    static func statusLine(_ bytes: UnsafeRawBufferPointer) -> Int?? {
+        guard let end = bytes.firstIndex(of: UInt8(ascii: "\n")) else { return bytes.count >= 64 ? .some(nil) : nil }
+        let line = String(decoding: bytes[..<end], as: UTF8.self)
+        let parts = line.split(separator: " ")
+        guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[1].count == 3, let status = Int(parts[1]) else {
+            return .some(nil)
+        }
+        return .some(status)
+    }
+
+    private func finish(_ healthy: Bool, _ reason: String) {
+        guard let done else { return }
+        self.done = nil
+        deadline?.cancel()
+        if let connection { pool.discard(connection) }
+        connection = nil
+        done(healthy, reason)
+    }
+}
