@@ -43,6 +43,8 @@ extension Config {
         public var maxFails = 3
         /// How long a server taken out stays out before one request tries it again.
         public var failTimeout = TimeSpan.seconds(10)
+        /// How often a server given by name is looked up again (its addresses may move).
+        public var resolveInterval = TimeSpan.seconds(30)
 
         public init() {}
     }
@@ -83,11 +85,15 @@ extension ConfigSchema {
         return servers
     }
 
-    func readBalancing(_ section: Section, names: (String, String, String), defaults: Config.Balancing) -> Config.Balancing {
+    /// An entry's `balance`, `max_fails`, `fail_timeout` and `resolve_interval`, the top-level
+    /// values by default.
+    func readBalancing(_ section: Section, defaults: Config.Balancing) -> Config.Balancing {
         var balancing = defaults
-        balancing.balance = section.value(names.0, default: defaults.balance, Parse.oneOf(Config.Balance.self))
-        balancing.maxFails = section.value(names.1, default: defaults.maxFails, Parse.integer(in: 0...100))
-        balancing.failTimeout = section.value(names.2, default: defaults.failTimeout, Parse.positiveDuration)
+        balancing.balance = section.value("balance", default: defaults.balance, Parse.oneOf(Config.Balance.self))
+        balancing.maxFails = section.value("max_fails", default: defaults.maxFails, Parse.integer(in: 0...100))
+        balancing.failTimeout = section.value("fail_timeout", default: defaults.failTimeout, Parse.positiveDuration)
+        balancing.resolveInterval = section.value(
+            "resolve_interval", default: defaults.resolveInterval, Parse.positiveDuration)
         return balancing
     }
 }
@@ -99,5 +105,22 @@ extension Upstream {
         case .http(_, _, let base), .https(_, _, let base): return base
         case .unix: return ""
         }
+    }
+}
+
+/// `resolver`: the DNS server that names of upstream servers are looked up with (nginx's
+/// `resolver`), an IP address with an optional port.
+public struct ResolverAddress: Sendable, Equatable, CustomStringConvertible {
+    public var host: String
+    public var port: UInt16
+
+    public var description: String { "\(HostName.bracketed(host)):\(port)" }
+
+    static func parse(_ text: String) -> Result<ResolverAddress, ValueError> {
+        let usage = ValueError("invalid resolver \(quoted(text)) (an IP address with an optional port, e.g. 10.96.0.10 or [fd00::a]:53)")
+        guard let (host, portText) = HostName.splitHostPort(text), HostName.isIPLiteral(host) else { return .failure(usage) }
+        guard let portText else { return .success(ResolverAddress(host: host, port: 53)) }
+        guard let port = HostName.port(portText, allowZero: false) else { return .failure(usage) }
+        return .success(ResolverAddress(host: host, port: port))
     }
 }

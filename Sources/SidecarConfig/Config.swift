@@ -78,6 +78,7 @@ public struct Config: Sendable {
         public var preserveHost = false
         /// The top-level upstream's, and the default of `upstreams`'.
         public var upstreamBalancing = Balancing()
+        public var resolver: ResolverAddress?
 
         public init() {}
 
@@ -109,6 +110,12 @@ public struct Config: Sendable {
                    Parse.integer(in: 0...100)),
             .value(\.upstreamBalancing.failTimeout, "upstream_fail_timeout",
                    "how long a server taken out stays out; then one request tries it again", Parse.positiveDuration),
+            .value(\.upstreamBalancing.resolveInterval, "upstream_resolve_interval",
+                   "a server given by name is looked up again this often (a Service's pods come and go)",
+                   Parse.positiveDuration),
+            .optional(\.resolver, "resolver", "DNS server for those lookups, e.g. 10.96.0.10:53; unset: /etc/resolv.conf's") {
+                text, _ in ResolverAddress.parse(text)
+            },
         ]
     }
 

@@ -38,7 +38,7 @@ extension ConfigSchema {
     ) -> Config.NamedUpstream? {
         let servers = readServers(section, key: "url", required: true)
         let target = servers?.first?.target
-        let balancing = readBalancing(section, names: ("balance", "max_fails", "fail_timeout"), defaults: balancing)
+        let balancing = readBalancing(section, defaults: balancing)
         let timeout = section.value("upstream_timeout", default: timeout, Parse.positiveDuration)
         let connectTimeout = section.value("upstream_connect_timeout", default: connectTimeout, Parse.positiveDuration)
         let maxConnections = section.value("max_connections", default: maxConnections, Parse.integer(in: 0...1_000_000))

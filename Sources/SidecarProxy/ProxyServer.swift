@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import SidecarConfig
 import SidecarEvent
 
 /// Why the proxy could not start (exit 2 in the CLI).
@@ -84,7 +85,15 @@ public final class ProxyServer {
                 do {
                     switch server.target {
                     case .http(let host, let port, _), .https(let host, let port, _):
-                        servers.append(try SocketAddress(host: host, port: port))
+                        if let resolver = options.config.resolver, !HostName.isIPLiteral(host) {
+                            // The configured resolver, as every later lookup (`UpstreamNames`).
+                            guard let address = UpstreamNames.lookupNow(
+                                host, port: port, resolver: resolver, timeoutMs: plan.connectTimeoutMs).first
+                            else { throw EventError.address("\(host) does not resolve with resolver \(resolver)") }
+                            servers.append(address)
+                        } else {
+                            servers.append(try SocketAddress(host: host, port: port))
+                        }
                     case .unix(let path): servers.append(try SocketAddress(unixPath: path))
                     }
                 } catch {

@@ -104,6 +104,8 @@ final class UpstreamPool {
     var health = ServerHealth()
     /// Its upstream's, when it has other servers (health is then kept); nil alone.
     var balancing: Config.Balancing?
+    /// The `Host` its health checks send.
+    var hostField = "localhost"
 
     init(loop: EventLoop, address: SocketAddress, capacity: Int, reaper: Reaper, budget: UpstreamBudget,
          tls: UpstreamTLSContext? = nil, host: String = "") {

@@ -5,7 +5,13 @@ import SidecarEvent
 /// One upstream of a worker: its servers, a pool each, and which one the next exchange goes
 /// to. The exchange asks for a server and never knows which answered except to log it.
 final class UpstreamGroup {
-    let servers: [UpstreamPool]
+    /// Every server, the pools of each entry in order.
+    private(set) var servers: [UpstreamPool]
+    /// The configured servers, each with the pool of every address it has (one, unless its
+    /// name resolves to several: `UpstreamNames`).
+    private var entries: [(server: Config.UpstreamServer, pools: [UpstreamPool])]
+    /// A pool for a new address of an entry's name.
+    private let makePool: (Config.UpstreamServer, SocketAddress) -> UpstreamPool
     let balancing: Config.Balancing
     /// `default` or its name in `upstreams`.
     let name: String
@@ -18,13 +24,47 @@ final class UpstreamGroup {
     /// Where least_connections starts looking, so that ties rotate.
     private var next = 0
 
-    init(name: String, servers: [UpstreamPool], balancing: Config.Balancing, connectTimeoutMs: Int64) {
+    init(name: String, servers: [UpstreamPool], balancing: Config.Balancing, connectTimeoutMs: Int64,
+         configured: [Config.UpstreamServer]? = nil,
+         makePool: @escaping (Config.UpstreamServer, SocketAddress) -> UpstreamPool = { _, _ in fatalError("static group") }) {
         self.name = name
         self.servers = servers
+        entries = zip(configured ?? servers.map { _ in Config.UpstreamServer(target: .unix(path: "")) }, servers)
+            .map { ($0, [$1]) }
+        self.makePool = makePool
         self.balancing = balancing
         self.connectTimeoutMs = connectTimeoutMs
         credit = [Int](repeating: 0, count: servers.count)
         text = Array(servers.map(\.text).joined(separator: Array(",".utf8)))
+    }
+
+    /// Its servers' names, looked up again every `resolve_interval`; nil when all are addresses.
+    private var names: UpstreamNames?
+
+    var entryCount: Int { entries.count }
+
+    /// The host name and port of entry `index` when it is a name to look up (not an IP literal).
+    func name(ofEntry index: Int) -> (String, UInt16)? {
+        switch entries[index].server.target {
+        case .http(let host, let port, _), .https(let host, let port, _):
+            return HostName.isIPLiteral(host) ? nil : (host, port)
+        case .unix:
+            return nil
+        }
+    }
+
+    func addresses(ofEntry index: Int) -> [SocketAddress] { entries[index].pools.map(\.address) }
+
+    /// The name of entry `index` now resolves to `addresses`: a pool each (those still there
+    /// kept, the others retired: their busy connections finish first).
+    func replaceAddresses(ofEntry index: Int, with addresses: [SocketAddress]) {
+        let old = entries[index].pools
+        let pools = addresses.map { address in old.first { $0.address == address } ?? makePool(entries[index].server, address) }
+        for pool in old where !pools.contains(where: { $0 === pool }) { pool.retire() }
+        entries[index].pools = pools
+        servers = entries.flatMap(\.pools)
+        credit = [Int](repeating: 0, count: servers.count)
+        for pool in servers { pool.balancing = servers.count > 1 ? balancing : nil }
     }
 
     /// `health_check`: its servers asked on this loop every interval; nil without one.
@@ -33,10 +73,14 @@ final class UpstreamGroup {
     /// Closes the idle connections of every server and refuses returning ones (shutdown).
     func retire() {
         healthCheck?.stop()
+        names?.stop()
         for server in servers { server.retire() }
     }
 
-    deinit { healthCheck?.stop() }
+    deinit {
+        healthCheck?.stop()
+        names?.stop()
+    }
 
     /// The server for the next exchange: a healthy one (not `avoiding`, the one that just failed
     /// it) that `admits` it now if there is one, else a healthy one it will wait for, else the
@@ -114,35 +158,60 @@ extension UpstreamGroup {
             let tls = index < options.upstreamTLS.count ? options.upstreamTLS[index] : nil
             let previous = index < old.count ? old[index].servers : []
             var pools: [UpstreamPool] = []
+            let name = options.upstreamName(index)
+            let limit = Worker.share(of: plan.maxConnections, workers: options.config.workers)
+            let make = { (server: Config.UpstreamServer, address: SocketAddress) -> UpstreamPool in
+                let pool = UpstreamPool(
+                    loop: loop, address: address, capacity: options.upstreamPoolSize, reaper: reaper, budget: budget,
+                    tls: tls, host: server.target.host ?? "")
+                configure(pool, server, address, plan, name: name, limit: limit)
+                return pool
+            }
             for (server, address) in zip(plan.servers, serverAddresses) {
                 let reusable = previous.first { pool in
                     pool.address == address && pool.capacity == options.upstreamPoolSize && pool.tls === tls
                         && !kept.contains(ObjectIdentifier(pool))
                 }
-                let pool = reusable ?? UpstreamPool(
-                    loop: loop, address: address, capacity: options.upstreamPoolSize, reaper: reaper, budget: budget,
-                    tls: tls, host: server.target.host ?? "")
+                let pool = reusable ?? make(server, address)
                 kept.insert(ObjectIdentifier(pool))
-                pool.limit = Worker.share(of: plan.maxConnections, workers: options.config.workers)
-                pool.text = describe(server.target)
-                pool.name = options.upstreamName(index)
-                pool.timeoutMs = plan.timeoutMs
-                pool.connectTimeoutMs = plan.connectTimeoutMs
-                pool.weight = server.weight
-                pool.balancing = plan.servers.count > 1 ? plan.balancing : nil
+                configure(pool, server, address, plan, name: name, limit: limit)
                 pools.append(pool)
             }
             let group = UpstreamGroup(
-                name: options.upstreamName(index), servers: pools, balancing: plan.balancing,
-                connectTimeoutMs: plan.connectTimeoutMs)
+                name: name, servers: pools, balancing: plan.balancing, connectTimeoutMs: plan.connectTimeoutMs,
+                configured: plan.servers, makePool: make)
+            if plan.servers.contains(where: { $0.target.host.map { !HostName.isIPLiteral($0) } ?? false }) {
+                group.names = UpstreamNames(
+                    loop: loop, group: group, resolver: options.config.resolver,
+                    intervalMs: plan.balancing.resolveInterval.milliseconds)
+            }
             if plan.healthCheck.path != nil {
-                group.healthCheck = UpstreamHealthCheck(
-                    loop: loop, servers: pools, hosts: plan.servers.map { Self.hostField($0.target) }, settings: plan.healthCheck)
+                group.healthCheck = UpstreamHealthCheck(loop: loop, group: group, settings: plan.healthCheck)
             }
             groups.append(group)
         }
         for pool in old.flatMap(\.servers) where !kept.contains(ObjectIdentifier(pool)) { pool.retire() }
         return groups
+    }
+
+    private static func configure(
+        _ pool: UpstreamPool, _ server: Config.UpstreamServer, _ address: SocketAddress, _ plan: UpstreamPlan, name: String,
+        limit: Int
+    ) {
+        pool.limit = limit
+        pool.text = describe(server.target, at: address)
+        pool.name = name
+        pool.timeoutMs = plan.timeoutMs
+        pool.connectTimeoutMs = plan.connectTimeoutMs
+        pool.weight = server.weight
+        pool.balancing = plan.servers.count > 1 ? plan.balancing : nil
+        pool.hostField = hostField(server.target)
+    }
+
+    /// A server given by name is named with the address it was found at (`app:3000@10.0.0.7`).
+    static func describe(_ upstream: Upstream, at address: SocketAddress) -> [UInt8] {
+        guard let host = upstream.host, !HostName.isIPLiteral(host) else { return describe(upstream) }
+        return describe(upstream) + Array("@\(address.ipText)".utf8)
     }
 
     /// The `Host` a health check sends to a server.

@@ -9,19 +9,16 @@ import SidecarEvent
 /// until a check passes again. Each worker checks on its own, as it balances on its own.
 final class UpstreamHealthCheck {
     private let loop: EventLoop
-    private let servers: [UpstreamPool]
+    /// Its servers are read at each round: a name that resolves anew adds and removes some.
+    private weak var group: UpstreamGroup?
     private let settings: Config.HealthCheck
-    private let requests: [[UInt8]]
     private var timer: Timer?
-    private var probes: [HealthProbe?]
+    private var probes: [ObjectIdentifier: HealthProbe] = [:]
 
-    init(loop: EventLoop, servers: [UpstreamPool], hosts: [String], settings: Config.HealthCheck) {
+    init(loop: EventLoop, group: UpstreamGroup, settings: Config.HealthCheck) {
         self.loop = loop
-        self.servers = servers
+        self.group = group
         self.settings = settings
-        let path = settings.path ?? "/"
-        requests = hosts.map { Array("GET \(path) HTTP/1.1\r\nHost: \($0)\r\nUser-Agent: sidecar-health-check\r\nConnection: close\r\n\r\n".utf8) }
-        probes = [HealthProbe?](repeating: nil, count: servers.count)
         timer = Timer(loop: loop) { [weak self] in self?.round() }
         round()  // at once: a server down at start is known before the first interval passes
     }
@@ -32,14 +29,18 @@ final class UpstreamHealthCheck {
     }
 
     private func round() {
-        for index in servers.indices where probes[index] == nil {
-            let probe = HealthProbe(pool: servers[index], request: requests[index], expected: settings.status, loop: loop,
-                                    timeoutMs: settings.timeout.milliseconds) { [weak self] healthy, reason in
+        guard let group else { return stop() }
+        let path = settings.path ?? "/"
+        for server in group.servers where probes[ObjectIdentifier(server)] == nil {
+            let request = Array(("GET \(path) HTTP/1.1\r\nHost: \(server.hostField)\r\n"
+                + "User-Agent: sidecar-health-check\r\nConnection: close\r\n\r\n").utf8)
+            let probe = HealthProbe(pool: server, request: request, expected: settings.status, loop: loop,
+                                    timeoutMs: settings.timeout.milliseconds) { [weak self, unowned server] healthy, reason in
                 guard let self else { return }
-                self.probes[index] = nil
-                self.record(self.servers[index], healthy: healthy, reason: reason)
+                self.probes[ObjectIdentifier(server)] = nil
+                self.record(server, healthy: healthy, reason: reason)
             }
-            probes[index] = probe
+            probes[ObjectIdentifier(server)] = probe
             probe.start()
         }
         timer?.schedule(afterMilliseconds: settings.interval.milliseconds)

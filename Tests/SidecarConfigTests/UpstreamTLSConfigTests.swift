@@ -164,3 +164,16 @@ final class HealthCheckConfigTests: XCTestCase {
         XCTAssertEqual(Config.ExpectedStatus(low: 204, high: 204).description, "204")
     }
 }
+
+/// `resolver` and `upstream_resolve_interval`.
+final class ResolverConfigTests: XCTestCase {
+    func testResolverAddresses() throws {
+        XCTAssertNil(try parse(Fixture.minimal).resolver)
+        XCTAssertEqual(try parse(minimal(plus: "resolver: 10.96.0.10\n")).resolver?.description, "10.96.0.10:53")
+        XCTAssertEqual(try parse(minimal(plus: "resolver: \"[fd00::a]:5353\"\n")).resolver?.description, "[fd00::a]:5353")
+        for text in ["dns.example", "10.0.0.1:0", "10.0.0.1:x"] {
+            XCTAssertEqual(try errors(minimal(plus: "resolver: \"\(text)\"\n")).map(\.path), ["resolver"], text)
+        }
+        XCTAssertEqual(try parse(minimal(plus: "upstream_resolve_interval: 5s\n")).upstreamBalancing.resolveInterval, .seconds(5))
+    }
+}

@@ -383,13 +383,14 @@ async def main():
     ap.add_argument("--unix", help="also serve the proxied endpoints on this unix socket")
     ap.add_argument("--jwks", help="a JWKS file served at /auth/keys on the control port")
     ap.add_argument("--delay", type=float, default=0.0, help="seconds each proxied request waits first")
+    ap.add_argument("--host", default="127.0.0.1", help="the address the proxied endpoints listen on")
     args = ap.parse_args()
     DELAY = args.delay
     if args.jwks:
         with open(args.jwks, "rb") as f:
             JWKS = f.read()
     limit = 1 << 20
-    main_srv = await asyncio.start_server(serve_proxied, "127.0.0.1", args.port, limit=limit,
+    main_srv = await asyncio.start_server(serve_proxied, args.host, args.port, limit=limit,
                                           backlog=1024)
     ctl_srv = await asyncio.start_server(serve_control, "127.0.0.1", args.control_port)
     if args.unix:
