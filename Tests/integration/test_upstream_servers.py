@@ -206,3 +206,14 @@ def test_a_health_check_expecting_another_status_fails(start_sidecar, servers):
     sc = start_sidecar({"upstream": [a.url, b.url], "upstream_health_check": {
         "path": "/status?code=503", "interval": "300ms"}})
     assert sc.logged(lambda out: out.count("failed its health check") >= 2 and "status 503" in out), sc.log_tail()
+
+
+def test_readyz_fails_only_when_no_server_is_reachable_and_names_them(start_sidecar, servers):
+    live, = servers(1)
+    dead1, dead2 = free_port(), free_port()
+    sc = start_sidecar({"upstream": ["http://127.0.0.1:%d" % dead1, live.url]})
+    assert sc.admin("/readyz").status == 200
+    down = start_sidecar({"upstream": ["http://127.0.0.1:%d" % dead1, "http://127.0.0.1:%d" % dead2]})
+    r = down.admin("/readyz")
+    assert r.status == 503
+    assert r.body.decode() == "upstream unreachable (127.0.0.1:%d, 127.0.0.1:%d)\n" % (dead1, dead2)

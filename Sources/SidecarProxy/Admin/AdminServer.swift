@@ -119,9 +119,11 @@ final class AdminServer {
                         self.readiness.upstreamSucceeded(index, atMs: self.loop.nowMilliseconds)
                     }
                     if answers == target.servers.count, !reached {
-                        let servers = target.servers.map(\.text).joined(separator: ", ")
+                        // One server: the upstream names it; several: each is named.
+                        let servers = target.servers.count > 1
+                            ? " (\(target.servers.map(\.text).joined(separator: ", ")))" : ""
                         unreachable[slot] = (index == 0 ? "upstream unreachable" : "upstream \(target.name) unreachable")
-                            + " (\(servers))"
+                            + servers
                     }
                     pending -= 1
                     if pending == 0 { done(keys + unreachable.compactMap { $0 }) }
