@@ -212,8 +212,8 @@ def test_readyz_fails_only_when_no_server_is_reachable_and_names_them(start_side
     live, = servers(1)
     dead1, dead2 = free_port(), free_port()
     sc = start_sidecar({"upstream": ["http://127.0.0.1:%d" % dead1, live.url]})
-    assert sc.admin("/readyz").status == 200
+    assert poll(lambda: sc.admin("/readyz").status == 200), sc.admin("/readyz").body
     down = start_sidecar({"upstream": ["http://127.0.0.1:%d" % dead1, "http://127.0.0.1:%d" % dead2]})
-    r = down.admin("/readyz")
-    assert r.status == 503
-    assert r.body.decode() == "upstream unreachable (127.0.0.1:%d, 127.0.0.1:%d)\n" % (dead1, dead2)
+    expected = "upstream unreachable (127.0.0.1:%d, 127.0.0.1:%d)\n" % (dead1, dead2)
+    assert poll(lambda: down.admin("/readyz").body.decode() == expected), down.admin("/readyz").body
+    assert down.admin("/readyz").status == 503
