@@ -24,13 +24,12 @@ final class UpstreamGroup {
     /// Where least_connections starts looking, so that ties rotate.
     private var next = 0
 
-    init(name: String, servers: [UpstreamPool], balancing: Config.Balancing, connectTimeoutMs: Int64,
-         configured: [Config.UpstreamServer]? = nil,
-         makePool: @escaping (Config.UpstreamServer, SocketAddress) -> UpstreamPool = { _, _ in fatalError("static group") }) {
+    /// `servers`: the pool of each of `configured`, in order.
+    init(name: String, configured: [Config.UpstreamServer], servers: [UpstreamPool], balancing: Config.Balancing,
+         connectTimeoutMs: Int64, makePool: @escaping (Config.UpstreamServer, SocketAddress) -> UpstreamPool) {
         self.name = name
         self.servers = servers
-        entries = zip(configured ?? servers.map { _ in Config.UpstreamServer(target: .unix(path: "")) }, servers)
-            .map { ($0, [$1]) }
+        entries = zip(configured, servers).map { ($0, [$1]) }
         self.makePool = makePool
         self.balancing = balancing
         self.connectTimeoutMs = connectTimeoutMs
@@ -178,8 +177,8 @@ extension UpstreamGroup {
                 pools.append(pool)
             }
             let group = UpstreamGroup(
-                name: name, servers: pools, balancing: plan.balancing, connectTimeoutMs: plan.connectTimeoutMs,
-                configured: plan.servers, makePool: make)
+                name: name, configured: plan.servers, servers: pools, balancing: plan.balancing,
+                connectTimeoutMs: plan.connectTimeoutMs, makePool: make)
             if plan.servers.contains(where: { $0.target.host.map { !HostName.isIPLiteral($0) } ?? false }) {
                 group.names = UpstreamNames(
                     loop: loop, group: group, resolver: options.config.resolver,

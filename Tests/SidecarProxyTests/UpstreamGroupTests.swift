@@ -26,7 +26,12 @@ final class UpstreamGroupTests: XCTestCase {
             pool.text = Array("s\(index)".utf8)
             return pool
         }
-        return UpstreamGroup(name: "default", servers: pools, balancing: balancing, connectTimeoutMs: 1_000)
+        let configured = pools.map { Config.UpstreamServer(target: .http(host: $0.address.ipText, port: $0.address.port, basePath: "")) }
+        return UpstreamGroup(
+            name: "default", configured: configured, servers: pools, balancing: balancing, connectTimeoutMs: 1_000
+        ) { [loop, reaper, budget] _, address in
+            UpstreamPool(loop: loop!, address: address, capacity: 4, reaper: reaper!, budget: budget!)
+        }
     }
 
     private func picks(_ group: UpstreamGroup, _ count: Int, nowMs: Int64 = 0, avoiding: UpstreamPool? = nil) -> [String] {
@@ -70,6 +75,19 @@ final class UpstreamGroupTests: XCTestCase {
         servers.servers[0].serverFailed(nowMs: 0)
         servers.servers[1].serverFailed(nowMs: 5)
         XCTAssertEqual(picks(servers, 1, nowMs: 6), ["s0"], "all out: the one back soonest")
+    }
+
+    func testANameThatMovesReplacesItsServersKeepingThoseStillThere() throws {
+        let servers = try group(weights: [1])
+        let first = servers.servers[0]
+        let moved = [first.address, try SocketAddress(host: "127.0.0.9", port: 3001)]
+        servers.replaceAddresses(ofEntry: 0, with: moved)
+        XCTAssertEqual(servers.servers.map(\.address), moved)
+        XCTAssertTrue(servers.servers[0] === first, "the address still there keeps its pool and idle connections")
+        XCTAssertNotNil(first.balancing, "two servers now: health is kept")
+        servers.replaceAddresses(ofEntry: 0, with: [moved[1]])
+        XCTAssertEqual(servers.servers.count, 1)
+        XCTAssertFalse(servers.servers[0] === first)
     }
 
     func testAServerThatAdmitsIsPreferred() throws {
