@@ -154,6 +154,27 @@ final class UpstreamPool {
         }
     }
 
+    /// A stream of its own to this server for a health check (`HealthProbe`, its delegate):
+    /// connecting, over the same TLS as requests; not pooled and not counted. Nil when the
+    /// connect failed at once (errno in `failure`).
+    func probeStream(failure: inout Int32) -> Stream? {
+        let fd: Int32
+        switch Socket.connect(to: address) {
+        case .connected(let connected), .inProgress(let connected): fd = connected
+        case .failed(let code):
+            failure = code
+            return nil
+        }
+        guard let tls else { return Stream(loop: loop, fd: fd, connecting: true) }
+        guard let ssl = tls.context.makeSSL(host: tlsName.name, isIPLiteral: tlsName.isIPLiteral) else {
+            Socket.close(fd)
+            failure = ENOMEM
+            return nil
+        }
+        sessions.attach(to: ssl)
+        return Stream(loop: loop, fd: fd, connecting: true, clientTLS: ssl)
+    }
+
     /// A TLS connection on `fd`, connected or not: the handshake starts once the socket is
     /// writable (at once if it is connected already), and it offers the last session kept.
     private func secure(_ fd: Int32, _ tls: UpstreamTLSContext) -> ConnectResult {

@@ -85,9 +85,9 @@ final class UpstreamGroup {
     /// it) that `admits` it now if there is one, else a healthy one it will wait for, else the
     /// one whose time out ends first. One server: that one, with no further look.
     @inline(__always)
-    func choose(avoiding: UpstreamPool? = nil, nowMs: Int64, admits: (UpstreamPool) -> Bool) -> UpstreamPool {
+    func choose(avoiding: UpstreamPool? = nil, nowMs: @autoclosure () -> Int64, admits: (UpstreamPool) -> Bool) -> UpstreamPool {
         if servers.count == 1 { return servers[0] }
-        return chooseAmongSeveral(avoiding: avoiding, nowMs: nowMs, admits: admits)
+        return chooseAmongSeveral(avoiding: avoiding, nowMs: nowMs(), admits: admits)
     }
 
     private func chooseAmongSeveral(avoiding: UpstreamPool?, nowMs: Int64, admits: (UpstreamPool) -> Bool) -> UpstreamPool {

@@ -32,15 +32,17 @@ final class UpstreamHealthCheck {
         guard let group else { return stop() }
         let path = settings.path ?? "/"
         for server in group.servers where probes[ObjectIdentifier(server)] == nil {
+            let id = ObjectIdentifier(server)
             let request = Array(("GET \(path) HTTP/1.1\r\nHost: \(server.hostField)\r\n"
                 + "User-Agent: sidecar-health-check\r\nConnection: close\r\n\r\n").utf8)
             let probe = HealthProbe(pool: server, request: request, expected: settings.status, loop: loop,
                                     timeoutMs: settings.timeout.milliseconds) { [weak self, unowned server] healthy, reason in
                 guard let self else { return }
-                self.probes[ObjectIdentifier(server)] = nil
                 self.record(server, healthy: healthy, reason: reason)
+                // Let go on the next turn: the probe's stream is inside its own callback now.
+                self.loop.nextTurn.run { [weak self] in self?.probes[id] = nil }
             }
-            probes[ObjectIdentifier(server)] = probe
+            probes[id] = probe
             probe.start()
         }
         timer?.schedule(afterMilliseconds: settings.interval.milliseconds)
@@ -60,11 +62,12 @@ final class UpstreamHealthCheck {
     }
 }
 
-/// One check of one server: connect, send the request, read the status line, close.
-final class HealthProbe: UpstreamOwner {
+/// One check of one server: connect, send the request, read the status line, close. Its
+/// stream is its own (not an `UpstreamConnection`: the exchanges' owner calls stay direct).
+final class HealthProbe: StreamDelegate {
     private let pool: UpstreamPool
     private let request: [UInt8]
-    private var connection: UpstreamConnection?
+    private var stream: Stream?
     private var deadline: Timer?
     private var done: ((Bool, String) -> Void)?
     private let expected: Config.ExpectedStatus
@@ -80,42 +83,40 @@ final class HealthProbe: UpstreamOwner {
     }
 
     func start() {
-        switch pool.connect() {
-        case .ready(let connection):
-            attach(connection)
-            send()
-        case .connecting(let connection):
-            attach(connection)
-        case .failed(let code):
-            finish(false, "connect() failed: \(String(cString: strerror(code)))")
+        var failure: Int32 = 0
+        guard let stream = pool.probeStream(failure: &failure) else {
+            return finish(false, "connect() failed: \(String(cString: strerror(failure)))")
+        }
+        self.stream = stream
+        stream.delegate = self
+        _ = stream.output.append(request)
+    }
+
+    func stream(_ stream: Stream, didConnect error: Int32) {
+        guard error == 0 else { return finish(false, "connect failed: \(String(cString: strerror(error)))") }
+        if pool.tls != nil {
+            stream.startTLSHandshake()
+        } else {
+            send(stream)
         }
     }
 
-    private func attach(_ connection: UpstreamConnection) {
-        self.connection = connection
-        connection.owner = self
-        _ = connection.stream.output.append(request)
+    func streamDidHandshake(_ stream: Stream) { send(stream) }
+
+    private func send(_ stream: Stream) {
+        let error = stream.flush()
+        if error != 0 { finish(false, String(cString: strerror(error))) }
     }
 
-    private func send() {
-        if let error = connection?.stream.flush(), error != 0 { finish(false, String(cString: strerror(error))) }
-    }
+    func streamDidDrain(_ stream: Stream) {}
 
-    func upstream(_ upstream: UpstreamConnection, didConnect error: Int32) {
-        guard error == 0 else {
-            let reason = upstream.stream.tlsFailure?.reason ?? String(cString: strerror(error))
-            return finish(false, "connect failed: \(reason)")
-        }
-        send()
-    }
-
-    func upstreamDidDrain(_ upstream: UpstreamConnection) {}
-
-    func upstream(_ upstream: UpstreamConnection, didRead count: Int, error: Int32) {
-        let input = upstream.stream.input
-        let available = min(input.count, 64)
-        guard let bytes = input.unsafePrefix(available), let line = Self.statusLine(bytes) else {
-            if count == 0 { finish(false, "closed before a status line") }
+    func stream(_ stream: Stream, didRead count: Int, error: Int32) {
+        let input = stream.input
+        guard let bytes = input.unsafePrefix(min(input.count, 64)), let line = Self.statusLine(bytes) else {
+            if count == 0 {
+                let reason = stream.tlsFailure?.reason ?? (error != 0 ? String(cString: strerror(error)) : "closed")
+                finish(false, "no status line: \(reason)")
+            }
             return
         }
         guard let status = line else { return finish(false, "not an HTTP response") }
@@ -137,8 +138,7 @@ final class HealthProbe: UpstreamOwner {
         guard let done else { return }
         self.done = nil
         deadline?.cancel()
-        if let connection { pool.discard(connection) }
-        connection = nil
+        stream?.close()
         done(healthy, reason)
     }
 }
