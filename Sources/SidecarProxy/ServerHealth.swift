@@ -2,8 +2,8 @@ import Logging
 
 /// Passive health of one server of an upstream, as one worker sees it: taken out after
 /// `max_fails` connections in a row that it refused or reset (or whose TLS it failed), for
-/// `fail_timeout`; then one request at a time tries it again ("alone"), and a response brings
-/// it back. Each worker learns on its own, as nginx's workers do without a shared zone.
+/// `fail_timeout`; then one request at a time tries it again ("alone"), and a whole response
+/// brings it back. Each worker learns on its own, as nginx's workers do without a shared zone.
 struct ServerHealth {
     enum State: Equatable {
         case up
@@ -58,7 +58,7 @@ struct ServerHealth {
         }
     }
 
-    /// A response head arrived. True when this brings the server back.
+    /// A response came whole. True when this brings the server back.
     @inline(__always)
     mutating func answered() -> Bool {
         guard failures != 0 || state != .up else { return false }
@@ -83,7 +83,7 @@ extension UpstreamPool {
             metadata: ["upstream_name": "\(name)", "upstream": "\(String(decoding: text, as: UTF8.self))"])
     }
 
-    /// A response head arrived.
+    /// A response came whole.
     @inline(__always)
     func serverAnswered() {
         guard balancing != nil, health.answered() else { return }

@@ -188,8 +188,10 @@ final class UpstreamPool {
         return .connecting(UpstreamConnection(stream: stream, pool: self, tls: true))
     }
 
-    /// Returns a connection whose last exchange ended cleanly.
+    /// Returns a connection whose last exchange ended cleanly (a full response: the server is
+    /// healthy, `serverAnswered`).
     func release(_ connection: UpstreamConnection) {
+        serverAnswered()
         connection.owner = nil
         giveBack(connection)
         guard !isRetired, idle.count < capacity, !connection.stream.isClosed,

@@ -200,7 +200,6 @@ extension ClientConnection {
                 return
             }
             upstream.stream.input.drain(head.headLength)
-            upstream.pool.serverAnswered()
             defer { worker.recycle(HeadArrays(of: head)) }  // reused once `head` is gone
             if head.isInterim {
                 // 100 Continue and friends: pass on to HTTP/1.1 clients, then the real head.
@@ -397,7 +396,12 @@ extension ClientConnection {
             exchange.upstream = nil
             let reusable = exchange.response?.keepAlive == true && machine.requestBodyDone
                 && upstream.stream.pendingInput == 0
-            if reusable { upstream.pool.release(upstream) } else { upstream.pool.discard(upstream) }
+            if reusable {
+                upstream.pool.release(upstream)  // which also tells the server's health it answered
+            } else {
+                upstream.pool.serverAnswered()
+                upstream.pool.discard(upstream)
+            }
         }
         machine.answerWithoutReadingBody()
         finishExchange()
