@@ -90,51 +90,63 @@ final class UpstreamGroup {
         return chooseAmongSeveral(avoiding: avoiding, nowMs: nowMs(), admits: admits)
     }
 
+    /// Allocates nothing (it runs for every exchange): one pass to pick among the healthy
+    /// servers, a second only when the one picked has no room.
     private func chooseAmongSeveral(avoiding: UpstreamPool?, nowMs: Int64, admits: (UpstreamPool) -> Bool) -> UpstreamPool {
         let window = max(connectTimeoutMs, 1_000) * 2
-        var healthy = servers.indices.filter { servers[$0] !== avoiding && servers[$0].health.isAvailable(nowMs: nowMs, tryWindowMs: window) }
-        if healthy.isEmpty {
-            // All out: the one back soonest is tried rather than no one.
-            let soonest = servers.indices.filter { servers[$0] !== avoiding }.min { lhs, rhs in
-                Self.outUntil(servers[lhs]) < Self.outUntil(servers[rhs])
-            }
-            healthy = [soonest ?? 0]
+        func usable(_ pool: UpstreamPool) -> Bool {
+            pool !== avoiding && pool.health.isAvailable(nowMs: nowMs, tryWindowMs: window)
         }
-        let admitting = healthy.filter { admits(servers[$0]) }
-        let candidates = admitting.isEmpty ? healthy : admitting
-        let index = balancing.balance == .leastConnections ? fewestBusy(candidates) : roundRobin(candidates)
+        var index = balancing.balance == .leastConnections ? fewestBusy(usable) : roundRobin(usable)
+        if index < 0 { index = soonestBack(avoiding: avoiding) }  // all out: rather than no one
+        if !admits(servers[index]) {
+            // At its cap: another healthy server with room takes the exchange (its turn uncharged).
+            for other in servers.indices where other != index && usable(servers[other]) && admits(servers[other]) {
+                index = other
+                break
+            }
+        }
         servers[index].health.chosen(nowMs: nowMs)
         return servers[index]
     }
 
-    private func roundRobin(_ candidates: [Int]) -> Int {
+    /// The usable server with most credit after each is given its weight; -1: none usable.
+    private func roundRobin(_ usable: (UpstreamPool) -> Bool) -> Int {
         var total = 0
-        var best = candidates[0]
-        for index in candidates {
+        var best = -1
+        for index in servers.indices where usable(servers[index]) {
             credit[index] += servers[index].weight
             total += servers[index].weight
-            if credit[index] > credit[best] { best = index }
+            if best < 0 || credit[index] > credit[best] { best = index }
         }
-        credit[best] -= total
+        if best >= 0 { credit[best] -= total }
         return best
     }
 
-    /// Fewest busy connections for its weight (busy/weight compared without dividing); ties
-    /// go round.
-    private func fewestBusy(_ candidates: [Int]) -> Int {
+    /// The usable server with fewest busy connections for its weight (busy/weight compared
+    /// without dividing), ties going round; -1: none usable.
+    private func fewestBusy(_ usable: (UpstreamPool) -> Bool) -> Int {
         next = (next + 1) % servers.count
-        var best: Int?
-        for offset in 0..<candidates.count {
-            let index = candidates[(offset + next) % candidates.count]
-            guard let current = best else {
-                best = index
-                continue
-            }
-            if servers[index].busyCount * servers[current].weight < servers[current].busyCount * servers[index].weight {
+        var best = -1
+        for offset in servers.indices {
+            let index = (offset + next) % servers.count
+            guard usable(servers[index]) else { continue }
+            if best < 0
+                || servers[index].busyCount * servers[best].weight < servers[best].busyCount * servers[index].weight
+            {
                 best = index
             }
         }
-        return best ?? candidates[0]
+        return best
+    }
+
+    /// Of the servers other than `avoiding`, the one whose time out ends first.
+    private func soonestBack(avoiding: UpstreamPool?) -> Int {
+        var best = -1
+        for index in servers.indices where servers[index] !== avoiding {
+            if best < 0 || Self.outUntil(servers[index]) < Self.outUntil(servers[best]) { best = index }
+        }
+        return max(best, 0)
     }
 
     private static func outUntil(_ pool: UpstreamPool) -> Int64 {
