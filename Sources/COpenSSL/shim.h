@@ -133,4 +133,10 @@ static int sidecar_alpn_select_acme(SSL *s, const unsigned char **out, unsigned 
     return SSL_TLSEXT_ERR_ALERT_FATAL;
 }
 static inline void sidecar_SSL_CTX_select_acme(SSL_CTX *c) { SSL_CTX_set_alpn_select_cb(c, sidecar_alpn_select_acme, NULL); }
+// Client-side session cache, kept by the caller (the new-session callback), none inside OpenSSL.
+static inline long sidecar_SSL_CTX_cache_client_sessions_outside(SSL_CTX *c) {
+    return SSL_CTX_set_session_cache_mode(c, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+}
+static inline int sidecar_SSL_set_app_data(SSL *s, void *data) { return SSL_set_app_data(s, data); }
+static inline void *sidecar_SSL_get_app_data(const SSL *s) { return SSL_get_app_data(s); }
 #endif

@@ -10,12 +10,19 @@ extension Config {
         public var connectTimeout: TimeSpan
         /// Open connections to it at once (all workers together); 0 = no cap of its own.
         public var maxConnections = 0
+        /// `tls`: for an `https://` upstream.
+        public var tls = UpstreamTLS()
+        /// Every server (`url` as a list), `target` (the first) included.
+        public var servers: [UpstreamServer] = []
+        public var balancing = Balancing()
+        public var healthCheck = HealthCheck()
 
         public init(name: String, target: Upstream, timeout: TimeSpan, connectTimeout: TimeSpan) {
             self.name = name
             self.target = target
             self.timeout = timeout
             self.connectTimeout = connectTimeout
+            servers = [UpstreamServer(target: target)]
         }
     }
 

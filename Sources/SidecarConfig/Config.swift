@@ -18,6 +18,12 @@ public struct Config: Sendable {
     public var acme: ACME?
     public var publicURL: HTTPURL
     public var upstream: Upstream
+    /// Every server of the top-level upstream, `upstream` (the first) included.
+    public var upstreamServers: [UpstreamServer] = []
+    /// `upstream_tls`: how an `https://` upstream is verified and whom the sidecar says it is.
+    public var upstreamTLS = UpstreamTLS()
+    /// `upstream_health_check`: the top-level upstream's active check.
+    public var upstreamHealthCheck = HealthCheck()
 
     public var routes = Routes()
     public var paths = Paths()
@@ -76,6 +82,9 @@ public struct Config: Sendable {
         /// The top-level upstream's cap, and the default of `upstreams`'; 0 = none.
         public var upstreamMaxConnections = 0
         public var preserveHost = false
+        /// The top-level upstream's, and the default of `upstreams`'.
+        public var upstreamBalancing = Balancing()
+        public var resolver: ResolverAddress?
 
         public init() {}
 
@@ -99,6 +108,20 @@ public struct Config: Sendable {
                        + "(max_connections bounds all upstreams together); beyond it requests queue, 503 after "
                        + "upstream_connect_timeout", Parse.integer(in: 0...1_000_000)),
             .bool(\.preserveHost, "preserve_host", "forward the client's Host instead of the upstream's"),
+            .value(\.upstreamBalancing.balance, "upstream_balance",
+                   "with several servers: round_robin (by weight) or least_connections (fewest busy, by weight)",
+                   Parse.oneOf(Balance.self)),
+            .value(\.upstreamBalancing.maxFails, "upstream_max_fails",
+                   "connections a server refuses or resets in a row before it is taken out (0: never)",
+                   Parse.integer(in: 0...100)),
+            .value(\.upstreamBalancing.failTimeout, "upstream_fail_timeout",
+                   "how long a server taken out stays out; then one request tries it again", Parse.positiveDuration),
+            .value(\.upstreamBalancing.resolveInterval, "upstream_resolve_interval",
+                   "a server given by name is looked up again this often (a Service's pods come and go)",
+                   Parse.positiveDuration),
+            .optional(\.resolver, "resolver", "DNS server for those lookups, e.g. 10.96.0.10:53; unset: /etc/resolv.conf's") {
+                text, _ in ResolverAddress.parse(text)
+            },
         ]
     }
 

@@ -306,6 +306,9 @@ final class Section {
         return sequence.enumerated().compactMap { index, item in convert(item, path: "\(keyPath)[\(index)]", parse) }
     }
 
+    /// Whether `key` holds a list (rather than one value).
+    func isSequence(_ key: String) -> Bool { node(key)?.sequence != nil }
+
     /// The value node for `key`, nil when absent or null; marks the key as known.
     private func node(_ key: String) -> Node? {
         if !readKeys.contains(key) { readKeys.append(key) }

@@ -8,10 +8,11 @@ extension ConfigSchema {
     static let maxRules = 1_000
 
     mutating func readUpstreams(
-        _ root: Section, timeout: TimeSpan, connectTimeout: TimeSpan, maxConnections: Int
+        _ root: Section, timeout: TimeSpan, connectTimeout: TimeSpan, maxConnections: Int, balancing: Config.Balancing
     ) -> [Config.NamedUpstream] {
         _ = readUpstream(root.entryTemplate("upstreams").entryTemplate("<name>"), name: "",
-                         timeout: timeout, connectTimeout: connectTimeout, maxConnections: maxConnections)
+                         timeout: timeout, connectTimeout: connectTimeout, maxConnections: maxConnections,
+                         balancing: balancing)
         let entries = root.sections(inNamedMap: "upstreams")
         if entries.count > Self.maxUpstreams {
             reader.report(.invalidValue, "upstreams", at: root.location(of: "upstreams"),
@@ -19,7 +20,8 @@ extension ConfigSchema {
         }
         return entries.compactMap { name, at, section in
             let upstream = readUpstream(
-                section, name: name, timeout: timeout, connectTimeout: connectTimeout, maxConnections: maxConnections)
+                section, name: name, timeout: timeout, connectTimeout: connectTimeout, maxConnections: maxConnections,
+                balancing: balancing)
             guard Self.isUpstreamName(name) else {
                 reader.report(.invalidValue, section.path, at: at, name == Config.defaultUpstreamName
                     ? "\(quoted(name)) is the top-level upstream's name; choose another"
@@ -30,16 +32,26 @@ extension ConfigSchema {
         }
     }
 
-    private func readUpstream(
-        _ section: Section, name: String, timeout: TimeSpan, connectTimeout: TimeSpan, maxConnections: Int
+    private mutating func readUpstream(
+        _ section: Section, name: String, timeout: TimeSpan, connectTimeout: TimeSpan, maxConnections: Int,
+        balancing: Config.Balancing
     ) -> Config.NamedUpstream? {
-        let target = section.required("url") { Upstream.parse($0, baseDirectory: baseDirectory) }
+        let servers = readServers(section, key: "url", required: true)
+        let target = servers?.first?.target
+        let balancing = readBalancing(section, defaults: balancing)
         let timeout = section.value("upstream_timeout", default: timeout, Parse.positiveDuration)
         let connectTimeout = section.value("upstream_connect_timeout", default: connectTimeout, Parse.positiveDuration)
         let maxConnections = section.value("max_connections", default: maxConnections, Parse.integer(in: 0...1_000_000))
+        let tls = readUpstreamTLS(section, key: "tls", upstream: target)
+        let healthCheck = section.section("health_check").read(
+            Config.HealthCheck.self, context: ParseContext(baseDirectory: baseDirectory, environment: environment))
         guard let target else { return nil }
         var upstream = Config.NamedUpstream(name: name, target: target, timeout: timeout, connectTimeout: connectTimeout)
         upstream.maxConnections = maxConnections
+        upstream.tls = tls
+        upstream.servers = servers ?? []
+        upstream.balancing = balancing
+        upstream.healthCheck = healthCheck
         return upstream
     }
 

@@ -32,7 +32,10 @@ struct ConfigSchema {
         let publicURL = readPublicURL(root)
         context.publicURL = publicURL
         let acme = readACME(tlsSection, publicURL: publicURL, listen: topLevel.listen)
-        let upstream = root.required("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
+        let upstreamServers = readServers(root, key: "upstream", required: true)
+        let upstream = upstreamServers?.first?.target
+        let upstreamTLS = readUpstreamTLS(root, key: "upstream_tls", upstream: upstream)
+        let upstreamHealthCheck = root.section("upstream_health_check").read(Config.HealthCheck.self, context: context)
         let routes = root.section("routes").read(Config.Routes.self, context: context)
         let appleSection = root.section("apple")
         let apple = readApple(appleSection, publicURL: publicURL)
@@ -53,7 +56,7 @@ struct ConfigSchema {
 
         let upstreams = readUpstreams(
             root, timeout: topLevel.upstreamTimeout, connectTimeout: topLevel.upstreamConnectTimeout,
-            maxConnections: topLevel.upstreamMaxConnections)
+            maxConnections: topLevel.upstreamMaxConnections, balancing: topLevel.upstreamBalancing)
         let rules = readRules(root, upstreams: upstreams, access: access)
         let sites = readSites(
             root, publicURL: publicURL, upstreamNames: upstreams.map(\.name), timeout: topLevel.upstreamTimeout,
@@ -70,6 +73,9 @@ struct ConfigSchema {
         config.sites = sites.sites
         config.defaultSite = sites.defaultSite
         config.appleTransfer = appleTransfer
+        config.upstreamTLS = upstreamTLS
+        config.upstreamServers = upstreamServers ?? []
+        config.upstreamHealthCheck = upstreamHealthCheck
         return config
     }
 

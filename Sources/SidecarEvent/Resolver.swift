@@ -15,6 +15,17 @@ public final class Resolver {
         dns = created
     }
 
+    /// Asking `nameserver` (`ip` or `ip:port`) alone, as nginx's `resolver` does: no
+    /// resolv.conf, no hosts file. Nil when the resolver could not be made or the address is refused.
+    public init?(base: OpaquePointer, nameserver: String) {
+        guard let created = evdns_base_new(base, EVDNS_BASE_DISABLE_WHEN_INACTIVE) else { return nil }
+        guard evdns_base_nameserver_ip_add(created, nameserver) == 0 else {
+            evdns_base_free(created, 0)
+            return nil
+        }
+        dns = created
+    }
+
     /// Fails (and so releases) lookups still pending after a cancellation.
     deinit { evdns_base_free(dns, 1) }
 

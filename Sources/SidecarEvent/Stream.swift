@@ -1,4 +1,5 @@
 import CEvent
+import COpenSSL
 import Glibc
 
 /// What a stream reports to its owner. All calls happen on the stream's loop thread.
@@ -88,11 +89,13 @@ public final class Stream {
     public let isCarried: Bool
 
     /// `tls`: serve TLS on the accepted socket `fd` (the handshake runs first; nothing is
-    /// reported to the delegate before it completes). `preamble`: the delegate reads a
-    /// preamble first (`streamPreambleReadable`), in the clear, before any TLS.
+    /// reported to the delegate before it completes). `clientTLS`: speak TLS as the client on
+    /// the connected socket, with this `SSL` (the stream owns it from now on), once the owner
+    /// calls `startTLSHandshake`. `preamble`: the delegate reads a preamble first
+    /// (`streamPreambleReadable`), in the clear, before any TLS.
     public init(
         loop: EventLoop, fd: Int32, connecting: Bool = false, tls context: TLSServerContext? = nil,
-        preamble: Bool = false
+        clientTLS: OpaquePointer? = nil, preamble: Bool = false
     ) {
         self.fd = fd
         isCarried = false
@@ -102,6 +105,10 @@ public final class Stream {
         self.connecting = connecting
         if let context {
             tls = TLSState(ssl: context.makeSSL())
+            wire = ByteQueue(evbuffer_new())
+        } else if let clientTLS {
+            SSL_set_connect_state(clientTLS)
+            tls = TLSState(ssl: clientTLS)
             wire = ByteQueue(evbuffer_new())
         } else {
             wire = output

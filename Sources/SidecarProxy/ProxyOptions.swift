@@ -43,12 +43,24 @@ public struct ProxyOptions: Sendable {
         index == 0 ? Config.defaultUpstreamName : config.upstreams[index - 1].name
     }
 
-    /// Every upstream, the top-level one first: (target, timeout, connect timeout, cap).
-    var allUpstreams: [(upstream: Upstream, timeoutMs: Int64, connectTimeoutMs: Int64, maxConnections: Int)] {
-        [(config.upstream, config.upstreamTimeout.milliseconds, config.upstreamConnectTimeout.milliseconds,
-          config.upstreamMaxConnections)]
-            + config.upstreams.map { ($0.target, $0.timeout.milliseconds, $0.connectTimeout.milliseconds, $0.maxConnections) }
+    /// Every upstream, the top-level one first.
+    var allUpstreams: [UpstreamPlan] {
+        [UpstreamPlan(
+            servers: config.upstreamServers.isEmpty ? [Config.UpstreamServer(target: config.upstream)] : config.upstreamServers,
+            timeoutMs: config.upstreamTimeout.milliseconds, connectTimeoutMs: config.upstreamConnectTimeout.milliseconds,
+            maxConnections: config.upstreamMaxConnections, tls: config.upstreamTLS, balancing: config.upstreamBalancing,
+            healthCheck: config.upstreamHealthCheck)]
+            + config.upstreams.map {
+                UpstreamPlan(
+                    servers: $0.servers.isEmpty ? [Config.UpstreamServer(target: $0.target)] : $0.servers,
+                    timeoutMs: $0.timeout.milliseconds, connectTimeoutMs: $0.connectTimeout.milliseconds,
+                    maxConnections: $0.maxConnections, tls: $0.tls, balancing: $0.balancing, healthCheck: $0.healthCheck)
+            }
     }
+
+    /// Each upstream's TLS (nil: plain), as `allUpstreams` orders them; made by the proxy at
+    /// start and on each reload (`UpstreamTLSContext.load`), which reads the files again.
+    var upstreamTLS: [UpstreamTLSContext?] = []
 }
 
 /// The names the request path reads (`context.settings.options.idleTimeoutMs`): each reads the typed
@@ -71,4 +83,19 @@ extension ProxyOptions {
     var minBodyRate: Int { config.limits.minBodyRate }
     var maxStreams: Int { config.limits.maxStreams }
     var upstreamConnectionsPerClient: Int { config.limits.upstreamConnectionsPerClient }
+}
+
+/// One upstream as the proxy runs it: its servers (one at least) and how to treat them.
+struct UpstreamPlan: Sendable {
+    var servers: [Config.UpstreamServer]
+    var timeoutMs: Int64
+    var connectTimeoutMs: Int64
+    /// Per server, all workers together; 0: none.
+    var maxConnections: Int
+    var tls: Config.UpstreamTLS
+    var balancing: Config.Balancing
+    var healthCheck: Config.HealthCheck
+
+    /// The first server's URL: what the forwarded `Host` and the base path come from.
+    var upstream: Upstream { servers[0].target }
 }

@@ -1,5 +1,6 @@
 import Glibc
 import Logging
+import SidecarConfig
 import SidecarEvent
 
 /// Why the proxy could not start (exit 2 in the CLI).
@@ -13,7 +14,7 @@ public final class ProxyServer {
     private var options: ProxyOptions
     private let logger: Logger
     /// The top-level upstream's address, then each of `upstreams`.
-    private let upstreamAddresses: [SocketAddress]
+    private let upstreamAddresses: [[SocketAddress]]
     private var listenFDs: [Int32] = []
     private var adminFD: Int32?
     /// The bound public address (its port is the real one when `listen` asked for port 0).
@@ -30,6 +31,7 @@ public final class ProxyServer {
         self.logger = logger
         SignalWatcher.ignoreSIGPIPE()
         upstreamAddresses = try Self.resolve(options)
+        self.options.upstreamTLS = try UpstreamTLSContext.load(options)
         do { certificates = try CertificateHandover() } catch { throw ProxyStartError(description: error.description) }
         let limits = DescriptorLimit.raiseSoftToHard()
         if limits.after.soft != limits.before.soft {
@@ -74,18 +76,32 @@ public final class ProxyServer {
         }
     }
 
-    private static func resolve(_ options: ProxyOptions) throws(ProxyStartError) -> [SocketAddress] {
-        var addresses: [SocketAddress] = []
-        for (index, target) in options.allUpstreams.enumerated() {
-            do {
-                switch target.upstream {
-                case .http(let host, let port, _): addresses.append(try SocketAddress(host: host, port: port))
-                case .unix(let path): addresses.append(try SocketAddress(unixPath: path))
+    /// Each upstream's servers' addresses, the top-level upstream first.
+    private static func resolve(_ options: ProxyOptions) throws(ProxyStartError) -> [[SocketAddress]] {
+        var addresses: [[SocketAddress]] = []
+        for (index, plan) in options.allUpstreams.enumerated() {
+            var servers: [SocketAddress] = []
+            for server in plan.servers {
+                do {
+                    switch server.target {
+                    case .http(let host, let port, _), .https(let host, let port, _):
+                        if let resolver = options.config.resolver, !HostName.isIPLiteral(host) {
+                            // The configured resolver, as every later lookup (`UpstreamNames`).
+                            guard let address = UpstreamNames.lookupNow(
+                                host, port: port, resolver: resolver, timeoutMs: plan.connectTimeoutMs).first
+                            else { throw EventError.address("\(host) does not resolve with resolver \(resolver)") }
+                            servers.append(address)
+                        } else {
+                            servers.append(try SocketAddress(host: host, port: port))
+                        }
+                    case .unix(let path): servers.append(try SocketAddress(unixPath: path))
+                    }
+                } catch {
+                    throw ProxyStartError(description: index == 0 ? "upstream: \(error)"
+                        : "upstreams.\(options.upstreamName(index)): \(error)")
                 }
-            } catch {
-                throw ProxyStartError(description: index == 0 ? "upstream: \(error)"
-                    : "upstreams.\(options.upstreamName(index)): \(error)")
             }
+            addresses.append(servers)
         }
         return addresses
     }
@@ -150,6 +166,7 @@ public final class ProxyServer {
             do {
                 var new = try reload()
                 let addresses = try Self.resolve(new)
+                new.upstreamTLS = try UpstreamTLSContext.load(new)
                 let (started, loaded) = (startOptions.config, new.config)
                 if loaded.listen != started.listen || loaded.workers != started.workers
                     || loaded.admin != started.admin || loaded.log.format != started.log.format {

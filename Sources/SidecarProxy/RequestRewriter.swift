@@ -63,9 +63,10 @@ final class RequestRewriter {
         targets = .allocate(capacity: upstreams.count)
         for (index, target) in upstreams.enumerated() {
             switch target.upstream {
-            case .http(let host, let port, let base):
+            case .http(let host, let port, let base), .https(let host, let port, let base):
                 let bracketed = host.contains(":") ? "[\(host)]" : host
-                targets[index] = (Self.own(port == 80 ? bracketed : "\(bracketed):\(port)"), Self.own(base))
+                let defaultPort: UInt16 = target.upstream.isTLS ? 443 : 80
+                targets[index] = (Self.own(port == defaultPort ? bracketed : "\(bracketed):\(port)"), Self.own(base))
             case .unix:
                 targets[index] = (Self.own("localhost"), Self.own(""))
             }

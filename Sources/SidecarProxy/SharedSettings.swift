@@ -5,15 +5,15 @@ import Synchronization
 /// `upstreams` in order), replaced as a whole on reload (on the control thread) and read by
 /// each worker when it is told to apply them.
 final class SharedSettings: Sendable {
-    private let state: Mutex<(ProxyOptions, [SocketAddress])>
+    private let state: Mutex<(ProxyOptions, [[SocketAddress]])>
 
-    init(_ options: ProxyOptions, upstreams: [SocketAddress]) {
+    init(_ options: ProxyOptions, upstreams: [[SocketAddress]]) {
         state = Mutex((options, upstreams))
     }
 
-    var current: (ProxyOptions, [SocketAddress]) { state.withLock { $0 } }
+    var current: (ProxyOptions, [[SocketAddress]]) { state.withLock { $0 } }
 
-    func replace(_ options: ProxyOptions, upstreams: [SocketAddress]) {
+    func replace(_ options: ProxyOptions, upstreams: [[SocketAddress]]) {
         state.withLock { $0 = (options, upstreams) }
     }
 }

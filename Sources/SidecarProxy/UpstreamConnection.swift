@@ -1,3 +1,5 @@
+import Glibc
+import SidecarConfig
 import SidecarEvent
 
 /// Events an upstream connection reports to the client connection it currently serves.
@@ -23,17 +25,24 @@ final class UpstreamConnection: StreamDelegate {
     var allowance: UpstreamAllowance?
     /// Counted in its pool's and the worker's open connections until closed.
     var isCounted = true
+    /// TLS: connected, the server not verified yet. The owner hears of the connect only once
+    /// the handshake is over (`upstream(_:didConnect:)`), so the connect deadline covers both.
+    private(set) var isHandshaking: Bool
 
-    init(stream: Stream, pool: UpstreamPool) {
+    init(stream: Stream, pool: UpstreamPool, tls: Bool = false) {
         self.stream = stream
         self.pool = pool
+        isHandshaking = tls
         stream.delegate = self
     }
 
     func close() { stream.close() }
 
     func stream(_ stream: Stream, didRead count: Int, error: Int32) {
-        if let owner {
+        if isHandshaking {
+            isHandshaking = false
+            owner?.upstream(self, didConnect: error == 0 ? ECONNRESET : error)
+        } else if let owner {
             owner.upstream(self, didRead: count, error: error)
         } else {
             pool.discard(self)  // idle: EOF, error or unsolicited bytes all end it
@@ -43,7 +52,17 @@ final class UpstreamConnection: StreamDelegate {
     func streamDidDrain(_ stream: Stream) { owner?.upstreamDidDrain(self) }
 
     func stream(_ stream: Stream, didConnect error: Int32) {
+        if error == 0, isHandshaking {
+            stream.startTLSHandshake()
+            return
+        }
+        isHandshaking = false
         owner?.upstream(self, didConnect: error)
+    }
+
+    func streamDidHandshake(_ stream: Stream) {
+        isHandshaking = false
+        owner?.upstream(self, didConnect: 0)
     }
 }
 
@@ -68,11 +87,31 @@ final class UpstreamPool {
     var name = "default"
     var timeoutMs: Int64 = 60_000
     var connectTimeoutMs: Int64 = 5_000
+    /// TLS failures (a refused certificate fails every request alike), logged at most once per interval.
+    var tlsFailureLog = RateLimitedLog(intervalMs: 10_000)
 
     var idleCount: Int { idle.count }
+    /// Connections serving an exchange or connecting for one.
+    var busyCount: Int { open - idle.count }
 
-    init(loop: EventLoop, address: SocketAddress, capacity: Int, reaper: Reaper, budget: UpstreamBudget) {
+    /// An `https://` upstream's TLS, the name this server must prove, and the session its
+    /// next connection resumes.
+    let tls: UpstreamTLSContext?
+    let tlsName: (name: String, isIPLiteral: Bool)
+    private let sessions = TLSSessionSlot()
+    /// Its share of the upstream's requests, and whether it is taken out (`ServerHealth`).
+    var weight = 1
+    var health = ServerHealth()
+    /// Its upstream's, when it has other servers (health is then kept); nil alone.
+    var balancing: Config.Balancing?
+    /// The `Host` its health checks send.
+    var hostField = "localhost"
+
+    init(loop: EventLoop, address: SocketAddress, capacity: Int, reaper: Reaper, budget: UpstreamBudget,
+         tls: UpstreamTLSContext? = nil, host: String = "") {
         self.loop = loop
+        self.tls = tls
+        tlsName = tls?.serverName(host: host) ?? ("", false)
         self.reaper = reaper
         self.budget = budget
         self.address = address
@@ -103,9 +142,11 @@ final class UpstreamPool {
     func connect() -> ConnectResult {
         switch Socket.connect(to: address) {
         case .connected(let fd):
+            if let tls { return secure(fd, tls) }
             counted()
             return .ready(UpstreamConnection(stream: Stream(loop: loop, fd: fd), pool: self))
         case .inProgress(let fd):
+            if let tls { return secure(fd, tls) }
             counted()
             return .connecting(UpstreamConnection(stream: Stream(loop: loop, fd: fd, connecting: true), pool: self))
         case .failed(let code):
@@ -113,8 +154,44 @@ final class UpstreamPool {
         }
     }
 
-    /// Returns a connection whose last exchange ended cleanly.
+    /// A stream of its own to this server for a health check (`HealthProbe`, its delegate):
+    /// connecting, over the same TLS as requests; not pooled and not counted. Nil when the
+    /// connect failed at once (errno in `failure`).
+    func probeStream(failure: inout Int32) -> Stream? {
+        let fd: Int32
+        switch Socket.connect(to: address) {
+        case .connected(let connected), .inProgress(let connected): fd = connected
+        case .failed(let code):
+            failure = code
+            return nil
+        }
+        guard let tls else { return Stream(loop: loop, fd: fd, connecting: true) }
+        guard let ssl = tls.context.makeSSL(host: tlsName.name, isIPLiteral: tlsName.isIPLiteral) else {
+            Socket.close(fd)
+            failure = ENOMEM
+            return nil
+        }
+        sessions.attach(to: ssl)
+        return Stream(loop: loop, fd: fd, connecting: true, clientTLS: ssl)
+    }
+
+    /// A TLS connection on `fd`, connected or not: the handshake starts once the socket is
+    /// writable (at once if it is connected already), and it offers the last session kept.
+    private func secure(_ fd: Int32, _ tls: UpstreamTLSContext) -> ConnectResult {
+        guard let ssl = tls.context.makeSSL(host: tlsName.name, isIPLiteral: tlsName.isIPLiteral) else {
+            Socket.close(fd)
+            return .failed(ENOMEM)
+        }
+        sessions.attach(to: ssl)
+        counted()
+        let stream = Stream(loop: loop, fd: fd, connecting: true, clientTLS: ssl)
+        return .connecting(UpstreamConnection(stream: stream, pool: self, tls: true))
+    }
+
+    /// Returns a connection whose last exchange ended cleanly (a full response: the server is
+    /// healthy, `serverAnswered`).
     func release(_ connection: UpstreamConnection) {
+        serverAnswered()
         connection.owner = nil
         giveBack(connection)
         guard !isRetired, idle.count < capacity, !connection.stream.isClosed,

@@ -71,13 +71,14 @@ final class ExampleConfigTests: XCTestCase {
         let directory = try Fixture.directory(self)
         try FileManager.default.createDirectory(atPath: directory + "/tls", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: directory + "/pages", withIntermediateDirectories: true)
-        for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem", "redis-ca.pem", "collector-ca.pem", "ca.pem", "mapping.csv"] {
+        for file in ["tls/cert.pem", "tls/key.pem", "emulator-ca.pem", "redis-ca.pem", "collector-ca.pem", "ca.pem",
+                     "app-ca.pem", "client.pem", "client.key", "api-ca.pem", "mapping.csv"] {
             try "PEM".write(toFile: directory + "/" + file, atomically: true, encoding: .utf8)
         }
         try String(repeating: "t", count: 43).write(toFile: directory + "/admin-token", atomically: true, encoding: .utf8)
         let setting = try NSRegularExpression(pattern: #"^(\s*)# (\s*(?:- )?[a-z_]+:( .*)?)$"#)
         var uncommented = 0
-        let text = try exampleText.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+        var text = try exampleText.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
             let line = String(line)
             let range = NSRange(line.startIndex..., in: line)
             guard let match = setting.firstMatch(in: line, range: range),
@@ -87,7 +88,10 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 66)
+        XCTAssertEqual(uncommented, 87)
+        // The upstreams' TLS keys belong to https:// upstreams.
+        text = text.replacingOccurrences(of: "upstream: http://127.0.0.1:3000", with: "upstream: https://127.0.0.1:3000")
+            .replacingOccurrences(of: "url: http://127.0.0.1:9001", with: "url: https://127.0.0.1:9001")
         // tls.acme is the alternative to tls.cert_file and key_file: each is loaded on its own.
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         guard let acmeStart = lines.firstIndex(where: { $0.hasPrefix("  acme:") }) else { return XCTFail("no tls.acme block") }

@@ -14,10 +14,11 @@ final class OperatorMessageTests: XCTestCase {
         }
     }
 
-    func testEveryUpstreamRefusalShowsTheSameTwoForms() throws {
-        let forms = "(use http://host:port[/base], e.g. http://127.0.0.1:3000, or unix:/path, e.g. unix:/run/app.sock)"
+    func testEveryUpstreamRefusalShowsTheSameForms() throws {
+        let forms = "(use http://host:port[/base], e.g. http://127.0.0.1:3000, https://host:port[/base], "
+            + "or unix:/path, e.g. unix:/run/app.sock)"
         for (value, start) in [("ftp://x", #"invalid upstream scheme "ftp" "#),
-                               ("https://app:3000", #"upstream "https://app:3000": TLS to the upstream is not supported "#),
+                               ("wss://app:3000", #"invalid upstream scheme "wss" "#),
                                ("http://", "invalid upstream: ")] {
             let yaml = Fixture.minimal.replacingOccurrences(of: "upstream: http://127.0.0.1:3000", with: "upstream: \"\(value)\"")
             let errors = try errors(yaml)

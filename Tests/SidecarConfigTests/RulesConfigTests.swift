@@ -119,7 +119,7 @@ final class RulesConfigTests: XCTestCase {
             ("rules: {path: /a}\n", "rules", [11, 8], "expected a list"),
             ("upstreams:\n  default: {url: http://127.0.0.1:1}\n", "upstreams.default", [12, 3], "top-level upstream"),
             ("upstreams:\n  Api: {url: http://127.0.0.1:1}\n", "upstreams.Api", [12, 3], "invalid upstream name"),
-            ("upstreams:\n  api: {url: https://x.example}\n", "upstreams.api.url", [12, 14], "TLS"),
+            ("upstreams:\n  api: {url: ftp://x.example}\n", "upstreams.api.url", [12, 14], "scheme"),
             ("upstreams:\n  api: {upstream_timeout: 3s}\n", "upstreams.api.url", [12, 8], "missing required key"),
         ]
         for (yaml, path, position, message) in cases {

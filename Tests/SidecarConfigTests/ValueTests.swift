@@ -111,12 +111,14 @@ final class ValueTests: XCTestCase {
             ("http://my_app", .http(host: "my_app", port: 80, basePath: "")),
             ("HTTP://App.Internal:8000", .http(host: "app.internal", port: 8000, basePath: "")),
             ("unix:/run/app.sock", .unix(path: "/run/app.sock")),
+            ("https://127.0.0.1:3000", .https(host: "127.0.0.1", port: 3000, basePath: "")),
+            ("HTTPS://App.Internal/base", .https(host: "app.internal", port: 443, basePath: "/base")),
         ]
         for (text, upstream) in valid {
             XCTAssertEqual(try parse(replacing("upstream: http://127.0.0.1:3000", with: "upstream: \"\(text)\"")).upstream,
                            upstream, text)
         }
-        for text in ["https://127.0.0.1:3000", "ftp://host", "127.0.0.1:3000", "http://x:0", "http://x:3000?q=1",
+        for text in ["ftp://host", "wss://host", "127.0.0.1:3000", "http://x:0", "http://x:3000?q=1",
                      "http://user@x:3000", "http://x:3000#f", "http://", "http://bad host", "unix:"] {
             let found = try errors(replacing("upstream: http://127.0.0.1:3000", with: "upstream: \"\(text)\"")).first
             XCTAssertEqual(found?.path, "upstream", text)

@@ -62,10 +62,14 @@ class TestCA:
         self.cert_file = self.dir / "ca.pem"
         self.cert_file.write_bytes(self.cert.public_bytes(serialization.Encoding.PEM))
 
-    def issue(self, stem, ips=("127.0.0.1",), dns=("localhost",)):
-        """A leaf for these IP/DNS names, written as <stem>.pem (leaf + CA) and <stem>.key."""
+    def issue(self, stem, ips=("127.0.0.1",), dns=("localhost",), expired=False, client=False):
+        """A leaf for these IP/DNS names, written as <stem>.pem (leaf + CA) and <stem>.key.
+        `expired`: valid until an hour ago. `client`: for TLS client authentication."""
         key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.timezone.utc)
+        if expired:
+            now -= datetime.timedelta(days=1, hours=1)
+        usage = ExtendedKeyUsageOID.CLIENT_AUTH if client else ExtendedKeyUsageOID.SERVER_AUTH
         names = [x509.IPAddress(ipaddress.ip_address(ip)) for ip in ips]
         names += [x509.DNSName(d) for d in dns]
         cert = (
@@ -78,7 +82,7 @@ class TestCA:
             .not_valid_after(now + datetime.timedelta(days=1))
             .add_extension(x509.SubjectAlternativeName(names), critical=False)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+            .add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
             .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(self.key.public_key()),
                            critical=False)
             .sign(self.key, hashes.SHA256()))

@@ -63,6 +63,7 @@ class Stats:
 
 STATS = Stats()
 JWKS = b'{"keys":[]}'
+DELAY = 0.0  # --delay: seconds every proxied request waits before it is answered (a slow server)
 
 
 class BadRequest(Exception):
@@ -328,6 +329,8 @@ async def serve_proxied(reader, writer):
             method, target, version, headers = head
             STATS.requests += 1
             STATS.targets.append("%s %s" % (method, target))
+            if DELAY:
+                await asyncio.sleep(DELAY)
             keep = await handle_request(reader, writer, method, target, version, headers)
             await writer.drain()
             if not keep:
@@ -373,18 +376,21 @@ async def serve_control(reader, writer):
 
 
 async def main():
-    global JWKS
+    global JWKS, DELAY
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--control-port", type=int, default=0)
     ap.add_argument("--unix", help="also serve the proxied endpoints on this unix socket")
     ap.add_argument("--jwks", help="a JWKS file served at /auth/keys on the control port")
+    ap.add_argument("--delay", type=float, default=0.0, help="seconds each proxied request waits first")
+    ap.add_argument("--host", default="127.0.0.1", help="the address the proxied endpoints listen on")
     args = ap.parse_args()
+    DELAY = args.delay
     if args.jwks:
         with open(args.jwks, "rb") as f:
             JWKS = f.read()
     limit = 1 << 20
-    main_srv = await asyncio.start_server(serve_proxied, "127.0.0.1", args.port, limit=limit,
+    main_srv = await asyncio.start_server(serve_proxied, args.host, args.port, limit=limit,
                                           backlog=1024)
     ctl_srv = await asyncio.start_server(serve_control, "127.0.0.1", args.control_port)
     if args.unix:

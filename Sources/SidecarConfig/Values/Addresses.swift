@@ -37,16 +37,33 @@ public enum ListenAddress: Sendable, Hashable, CustomStringConvertible {
     public static func parsed(_ text: String) -> ListenAddress? { try? parse(text, baseDirectory: ".").get() }
 }
 
-/// The protected app: `http://host:port[/base]` or `unix:/path`.
+/// The protected app: `http://host:port[/base]`, `https://host:port[/base]` or `unix:/path`.
 public enum Upstream: Sendable, Hashable, CustomStringConvertible {
     /// `basePath` is "" or starts with `/` and has no trailing `/`; it prefixes every forwarded path.
     case http(host: String, port: UInt16, basePath: String)
+    /// As `http`, over TLS (verified as the upstream's TLS keys say).
+    case https(host: String, port: UInt16, basePath: String)
     case unix(path: String)
 
     public var description: String {
         switch self {
         case .http(let host, let port, let basePath): return "http://\(HostName.bracketed(host)):\(port)\(basePath)"
+        case .https(let host, let port, let basePath): return "https://\(HostName.bracketed(host)):\(port)\(basePath)"
         case .unix(let path): return "unix:\(path)"
+        }
+    }
+
+    /// TLS to the upstream.
+    public var isTLS: Bool {
+        if case .https = self { return true }
+        return false
+    }
+
+    /// The host name or IP literal of the URL; nil for a unix socket.
+    public var host: String? {
+        switch self {
+        case .http(let host, _, _), .https(let host, _, _): return host
+        case .unix: return nil
         }
     }
 
@@ -54,22 +71,21 @@ public enum Upstream: Sendable, Hashable, CustomStringConvertible {
         if text.hasPrefix("unix:") {
             return UnixSocketPath.parse(String(text.dropFirst(5)), baseDirectory: baseDirectory).map { .unix(path: $0) }
         }
-        // Every refusal ends with the same two forms, so the examples never disagree.
-        let forms = "(use http://host:port[/base], e.g. http://127.0.0.1:3000, or unix:/path, e.g. unix:/run/app.sock)"
-        if text.lowercased().hasPrefix("https://") {
-            return .failure(ValueError("upstream \(quoted(text)): TLS to the upstream is not supported \(forms)"))
-        }
-        if let separator = text.range(of: "://"), text[..<separator.lowerBound].lowercased() != "http" {
+        // Every refusal ends with the same forms, so the examples never disagree.
+        let forms = "(use http://host:port[/base], e.g. http://127.0.0.1:3000, https://host:port[/base], "
+            + "or unix:/path, e.g. unix:/run/app.sock)"
+        if let separator = text.range(of: "://"), !["http", "https"].contains(text[..<separator.lowerBound].lowercased()) {
             return .failure(ValueError("invalid upstream scheme \(quoted(String(text[..<separator.lowerBound]))) \(forms)"))
         }
         switch HTTPURL.parse(text, allowPath: true, allowQuery: false, allowUnderscoreHost: true) {
         case .failure(let error):
             return .failure(ValueError("invalid upstream: \(error.message) \(forms)"))
         case .success(let url):
-            guard url.scheme == "http" else {
-                return .failure(ValueError("invalid upstream scheme \(quoted(url.scheme)) \(forms)"))
+            switch url.scheme {
+            case "http": return .success(.http(host: url.host, port: url.port, basePath: url.path))
+            case "https": return .success(.https(host: url.host, port: url.port, basePath: url.path))
+            default: return .failure(ValueError("invalid upstream scheme \(quoted(url.scheme)) \(forms)"))
             }
-            return .success(.http(host: url.host, port: url.port, basePath: url.path))
         }
     }
 }

@@ -9,10 +9,18 @@ struct TLSState {
     var handshaking = true
     /// The last `SSL_write` needed to read first: encrypt again after the next read.
     var writeWantsRead = false
+    /// OpenSSL's error that ended the connection (0: none), for the owner to say why.
+    var failure: UInt = 0
 
     init(ssl: OpaquePointer?) { self.ssl = ssl }
 
-    func free() { if let ssl { SSL_free(ssl) } }
+    func free() {
+        guard let ssl else { return }
+        // A client's session stays resumable however the connection ended (as nginx does for
+        // its upstreams): OpenSSL would otherwise mark it spent for want of a close_notify.
+        if SSL_is_server(ssl) == 0 { SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN) }
+        SSL_free(ssl)
+    }
 }
 
 /// The TLS side of `Stream`: the handshake, then `SSL_read` into the loop's scratch buffer
@@ -85,6 +93,7 @@ extension Stream {
                 if ended == EAGAIN || ended == EINTR { ended = nil }
             default:
                 ended = EPROTO
+                tls!.failure = ERR_peek_error()
             }
             ERR_clear_error()
             break
@@ -116,6 +125,33 @@ extension Stream {
         } else if pendingOutput == 0 {
             delegate?.streamDidDrain(self)
         }
+    }
+
+    /// A client stream (`clientTLS`) whose socket is connected sends its hello; the delegate
+    /// hears `streamDidHandshake` once the server is verified, or a failed read.
+    public func startTLSHandshake() {
+        guard let ssl = tls?.ssl else { return fail(ENOMEM) }
+        guard tls!.handshaking else { return }
+        _ = continueHandshake(ssl)
+    }
+
+    /// Why the TLS connection failed, nil when it did not: the certificate check's verdict
+    /// (`certificate has expired`, OpenSSL's `X509_V_ERR_*` code and words) when the handshake
+    /// failed on it, else OpenSSL's error (`tlsv13 alert certificate required`, code 0).
+    public var tlsFailure: (verifyCode: Int, reason: String)? {
+        guard let state = tls, let ssl = state.ssl, state.failure != 0 else { return nil }
+        let verdict = SSL_get_verify_result(ssl)
+        if state.handshaking, verdict != X509_V_OK, SSL_get_verify_mode(ssl) & SSL_VERIFY_PEER != 0,
+           let text = X509_verify_cert_error_string(verdict) {
+            return (Int(verdict), String(cString: text))
+        }
+        return (0, ERR_reason_error_string(state.failure).map { String(cString: $0) } ?? "TLS error \(state.failure)")
+    }
+
+    /// The handshake resumed an earlier session (no certificate exchange).
+    public var tlsSessionReused: Bool {
+        guard let ssl = tls?.ssl, tls?.handshaking == false else { return false }
+        return SSL_session_reused(ssl) == 1
     }
 
     /// Turns `output` into TLS records in `wire` (nothing while handshaking: it waits).
@@ -168,7 +204,8 @@ extension Stream {
         case SSL_ERROR_SYSCALL where result < 0 && (errno == EAGAIN || errno == EINTR):
             if sendWire() != 0 { fail(EPIPE) }
         default:
-            if sidecar_is_http_request_error(ERR_peek_error()) == 1 {
+            tls!.failure = ERR_peek_error()
+            if SSL_is_server(ssl) == 1, sidecar_is_http_request_error(ERR_peek_error()) == 1 {
                 // Plain HTTP sent to the TLS port: say so in words the client can read.
                 wire.drain(wire.count)
                 _ = Self.plainHTTPAnswer.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

@@ -106,41 +106,62 @@ final class AdminServer {
             keys.append("store \(store.health.location) unavailable: \(why)")
         }
         let now = loop.nowMilliseconds
+        var known = Set<Int>()
+        for (index, target) in upstreams.enumerated() {
+            guard let reason = readiness.upstreamFailure(index) else { continue }
+            known.insert(index)
+            keys.append("\(index == 0 ? "upstream" : "upstream \(target.name)") failing: \(reason)")
+        }
         let probed = upstreams.enumerated().filter { index, _ in
-            !readiness.upstreamRecentlyReachable(index, nowMs: now, windowMs: options.readinessWindowMs)
+            !known.contains(index) && !readiness.upstreamRecentlyReachable(index, nowMs: now, windowMs: options.readinessWindowMs)
         }
         guard !probed.isEmpty else {
             done(keys)
             return
         }
+        // An upstream is reachable when one of its servers is; unreachable, its servers are named.
         var unreachable = [String?](repeating: nil, count: probed.count)
-        var pending = probed.count
+        var pending = probed.reduce(0) { $0 + $1.element.servers.count }
         for (slot, (index, target)) in probed.enumerated() {
-            let probe = UpstreamProbe(loop: loop, address: target.address, timeoutMs: target.connectTimeoutMs) {
-                [unowned self] reachable in
-                if reachable {
-                    self.readiness.upstreamSucceeded(index, atMs: self.loop.nowMilliseconds)
-                } else {
-                    unreachable[slot] = index == 0 ? "upstream unreachable" : "upstream \(target.name) unreachable"
+            var answers = 0
+            var reached = false
+            for server in target.servers {
+                let probe = UpstreamProbe(loop: loop, address: server.address, timeoutMs: target.connectTimeoutMs) {
+                    [unowned self] reachable in
+                    answers += 1
+                    if reachable && !reached {
+                        reached = true
+                        self.readiness.upstreamSucceeded(index, atMs: self.loop.nowMilliseconds)
+                    }
+                    if answers == target.servers.count, !reached {
+                        // One server: the upstream names it; several: each is named.
+                        let servers = target.servers.count > 1
+                            ? " (\(target.servers.map(\.text).joined(separator: ", ")))" : ""
+                        unreachable[slot] = (index == 0 ? "upstream unreachable" : "upstream \(target.name) unreachable")
+                            + servers
+                    }
+                    pending -= 1
+                    if pending == 0 { done(keys + unreachable.compactMap { $0 }) }
                 }
-                pending -= 1
-                if pending == 0 { done(keys + unreachable.compactMap { $0 }) }
+                probe.start(reaper: reaper)
             }
-            probe.start(reaper: reaper)
         }
     }
 }
 
-/// An upstream `/readyz` checks.
+/// An upstream `/readyz` checks: each of its servers.
 struct ReadinessTarget {
     var name: String
-    var address: SocketAddress
+    var servers: [(address: SocketAddress, text: String)]
     var connectTimeoutMs: Int64
 
-    /// Every upstream of `options`, the top-level one first, at `addresses`.
-    static func all(_ options: ProxyOptions, addresses: [SocketAddress]) -> [ReadinessTarget] {
+    /// Every upstream of `options`, the top-level one first, its servers at `addresses`.
+    static func all(_ options: ProxyOptions, addresses: [[SocketAddress]]) -> [ReadinessTarget] {
         zip(options.allUpstreams, addresses).enumerated().map { index, pair in
-            ReadinessTarget(name: options.upstreamName(index), address: pair.1, connectTimeoutMs: pair.0.connectTimeoutMs)
+            ReadinessTarget(
+                name: options.upstreamName(index),
+                servers: zip(pair.0.servers, pair.1).map { ($1, String(decoding: UpstreamGroup.describe($0.target), as: UTF8.self)) },
+                connectTimeoutMs: pair.0.connectTimeoutMs)
         }
     }
 }

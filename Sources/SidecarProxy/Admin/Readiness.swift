@@ -29,10 +29,28 @@ public final class Readiness: Sendable {
         lastUpstreamSuccessMs.withLock { $0[upstream] = now }
     }
 
+    /// [upstream index]: its last failure that a connect alone would not show (a certificate
+    /// refused), and when.
+    private let lastUpstreamFailure = Mutex([(ms: Int64, reason: String)?](repeating: nil, count: WorkerMetrics.maxUpstreams))
+
+    func upstreamFailed(_ upstream: Int, reason: String, atMs now: Int64) {
+        guard upstream < WorkerMetrics.maxUpstreams else { return }
+        lastUpstreamFailure.withLock { $0[upstream] = (now, reason) }
+    }
+
+    /// Why the upstream is down, when its last failure is newer than its last success.
+    func upstreamFailure(_ upstream: Int) -> String? {
+        guard upstream < WorkerMetrics.maxUpstreams, let failure = lastUpstreamFailure.withLock({ $0[upstream] }) else {
+            return nil
+        }
+        return failure.ms >= lastUpstreamSuccessMs.withLock({ $0[upstream] }) ? failure.reason : nil
+    }
+
     /// After a reload that moved an upstream: an index may now name another address, whose
     /// reachability is not yet known.
     func forgetUpstreams() {
         lastUpstreamSuccessMs.withLock { $0 = [Int64](repeating: Int64.min, count: $0.count) }
+        lastUpstreamFailure.withLock { $0 = [(ms: Int64, reason: String)?](repeating: nil, count: $0.count) }
     }
 
     func upstreamRecentlyReachable(_ upstream: Int = 0, nowMs: Int64, windowMs: Int64) -> Bool {

@@ -24,7 +24,7 @@ extension ClientConnection {
         exchange.requestId.withUnsafeBytes { id in
             peerText.withUnsafeBytes { peer in
                 exchange.path.withUnsafeBytes { normalizedPath in
-                    (context.upstreams.pool(exchange.upstreamIndex)?.text ?? []).withUnsafeBytes { upstreamText in
+                    (exchange.upstream?.pool.text ?? context.upstreams.group(exchange.upstreamIndex)?.text ?? []).withUnsafeBytes { upstreamText in
                         var entry = AccessLog.Entry(
                             timestampMs: now, requestId: id, trace: exchange.trace, client: peer,
                             path: head == nil ? AccessLog.none : normalizedPath, status: exchange.status,

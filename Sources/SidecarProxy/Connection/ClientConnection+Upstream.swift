@@ -6,13 +6,17 @@ import SidecarHTTP
 extension ClientConnection {
     // MARK: upstream
 
-    /// `arriving`: the exchange's first try (not a retry, not one leaving the queue).
-    func connectUpstream(_ head: HTTPRequestHead, _ view: HeadView, fresh: Bool, arriving: Bool = false) {
+    /// `arriving`: the exchange's first try (not a retry, not one leaving the queue);
+    /// `avoiding`: the server that just failed it (another is chosen if there is one).
+    func connectUpstream(
+        _ head: HTTPRequestHead, _ view: HeadView, fresh: Bool, arriving: Bool = false, avoiding: UpstreamPool? = nil
+    ) {
         if exchange.spanStartNs != 0, exchange.upstreamSpanStartNs == 0 { exchange.upstreamSpanStartNs = SpanClock.nowNs() }
-        guard let pool = context.upstreams.pool(exchange.upstreamIndex) else {
+        guard let group = context.upstreams.group(exchange.upstreamIndex) else {
             failUpstream(502, upstreamFault: true)
             return
         }
+        let pool = group.choose(avoiding: avoiding, nowMs: context.nowMs) { upstreamAdmission($0, fresh: fresh) != .wait }
         if arriving, (upstreamAllowance?.waiting ?? 0) > 0 {
             waitForUpstream(pool, fresh: fresh)  // behind its connection's streams already queued
             return
@@ -47,6 +51,13 @@ extension ClientConnection {
         case .failed(let code):
             metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
             context.log.upstreamFailed("connect()", errno: code, upstream: pool)
+            pool.serverFailed(nowMs: context.nowMs)
+            if group.servers.count > 1, machine.upstreamFailed(
+                reused: true, idempotent: isRetryable, reset: true, bodyKept: exchange.replayBody != nil) == .retry
+            {
+                connectUpstream(head, view, fresh: true, avoiding: pool)  // nothing was sent: another server
+                return
+            }
             failUpstream(502, upstreamFault: true)
         }
     }
@@ -123,10 +134,15 @@ extension ClientConnection {
     }
 
     func upstream(_ upstream: UpstreamConnection, didConnect error: Int32) {
+        if error != 0, context.reportUpstreamTLSFailure(upstream, upstream: exchange.upstreamIndex) {
+            upstream.pool.serverFailed(nowMs: context.nowMs)
+            failUpstream(502, upstreamFault: true)
+            return
+        }
         guard error == 0 else {
             metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
             context.log.upstreamFailed("connect()", errno: error, upstream: upstream.pool)
-            upstreamFailed(error)
+            upstreamFailed(error, connecting: true)
             return
         }
         context.readiness.upstreamSucceeded(exchange.upstreamIndex, atMs: context.nowMs)
@@ -312,22 +328,36 @@ extension ClientConnection {
     }
 
     /// The upstream failed before a response head: retry once on a fresh connection when
-    /// that is safe (a stale pooled connection, an idempotent request without a body),
-    /// else 502.
-    func upstreamFailed(_ error: Int32) {
+    /// that is safe (a stale pooled connection, or a connect refused by one of several
+    /// servers; an idempotent request without a body, or one kept whole), on another server
+    /// if there is one, else 502.
+    func upstreamFailed(_ error: Int32, connecting: Bool = false) {
         guard phase == .exchanging else { return }
         if exchange.response != nil {
             abort(.upstreamClosed)
             return
         }
+        let failed = exchange.upstream?.pool
+        if let upstream = exchange.upstream, context.reportUpstreamTLSFailure(upstream, upstream: exchange.upstreamIndex) {
+            failed?.serverFailed(nowMs: context.nowMs)
+            failUpstream(502, upstreamFault: true)
+            return
+        }
+        let reused = exchange.upstream?.isReused == true
+        // A fresh connection that failed is the server's doing; a reused one, the keep-alive race.
+        if !reused { failed?.serverFailed(nowMs: context.nowMs) }
+        // With several servers, another can take a request nothing was sent for, or that is safe to repeat.
+        let elsewhere = (connecting || isRetryable) && (context.upstreams.group(exchange.upstreamIndex)?.servers.count ?? 1) > 1
         // A reset means the upstream never read the request: safe to replay a body we kept.
         switch machine.upstreamFailed(
-            reused: exchange.upstream?.isReused == true, idempotent: isRetryable, reset: error == ECONNRESET,
+            reused: reused || elsewhere, idempotent: isRetryable, reset: error == ECONNRESET || connecting,
             bodyKept: exchange.replayBody != nil)
         {
         case .retry:
             dropUpstream()
-            if let request = exchange.request { request.withView { connectUpstream(request, $0, fresh: true) } }
+            if let request = exchange.request {
+                request.withView { connectUpstream(request, $0, fresh: true, avoiding: failed) }
+            }
             return
         case .ignore:
             return
@@ -366,7 +396,12 @@ extension ClientConnection {
             exchange.upstream = nil
             let reusable = exchange.response?.keepAlive == true && machine.requestBodyDone
                 && upstream.stream.pendingInput == 0
-            if reusable { upstream.pool.release(upstream) } else { upstream.pool.discard(upstream) }
+            if reusable {
+                upstream.pool.release(upstream)  // which also tells the server's health it answered
+            } else {
+                upstream.pool.serverAnswered()
+                upstream.pool.discard(upstream)
+            }
         }
         machine.answerWithoutReadingBody()
         finishExchange()

@@ -39,10 +39,11 @@ extension ClientConnection {
 
     /// Whether a connection would be had now (the worker's pass over its waiters).
     var mayLeaveUpstreamQueue: Bool {
-        guard upstreamWait != .none, phase == .exchanging, let pool = context.upstreams.pool(exchange.upstreamIndex) else {
+        guard upstreamWait != .none, phase == .exchanging, let group = context.upstreams.group(exchange.upstreamIndex) else {
             return true
         }
-        return upstreamAdmission(pool, fresh: upstreamWait == .waitingFresh) != .wait
+        let fresh = upstreamWait == .waitingFresh
+        return group.servers.contains { upstreamAdmission($0, fresh: fresh) != .wait }
     }
 
     /// Taken off the queue: connects as it would have at first.
@@ -64,9 +65,9 @@ extension ClientConnection {
     /// The connect deadline passed in the queue: 503 with `Retry-After`, not the upstream's
     /// fault (it was never asked) and not a 504 (nothing timed out talking to it).
     func upstreamWaitOver() {
-        let pool = context.upstreams.pool(exchange.upstreamIndex)
+        let group = context.upstreams.group(exchange.upstreamIndex)
         leaveUpstreamQueue()
-        context.log.upstreamBusy(pool, budget: context.upstreams.budget)
+        context.log.upstreamBusy(group, budget: context.upstreams.budget)
         exchange.upstreamFailure = false
         machine.answerWithoutReadingBody()
         var answer = exchange.request.map { context.settings.policy.localError(503, $0, path: exchange.path) } ?? .plain(503)

@@ -16,7 +16,7 @@ enum DescriptorGuard {
 
     static func exhausted(_ context: ConnectionContext, errno code: Int32, clients: [any FrontConnection]) {
         context.metrics.recordDescriptorExhaustion()
-        let freed = freeSlots(in: clients, upstreams: context.upstreams.all)
+        let freed = freeSlots(in: clients, upstreams: context.upstreams.servers)
         let now = context.nowMs
         let previous = lastExhaustedMs.exchange(now, ordering: .acquiringAndReleasing)
         if now - previous > episodeGapMs {

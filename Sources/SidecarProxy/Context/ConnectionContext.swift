@@ -50,7 +50,7 @@ final class ConnectionContext {
 
     /// Creates the sign-in machinery of `options` (which can fail: its keys, its store).
     init(
-        loop: EventLoop, options: ProxyOptions, upstreamAddresses: [SocketAddress], metrics: MetricsRecorder,
+        loop: EventLoop, options: ProxyOptions, upstreamAddresses: [[SocketAddress]], metrics: MetricsRecorder,
         readiness: Readiness, spans: SpanQueue, logSink: LogSink, registry: any ConnectionRegistry, upstreamLimit: Int
     ) throws {
         self.loop = loop
@@ -86,7 +86,7 @@ final class ConnectionContext {
     /// SIGHUP: the reloaded settings, for the requests that begin from now on. Connections keep
     /// running; a new upstream address gets a new pool (the old one's idle connections close;
     /// busy ones finish and close).
-    func apply(_ options: ProxyOptions, upstreamAddresses: [SocketAddress]) {
+    func apply(_ options: ProxyOptions, upstreamAddresses: [[SocketAddress]]) {
         applyAuth(options)
         settings = ExchangeSettings(options: options, auth: auth)
         upstreams.apply(options, addresses: upstreamAddresses)

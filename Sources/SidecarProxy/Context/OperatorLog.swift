@@ -38,12 +38,14 @@ final class OperatorLog {
     }
 
     /// An exchange found no upstream connection within its connect deadline (503).
-    func upstreamBusy(_ upstream: UpstreamPool?, budget: UpstreamBudget) {
+    func upstreamBusy(_ upstream: UpstreamGroup?, budget: UpstreamBudget) {
         guard let suppressed = upstreamBusy.shouldLog(nowMs: nowMs) else { return }
+        let servers = upstream?.servers ?? []
         var metadata: Logger.Metadata = [
             "upstream": "\(String(decoding: upstream?.text ?? [], as: UTF8.self))",
             "upstream_name": "\(upstream?.name ?? "default")",
-            "open": .stringConvertible(upstream?.open ?? 0), "limit": .stringConvertible(upstream?.limit ?? 0),
+            "open": .stringConvertible(servers.reduce(0) { $0 + $1.open }),
+            "limit": .stringConvertible(servers.first?.limit ?? 0),
             "worker_open": .stringConvertible(budget.open), "worker_limit": .stringConvertible(budget.limit),
             "waiting": .stringConvertible(budget.waiters.count),
         ]

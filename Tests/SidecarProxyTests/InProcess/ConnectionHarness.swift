@@ -52,7 +52,7 @@ final class ConnectionHarness: ConnectionRegistry {
         options.auth = try AuthSettings(config: config, shared: AuthShared())
         let metrics = MetricsRecorder(loop: loop, board: MetricsBoard(workers: 1), readiness: Readiness(workers: 1), worker: 0)
         context = try ConnectionContext(
-            loop: loop, options: options, upstreamAddresses: [SocketAddress(unixPath: upstreamPath)],
+            loop: loop, options: options, upstreamAddresses: [[SocketAddress(unixPath: upstreamPath)]],
             metrics: metrics, readiness: Readiness(workers: 1), spans: SpanQueue(capacity: 16), logSink: LogSink(fd: logFD),
             registry: self, upstreamLimit: 64)
     }
