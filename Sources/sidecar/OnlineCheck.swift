@@ -32,8 +32,12 @@ struct OnlineCheck {
         let keys: Result<AppleHTTPResponse, AppleError> = waiter.wait { done in api.fetchJWKS(completion: done) }
         switch keys {
         case .success(let response):
-            let count = String(decoding: response.body, as: UTF8.self).components(separatedBy: "\"kid\"").count - 1
-            findings.append(Finding(ok: true, line: "apple keys: \(count) from \(base)/auth/keys"))
+            // Read as a sign-in reads it: a set with no usable key fails every sign-in too.
+            if let set = try? JWKSet(json: response.body) {
+                findings.append(Finding(ok: true, line: "apple keys: \(set.keyIDs.joined(separator: ", ")) from \(base)/auth/keys"))
+            } else {
+                findings.append(Finding(ok: false, line: "apple keys: \(base)/auth/keys answered without a usable RS256 key"))
+            }
         case .failure(let error):
             findings.append(Finding(ok: false, line: "apple keys: \(base)/auth/keys: \(Self.describe(error)) — sign-ins fail until it answers"))
         }
