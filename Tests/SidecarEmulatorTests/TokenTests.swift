@@ -151,7 +151,7 @@ final class TokenTests: XCTestCase {
         let emulator = try EmulatorFixture()
         let before = try emulator.keys().keyIDs
         XCTAssertEqual(before.count, 1)
-        let rotated = try RawHTTP.request(emulator.address, "POST", "/emulator/rotate-keys")
+        let rotated = try RawHTTP.request(emulator.address, "POST", "/emulator/rotate-keys", timeoutSeconds: 30)  // an RSA key generated
         let newKid = try XCTUnwrap(rotated.json?.objectValue?["kid"]?.stringValue)
         let after = try emulator.keys().keyIDs
         XCTAssertEqual(Set(after), Set(before + [newKid]))
