@@ -2,7 +2,7 @@ import Foundation
 import SidecarHTTP
 
 /// Reads `sidecar.yaml` into `Config`: walks the declared sections (`ConfigSection`), reads
-/// the keys not declared yet (`public_url`, `upstream` and `tls` here; `apple` in
+/// the keys not declared yet (`public_url`, `upstream` and `tls`'s files here; `apple` in
 /// ConfigSchema+SignIn; `upstreams` and `rules` in ConfigSchema+Rules) and checks the rules
 /// between keys.
 ///
@@ -31,7 +31,7 @@ struct ConfigSchema {
         let tls = readTLS(tlsSection)
         let publicURL = readPublicURL(root)
         context.publicURL = publicURL
-        let acme = readACME(tlsSection, publicURL: publicURL, listen: topLevel.listen)
+        let acme = readACME(tlsSection, context: context, listen: topLevel.listen)
         let upstreamServers = readServers(root, key: "upstream", required: true)
         let upstream = upstreamServers?.first?.target
         let upstreamTLS = readUpstreamTLS(root, key: "upstream_tls", upstream: upstream)

@@ -46,6 +46,7 @@ final class ACMEConfigTests: XCTestCase {
             ("    domains: [other.example.com]\n", "tls.acme.domains", "app.example.com"),
             ("    domains: [10.0.0.1]\n", "tls.acme.domains", "no IP addresses"),
             ("    domains: ['*.example.com']\n", "tls.acme.domains", "no wildcards"),
+            ("    domains: []\n", "tls.acme.domains", "lists no domain"),
             ("    challenge: dns-01\n", "tls.acme.challenge", ""),
             ("    eab_kid: only-the-id\n", "tls.acme.eab_hmac_key", "needs both"),
             ("    challenge: http-01\n    http_listen: 0.0.0.0:8080\n", "tls.acme.http_listen", "port of its own"),
@@ -62,5 +63,16 @@ final class ACMEConfigTests: XCTestCase {
         let yaml = Fixture.minimal.replacingOccurrences(of: "public_url: https://app.example.com", with: "public_url: http://localhost:8080")
         let found = try errors(yaml + "tls:\n  acme:\n    domains: [app.example.com]\n")
         XCTAssertTrue(found.contains { $0.description.contains("make public_url https://") }, "\(found)")
+    }
+
+    /// Each key is declared once (doc, default, parser) and the documentation is checked
+    /// against the declarations, like every other declared section.
+    func testEveryACMEKeyIsDeclared() throws {
+        let declared = Set(Config.declaredKeys.map(\.path).filter { $0.hasPrefix("tls.acme.") })
+        XCTAssertEqual(declared, Set(["email", "directory", "domains", "challenge", "http_listen", "key_type", "storage",
+                                      "share_via_store", "eab_kid", "eab_hmac_key", "ca_file"].map { "tls.acme." + $0 }))
+        let storage = try XCTUnwrap(Config.declaredKeys.first { $0.path == "tls.acme.storage" })
+        XCTAssertEqual(storage.defaultShown, "/var/lib/sidecar/acme")
+        XCTAssertEqual(storage.variable, "SIDECAR_TLS_ACME_STORAGE")
     }
 }
