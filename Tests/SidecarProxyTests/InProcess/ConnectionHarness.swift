@@ -1,4 +1,5 @@
 import CEvent
+import Foundation
 import Glibc
 import SidecarConfig
 import SidecarCrypto
@@ -19,6 +20,8 @@ final class ConnectionHarness: ConnectionRegistry {
     private(set) var context: ConnectionContext!
     let upstreamPath: String
     private let upstreamListener: Int32
+    /// Where the connections' log lines go (access lines included), read by `logLines()`.
+    let logPath: String
     private let logFD: Int32
     /// Connections that told their registry they closed, and the HTTP/2 connections that took
     /// a socket over from an HTTP/1.1 one.
@@ -36,7 +39,8 @@ final class ConnectionHarness: ConnectionRegistry {
         upstreamPath = "/tmp/sidecar-harness-\(getpid())-\(serial).sock"
         unlink(upstreamPath)
         upstreamListener = try Self.listen(unixPath: upstreamPath)
-        logFD = open("/dev/null", O_WRONLY)
+        logPath = "/tmp/sidecar-harness-\(getpid())-\(serial).log"
+        logFD = open(logPath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0o600)
         let config = try Config.parse(
             yaml: """
                 listen: 127.0.0.1:0
@@ -60,6 +64,7 @@ final class ConnectionHarness: ConnectionRegistry {
     deinit {
         close(upstreamListener)
         close(logFD)
+        unlink(logPath)
         unlink(upstreamPath)
     }
 
@@ -101,6 +106,12 @@ final class ConnectionHarness: ConnectionRegistry {
         guard fd >= 0 else { return nil }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         return fd
+    }
+
+    /// The lines written to the log so far.
+    func logLines() -> [String] {
+        guard let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").map(String.init)
     }
 
     // MARK: ConnectionRegistry
