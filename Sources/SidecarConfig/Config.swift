@@ -125,9 +125,28 @@ public struct Config: Sendable {
         ]
     }
 
+    /// `tls`: the listener's certificate and key, both set or neither.
     public struct TLS: Sendable, Equatable {
         public var certFile: String
         public var keyFile: String
+    }
+
+    /// `tls`'s two files as declared keys; the schema makes a `TLS` of them when both are set.
+    struct TLSFiles: Sendable, ConfigSection {
+        var certFile: String?
+        var keyFile: String?
+
+        init() {}
+
+        static let path = "tls"
+        static let keys: [ConfigKey<Self>] = [
+            .optional(\.certFile, "cert_file", "the chain, leaf first (PEM); ECDSA or RSA") { text, context in
+                Parse.readableFile(baseDirectory: context.baseDirectory)(text)
+            },
+            .optional(\.keyFile, "key_file", "unencrypted PEM; SIGHUP reloads both (a bad pair keeps the old)") {
+                text, context in Parse.readableFile(baseDirectory: context.baseDirectory)(text)
+            },
+        ]
     }
 
     public struct Apple: Sendable {

@@ -2,7 +2,7 @@ import Foundation
 import SidecarHTTP
 
 /// Reads `sidecar.yaml` into `Config`: walks the declared sections (`ConfigSection`), reads
-/// the keys not declared yet (`public_url`, `upstream` and `tls`'s files here; `apple` in
+/// the keys not declared yet (`public_url` and `upstream` here; `apple` in
 /// ConfigSchema+SignIn; `upstreams` and `rules` in ConfigSchema+Rules) and checks the rules
 /// between keys.
 ///
@@ -28,7 +28,7 @@ struct ConfigSchema {
         let topLevel = root.read(Config.TopLevel.self, context: context)
         checkProxyProtocol(root, topLevel)
         let tlsSection = root.section("tls")
-        let tls = readTLS(tlsSection)
+        let tls = readTLS(tlsSection, context: context)
         let publicURL = readPublicURL(root)
         context.publicURL = publicURL
         let acme = readACME(tlsSection, context: context, listen: topLevel.listen)
@@ -124,14 +124,13 @@ struct ConfigSchema {
         }
     }
 
-    private func readTLS(_ tls: Section) -> Config.TLS? {
-        let certFile = tls.optional("cert_file", Parse.readableFile(baseDirectory: baseDirectory))
-        let keyFile = tls.optional("key_file", Parse.readableFile(baseDirectory: baseDirectory))
+    private func readTLS(_ tls: Section, context: ParseContext) -> Config.TLS? {
+        let files = tls.read(Config.TLSFiles.self, context: context)
         let certSet = tls.contains("cert_file"), keySet = tls.contains("key_file")
         if certSet != keySet {
             tls.requireMissing(certSet ? "key_file" : "cert_file", because: "tls needs both cert_file and key_file")
         }
-        guard let certFile, let keyFile else { return nil }
+        guard let certFile = files.certFile, let keyFile = files.keyFile else { return nil }
         return Config.TLS(certFile: certFile, keyFile: keyFile)
     }
 

@@ -67,12 +67,14 @@ final class ACMEConfigTests: XCTestCase {
 
     /// Each key is declared once (doc, default, parser) and the documentation is checked
     /// against the declarations, like every other declared section.
-    func testEveryACMEKeyIsDeclared() throws {
+    func testEveryTLSAndACMEKeyIsDeclared() throws {
         let declared = Set(Config.declaredKeys.map(\.path).filter { $0.hasPrefix("tls.acme.") })
         XCTAssertEqual(declared, Set(["email", "directory", "domains", "challenge", "http_listen", "key_type", "storage",
                                       "share_via_store", "eab_kid", "eab_hmac_key", "ca_file"].map { "tls.acme." + $0 }))
         let storage = try XCTUnwrap(Config.declaredKeys.first { $0.path == "tls.acme.storage" })
         XCTAssertEqual(storage.defaultShown, "/var/lib/sidecar/acme")
         XCTAssertEqual(storage.variable, "SIDECAR_TLS_ACME_STORAGE")
+        XCTAssertEqual(Set(Config.declaredKeys.map(\.path).filter { $0.hasPrefix("tls.") && !$0.hasPrefix("tls.acme.") }),
+                       ["tls.cert_file", "tls.key_file"])
     }
 }
