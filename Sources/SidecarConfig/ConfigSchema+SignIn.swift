@@ -7,7 +7,8 @@ import SidecarHTTP
 extension ConfigSchema {
     static let appleBaseURL = "https://appleid.apple.com"
 
-    mutating func readApple(_ apple: Section, publicURL: HTTPURL?) -> Config.Apple? {
+    mutating func readApple(_ apple: Section, context: ParseContext) -> Config.Apple? {
+        let publicURL = context.publicURL
         let teamID = apple.required("team_id", Placeholders.teamID)
         let clientIDs = apple.requiredOneOrMore("client_id") { Names.bundleID($0, what: "client id (Services ID)") }
         if let clientIDs, Set(clientIDs).count != clientIDs.count {
@@ -16,32 +17,12 @@ extension ConfigSchema {
         let clientID = clientIDs?.first
         let keyID = apple.required("key_id", Placeholders.keyID)
         let (privateKeyFile, privateKey) = readApplePrivateKey(apple)
-        let scopes = apple.list("scopes", default: ["name", "email"]) { scope in
-            ["name", "email"].contains(scope) ? .success(scope)
-                : .failure(ValueError("unknown scope \(quoted(scope)) (Apple offers name and email)"))
-        }
+        let options = apple.read(Config.AppleOptions.self, context: context)
+        let (scopes, nativeAudiences, androidPackages) = (options.scopes, options.nativeAudiences, options.androidPackages)
+        let (baseURL, nativeRequireNonce) = (options.baseURL, options.nativeRequireNonce)
         if Set(scopes).count != scopes.count {
             reader.report(.invalidValue, "apple.scopes", at: apple.location(of: "scopes"), "lists a scope twice")
         }
-        let nativeAudiences = apple.list("native_audiences", default: []) { Names.bundleID($0, what: "bundle id") }
-        let baseURL = readAppleBaseURL(apple)
-        let caFile = apple.optional("ca_file", Parse.readableFile(baseDirectory: baseDirectory))
-        let jwksRefresh = apple.value("jwks_refresh", default: .hours(1), Parse.positiveDuration)
-        let clientSecretTTL = apple.value("client_secret_ttl", default: .hours(1)) { text in
-            Parse.positiveDuration(text).flatMap { ttl in
-                ttl <= .days(180) ? .success(ttl)
-                    : .failure(ValueError("\(quoted(text)) is longer than Apple's maximum of 180d"))
-            }
-        }
-        let leeway = apple.value("leeway", default: .seconds(60)) { text in
-            Parse.duration(text).flatMap { span in
-                span <= .minutes(10) ? .success(span)
-                    : .failure(ValueError("\(quoted(text)) is too lenient a clock skew (at most 10m)"))
-            }
-        }
-        let pkce = apple.bool("pkce", default: true)
-        let nativeRequireNonce = apple.bool("native_require_nonce", default: false)
-        let androidPackages = apple.list("android_packages", default: []) { Names.androidPackage($0) }
         if Set(androidPackages).count != androidPackages.count {
             reader.report(.invalidValue, "apple.android_packages", at: apple.location(of: "android_packages"),
                           "lists a package twice")
@@ -73,8 +54,8 @@ extension ConfigSchema {
         var config = Config.Apple(
             teamID: teamID, clientID: clientID, keyID: keyID, privateKeyFile: privateKeyFile,
             privateKey: privateKey, scopes: scopes, nativeAudiences: nativeAudiences, baseURL: baseURL,
-            caFile: caFile, jwksRefresh: jwksRefresh, clientSecretTTL: clientSecretTTL, leeway: leeway,
-            pkce: pkce, nativeRequireNonce: nativeRequireNonce, androidPackages: androidPackages)
+            caFile: options.caFile, jwksRefresh: options.jwksRefresh, clientSecretTTL: options.clientSecretTTL,
+            leeway: options.leeway, pkce: options.pkce, nativeRequireNonce: nativeRequireNonce, androidPackages: androidPackages)
         config.clientIDs = clientIDs
         return config
     }
@@ -110,16 +91,6 @@ extension ConfigSchema {
         case (false, false):
             apple.requireMissing("private_key_file", because: "or apple.private_key: the .p8 key that signs client secrets")
             return (nil, nil)
-        }
-    }
-
-    func readAppleBaseURL(_ apple: Section) -> HTTPURL {
-        let fallback = HTTPURL(scheme: "https", host: "appleid.apple.com", port: 443, path: "", query: "")
-        return apple.value("base_url", default: fallback) { text in
-            HTTPURL.parse(text, allowPath: true, allowQuery: false).flatMap { url in
-                url.isHTTPS || url.isLoopback ? .success(url)
-                    : .failure(ValueError("\(quoted(text)) must be https unless its host is loopback"))
-            }
         }
     }
 

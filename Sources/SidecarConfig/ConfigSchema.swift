@@ -2,8 +2,8 @@ import Foundation
 import SidecarHTTP
 
 /// Reads `sidecar.yaml` into `Config`: walks the declared sections (`ConfigSection`), reads
-/// the keys not declared yet (`public_url` and `upstream` here; `apple` in
-/// ConfigSchema+SignIn; `upstreams` and `rules` in ConfigSchema+Rules) and checks the rules
+/// the keys not declared yet (`public_url` and `upstream` here; `apple`'s identity
+/// keys in ConfigSchema+SignIn; `upstreams` and `rules` in ConfigSchema+Rules) and checks the rules
 /// between keys.
 ///
 /// Reading a key makes it known; values that fail are reported by the reader and the key
@@ -38,7 +38,7 @@ struct ConfigSchema {
         let upstreamHealthCheck = root.section("upstream_health_check").read(Config.HealthCheck.self, context: context)
         let routes = root.section("routes").read(Config.Routes.self, context: context)
         let appleSection = root.section("apple")
-        let apple = readApple(appleSection, publicURL: publicURL)
+        let apple = readApple(appleSection, context: context)
         let appleTransfer = appleSection.section("transfer").read(Config.AppleTransfer.self, context: context)
         let session = readSession(root.section("session"), context: context)
         let access = root.section("access").read(Config.Access.self, context: context)
