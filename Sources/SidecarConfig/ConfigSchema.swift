@@ -57,7 +57,7 @@ struct ConfigSchema {
         let upstreams = readUpstreams(
             root, timeout: topLevel.upstreamTimeout, connectTimeout: topLevel.upstreamConnectTimeout,
             maxConnections: topLevel.upstreamMaxConnections, balancing: topLevel.upstreamBalancing)
-        let rules = readRules(root, upstreams: upstreams, access: access)
+        let rules = readRules(root, upstreams: upstreams, access: access, headers: headers)
         let sites = readSites(
             root, publicURL: publicURL, upstreamNames: upstreams.map(\.name), timeout: topLevel.upstreamTimeout,
             connectTimeout: topLevel.upstreamConnectTimeout, maxConnections: topLevel.upstreamMaxConnections)
