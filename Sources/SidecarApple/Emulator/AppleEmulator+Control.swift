@@ -42,6 +42,8 @@ extension AppleEmulator {
                                       From then on its client secrets must name the new team, its users get that
                                       team's subs, and for 60 days their id_tokens carry transfer_sub and
                                       /auth/usermigrationinfo exchanges transfer_subs for the new subs
+      POST /emulator/transfer/age     {"client_id", "days" or "seconds"} -> the transfer: made that much earlier, so
+                                      its 60-day window closes without waiting (tokens keep the real clock)
       GET  /emulator/transfers        the transfers made
     Fault names: \(EmulatorFault.allNames.joined(separator: ", "))
     Per request, GET /auth/authorize?…&emulator_auto_approve=EMAIL skips the page.
@@ -132,6 +134,8 @@ extension AppleEmulator {
                 return .json(200, JSONValue.array(revocations).jsonText)
             case ("POST", "/emulator/transfer"):
                 return try transferClient(jsonBody(request))
+            case ("POST", "/emulator/transfer/age"):
+                return try ageTransfer(jsonBody(request))
             case ("GET", "/emulator/transfers"):
                 return transfersJSON()
             default:
