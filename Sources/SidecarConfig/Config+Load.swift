@@ -60,7 +60,7 @@ extension Config {
     static var declaredSections: [any ConfigSection.Type] {
         [
             TopLevel.self, UpstreamTLS.self, HealthCheck.self, Routes.self, AppleTransfer.self, Session.self, Access.self, Paths.self, Headers.self, Assertion.self,
-            Notifications.self, Revocations.self, Admin.self, Log.self, Limits.self, Pages.self, Tracing.self,
+            Notifications.self, Revocations.self, Admin.self, Users.self, Log.self, Limits.self, Pages.self, Tracing.self,
         ]
     }
 
