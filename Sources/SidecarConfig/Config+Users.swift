@@ -11,7 +11,7 @@ extension Config {
         static let keys: [ConfigKey<Self>] = [
             .bool(\.keepRefreshTokens, "keep_refresh_tokens",
                   "keep each user's latest Apple refresh token in the store, sealed with the session keys, so "
-                      + "users revoke SUB --apple can revoke it at Apple (needs a file: or redis store)"),
+                      + "users revoke SUB --apple can revoke it at Apple (needs a durable revocations.store)"),
         ]
     }
 }

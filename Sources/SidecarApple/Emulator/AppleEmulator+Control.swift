@@ -26,6 +26,8 @@ extension AppleEmulator {
       POST /emulator/revoke-consent   {"email" | "sub", "client_id"?} -> {"sub", "revoked_tokens"}: the user removes
                                       the app in their Apple ID settings (every client of the team without client_id);
                                       their refresh tokens then fail with invalid_grant
+      POST /emulator/grants           {"email" | "sub"} -> {"sub", "grants": [{"client_id", "refresh_tokens"}]}: the
+                                      user's live refresh tokens per client, counted (never shown)
       GET  /emulator/revocations      the last /auth/revoke requests: client_id, token_type_hint, token_known (issued
                                       to that client and not yet revoked), client_authenticated, error (never tokens)
       POST /emulator/native           {"client_id", "email"?, "firstName"?, "lastName"?, "hideMyEmail"?, "nonce"?,
@@ -130,6 +132,8 @@ extension AppleEmulator {
                 return .json(200, JSONValue.array(tokenRequests).jsonText)
             case ("POST", "/emulator/revoke-consent"):
                 return try revokeConsent(jsonBody(request))
+            case ("POST", "/emulator/grants"):
+                return try liveGrants(jsonBody(request))
             case ("GET", "/emulator/revocations"):
                 return .json(200, JSONValue.array(revocations).jsonText)
             case ("POST", "/emulator/transfer"):
