@@ -6,10 +6,15 @@ readings fall to rules that add different fields is refused rather than guessed;
 or values that would change what the request is are refused when the file is read, with its
 line and column."""
 import json
+import socket
 import subprocess
 
-from conftest import free_port, seen, sidecar_binary, to_yaml
+import pytest
+
+from conftest import free_port, poll, seen, sidecar_binary, to_yaml
 from h2_support import H2Client
+from test_envoy import ROOT, find_envoy, signed_in_through_envoy
+from test_nginx import echoed
 
 HTML = ("Accept", "text/html,application/xhtml+xml")
 JSON = ("Accept", "application/json")
@@ -172,3 +177,71 @@ def test_names_and_values_that_would_change_the_request_are_refused_at_load(tmp_
     assert run.returncode == 1 and "again" in run.stderr, run.stderr
     run, _ = check_config(tmp_path, base_config, '  - path: /x/**\n    deny: true\n    set_headers: {X-A: "1"}\n')
     assert run.returncode == 1 and "deny rule" in run.stderr, run.stderr
+
+
+# -- through a real Envoy (Examples/envoy/envoy.yaml, its ext_authz asking /.auth/check/…) ------
+@pytest.fixture
+def envoy_with_set_headers(upstream, start_sidecar, start_emulator, tmp_path):
+    """(Envoy's port, sidecar): the example file, its allowed_upstream_headers also listing the
+    names the rules set (as an operator adds them), and the rules above under /app."""
+    envoy = find_envoy()
+    port = free_port()
+    public_url = "http://127.0.0.1:%d" % port
+    emulator = start_emulator([public_url + "/.auth/callback"], ["--auto-approve", envoy_user])
+    rules = [{"path": "/app/billing/**", "set_headers": {"X-Readonly": "1", "X-Tenant": "acme"}},
+             {"path": "/app/**", "set_headers": {"X-Tenant": "acme"}}]
+    sidecar = start_sidecar({"public_url": public_url, "trusted_proxies": ["127.0.0.1/32"],
+                             "apple": {"base_url": emulator.issuer}, "access": {"public_paths": []}, "rules": rules})
+    text = (ROOT / "Examples" / "envoy" / "envoy.yaml").read_text()
+    text = text.replace("port_value: 8080", "port_value: %d" % sidecar.port)
+    text = text.replace("http://127.0.0.1:8080", "http://127.0.0.1:%d" % sidecar.port)
+    text = text.replace("port_value: 3000", "port_value: %d" % upstream.port)
+    text = text.replace("address: 0.0.0.0, port_value: 10000", "address: 127.0.0.1, port_value: %d" % port)
+    allowed = "                    - {exact: x-auth-assertion}\n"
+    assert allowed in text
+    text = text.replace(allowed, allowed + "                    - {exact: x-readonly}\n"
+                                           "                    - {exact: x-tenant}\n")
+    conf = tmp_path / "envoy.yaml"
+    conf.write_text(text)
+    log = open(tmp_path / "envoy.log", "wb")
+    proc = subprocess.Popen([envoy, "-c", str(conf), "--base-id", str(port), "-l", "warning"],
+                            stdout=log, stderr=log, stdin=subprocess.DEVNULL, cwd=tmp_path)
+    try:
+        assert poll(lambda: _accepts(port) or proc.poll() is not None, timeout=30) and proc.poll() is None, \
+            (tmp_path / "envoy.log").read_text()
+        yield port, sidecar
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+envoy_user = "maria.ruiz@example.com"
+
+
+def _accepts(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
+def test_through_envoy_the_rules_fields_replace_the_clients(envoy_with_set_headers, upstream):
+    port, _ = envoy_with_set_headers
+    client = signed_in_through_envoy(port)
+    seen_by_app = echoed(client.get("/app/billing/x", headers=[HTML, ("X-Readonly", "0"), ("X-TENANT", "evil")]))
+    assert seen_by_app["x-readonly"] == ["1"] and seen_by_app["x-tenant"] == ["acme"], seen_by_app
+    # Another rule's name is removed by Envoy as the answer asks, whoever sends it.
+    seen_by_app = echoed(client.get("/app/page", headers=[HTML, ("X-Readonly", "0")]))
+    assert "x-readonly" not in seen_by_app and seen_by_app["x-tenant"] == ["acme"], seen_by_app
+    # An underscore spelling never reaches the app (the example refuses such names outright).
+    upstream.reset()
+    assert client.get("/app/page", headers=[HTML, ("X_Readonly", "0")]).status == 400
+    assert upstream.stats()["requests"] == 0
+    # Readings that fall to rules adding different fields: refused, never forwarded.
+    assert client.get("/app/BILLING/x").status == 400
+    assert upstream.stats()["requests"] == 0
