@@ -14,7 +14,8 @@ import pytest
 from conftest import free_port, poll, seen, sidecar_binary, to_yaml
 from h2_support import H2Client
 from test_envoy import ROOT, find_envoy, signed_in_through_envoy
-from test_nginx import echoed
+from nginx_support import CookieClient, start_nginx  # noqa: F401 (start_nginx: a fixture)
+from test_nginx import echoed, sign_in as nginx_sign_in
 
 HTML = ("Accept", "text/html,application/xhtml+xml")
 JSON = ("Accept", "application/json")
@@ -245,3 +246,38 @@ def test_through_envoy_the_rules_fields_replace_the_clients(envoy_with_set_heade
     # Readings that fall to rules adding different fields: refused, never forwarded.
     assert client.get("/app/BILLING/x").status == 400
     assert upstream.stats()["requests"] == 0
+
+
+# -- through a real nginx (Examples/nginx-auth-request.conf, auth_request asking /.auth/check) ----
+def test_through_nginx_auth_request_the_rules_fields_replace_the_clients(
+        upstream, start_sidecar, start_emulator, start_nginx):
+    port = free_port()
+    public_url = "http://127.0.0.1:%d" % port
+    emulator = start_emulator([public_url + "/.auth/callback"], ["--auto-approve", NGINX_USER])
+    sidecar = start_sidecar({
+        "public_url": public_url, "trusted_proxies": ["127.0.0.1/32"], "apple": {"base_url": emulator.issuer},
+        "access": {"public_paths": []},
+        "rules": [{"path": "/billing/**", "set_headers": {"X-Readonly": "1"}}, {"path": "/**"}]})
+    # As an operator copies a rule's field: auth_request_set from the answer, proxy_set_header
+    # onto the proxied request (which also replaces the client's own copy; empty sends none).
+    read = "            auth_request_set $auth_assertion      $upstream_http_x_auth_assertion;\n"
+    copy = "            proxy_set_header X-Auth-Assertion      $auth_assertion;\n"
+    start_nginx("nginx-auth-request.conf", {
+        "127.0.0.1:8080": "127.0.0.1:%d" % sidecar.port,
+        "127.0.0.1:3000": "127.0.0.1:%d" % upstream.port,
+        "listen 80;": "listen 127.0.0.1:%d;" % port,
+        read: read + "            auth_request_set $rule_readonly $upstream_http_x_readonly;\n",
+        copy: copy + "            proxy_set_header X-Readonly $rule_readonly;\n",
+    }, port)
+    client = CookieClient(port)
+    nginx_sign_in(client, "/billing/x")
+    seen_by_app = echoed(client.get("/billing/x", headers=[HTML, ("X-Readonly", "0")]))
+    assert seen_by_app["x-readonly"] == ["1"], seen_by_app
+    seen_by_app = echoed(client.get("/other", headers=[HTML, ("X-Readonly", "1")]))
+    assert "x-readonly" not in seen_by_app, seen_by_app
+    upstream.reset()
+    assert client.get("/BILLING/x").status == 403, "ambiguous readings: the check refuses"
+    assert upstream.stats()["requests"] == 0
+
+
+NGINX_USER = "maria.ruiz@example.com"
