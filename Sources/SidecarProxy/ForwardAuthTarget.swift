@@ -50,11 +50,14 @@ struct ForwardAuthTarget {
             value += name
         }
         for name in ruleHeaders.names where !ruleHeaders.sets(setting, foldedName: name) { add(Array(name.utf8)) }
-        let guarded = identityNames.map { Config.StaticHeader.fold(String(decoding: $0, as: UTF8.self)) } + ruleHeaders.names
-        for field in view.fields {
+        // Only a name with `_` can be one of them spelt otherwise: most checks carry none.
+        var guarded: [String]?
+        for field in view.fields where view[field.name].contains(UInt8(ascii: "_")) {
             let sent = String(decoding: view[field.name], as: UTF8.self)
-            guard sent.utf8.contains(UInt8(ascii: "_")) else { continue }
-            if guarded.contains(Config.StaticHeader.fold(sent)) { add(Array(sent.lowercased().utf8)) }
+            if guarded == nil {
+                guarded = identityNames.map { Config.StaticHeader.fold(String(decoding: $0, as: UTF8.self)) } + ruleHeaders.names
+            }
+            if guarded?.contains(Config.StaticHeader.fold(sent)) == true { add(Array(sent.lowercased().utf8)) }
         }
         return value
     }
