@@ -4,10 +4,12 @@ session keys; `POST /users/<sub>/revoke?apple=1` (and `sidecar users revoke SUB 
 revokes the latest one at Apple (the emulator, which then no longer counts the grant and
 answers a refresh with it `invalid_grant`) with the client secret of the client it was
 issued to, then ends every session. Without the key the call is a clear 409."""
+import shutil
 import subprocess
 
 from conftest import free_port, sidecar_binary, to_yaml
 from native_support import BUNDLE, bearer_ok, signed_in as native_signed_in
+from redis_support import redis_server  # noqa: F401 (a fixture)
 from test_users_admin import admin_call, audit_lines, make_token, sub_of
 
 WEB = "com.example.web"
@@ -21,8 +23,10 @@ def start(start_sidecar, start_emulator, tmp_path, keep=True, store=True):
     config = {"apple": {"base_url": apple.issuer, "native_audiences": [BUNDLE]},
               "access": {"public_paths": ["/pub/**"]}, "admin": {"token": "file:%s" % path},
               "users": {"keep_refresh_tokens": keep}}
-    if store:
+    if store is True:
         config["revocations"] = {"store": "file:%s" % (tmp_path / ("store-%d" % port))}
+    elif store:
+        config["revocations"] = {"store": store}
     sc = start_sidecar(config, port=port)
     return sc, apple, token
 
@@ -94,6 +98,23 @@ def test_the_kept_token_outlives_a_restart_with_a_file_store(start_sidecar, star
     r = admin_call(restarted, "POST", "/users/%s/revoke?apple=1" % sub, token)
     assert r.status == 200 and r.json()["apple"] == "revoked", (r.status, r.body)
     assert grants(apple) == {}
+
+
+def test_with_a_redis_store(start_sidecar, start_emulator, browser, tmp_path, redis_server):
+    redis = redis_server()
+    sc, apple, token = start(start_sidecar, start_emulator, tmp_path, store=redis.url)
+    user = browser(sc, apple)
+    assert user.login(email=EMAIL)[0].status == 303
+    sub = sub_of(user)
+    if shutil.which("redis-cli"):
+        kept = subprocess.run(["redis-cli", "-p", str(redis.port), "GET", "sidecar:refresh:" + sub],
+                              capture_output=True, text=True, timeout=10).stdout
+        assert kept.strip() and WEB not in kept, kept  # `<ms> <sealed>`: nothing in clear
+    r = admin_call(sc, "POST", "/users/%s/revoke?apple=1" % sub, token)
+    assert r.status == 200 and r.json()["apple"] == "revoked", (r.status, r.body)
+    assert grants(apple) == {}
+    r = admin_call(sc, "POST", "/users/%s/revoke?apple=1" % sub, token)
+    assert r.status == 200 and r.json()["apple"] == "no_refresh_token", r.body
 
 
 def test_without_the_key_apple_is_a_clear_409_and_nothing_is_revoked(
