@@ -85,6 +85,15 @@ def test_revoke_with_apple_revokes_the_latest_token_at_apple_then_ends_every_ses
     assert grants(apple) == {BUNDLE: 1}
     assert again.get("/private").status == 302
 
+    # An app's sign-in last: its token is revoked with the bundle id's own client secret.
+    app = native_signed_in(sc, apple, email=EMAIL)
+    assert grants(apple) == {BUNDLE: 2}
+    r = admin_call(sc, "POST", "/users/%s/revoke?apple=1" % sub, token)
+    assert r.status == 200 and r.json()["apple_client_id"] == BUNDLE, r.body
+    assert grants(apple) == {BUNDLE: 1}
+    assert apple.control("GET", "/emulator/revocations").json()[-1]["client_id"] == BUNDLE
+    assert not bearer_ok(sc, app["token"])
+
 
 def test_the_kept_token_outlives_a_restart_with_a_file_store(start_sidecar, start_emulator, browser, tmp_path):
     sc, apple, token = start(start_sidecar, start_emulator, tmp_path)
