@@ -126,6 +126,10 @@ struct UsersShowCommand: ParsableCommand {
         } else {
             rows.append(("last sign-in", "none remembered"))
         }
+        if let kept = body["refresh_token_kept_at_ms"] {  // only with users.keep_refresh_tokens
+            rows.append(("apple token", kept.integerValue.map { "kept from the sign-in of \(Self.moment($0)) (--apple revokes it)" }
+                ?? "none kept (--apple would revoke nothing at Apple)"))
+        }
         let width = rows.map(\.0.count).max() ?? 0
         print(rows.map { "  " + $0.0 + String(repeating: " ", count: width - $0.0.count + 2) + $0.1 }.joined(separator: "\n"))
     }

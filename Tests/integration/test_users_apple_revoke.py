@@ -52,6 +52,11 @@ def test_revoke_with_apple_revokes_the_latest_token_at_apple_then_ends_every_ses
     store_bytes = b"".join(p.read_bytes() for p in tmp_path.glob("store-*") if p.is_file())
     assert store_bytes and (WEB + "\n").encode() not in store_bytes
 
+    shown = admin_call(sc, "GET", "/users/%s" % sub, token).json()
+    assert shown["refresh_token_kept_at_ms"] == shown["last_sign_in"]["at_ms"], shown
+    run = subprocess.run([str(sidecar_binary()), "users", "show", sub, "--config", str(sc.config_path)],
+                         capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0 and "apple token" in run.stdout and "--apple revokes it" in run.stdout, run.stdout
     r = admin_call(sc, "POST", "/users/%s/revoke?apple=1" % sub, token)
     assert r.status == 200, (r.status, r.body)
     body = r.json()
@@ -73,6 +78,7 @@ def test_revoke_with_apple_revokes_the_latest_token_at_apple_then_ends_every_ses
     r = admin_call(sc, "POST", "/users/%s/revoke?apple=1" % sub, token)
     assert r.status == 200 and r.json()["apple"] == "no_refresh_token", r.body
     assert len(apple.control("GET", "/emulator/revocations").json()) == 1
+    assert admin_call(sc, "GET", "/users/%s" % sub, token).json()["refresh_token_kept_at_ms"] is None
 
     # A new sign-in keeps its token again; the command line does the same call.
     again = browser(sc, apple)
@@ -136,6 +142,7 @@ def test_without_the_key_apple_is_a_clear_409_and_nothing_is_revoked(
     assert r.status == 409 and r.json()["error"] == "refresh_tokens_not_kept", (r.status, r.body)
     assert "users.keep_refresh_tokens" in r.json()["reason"]
     assert user.get("/private").status == 200, "nothing was revoked"
+    assert "refresh_token_kept_at_ms" not in admin_call(sc, "GET", "/users/%s" % sub, token).json()
     run = subprocess.run([str(sidecar_binary()), "users", "revoke", sub, "--apple", "--config", str(sc.config_path)],
                          capture_output=True, text=True, timeout=30)
     assert run.returncode == 2 and "users.keep_refresh_tokens" in run.stderr, (run.returncode, run.stderr)

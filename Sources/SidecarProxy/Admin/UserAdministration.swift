@@ -128,8 +128,18 @@ final class UserAdministration {
                     body["last_sign_in"] = .null
                     body["last_sign_in_unknown"] = .string("the store could not be asked: \(error)")
                 }
-                audit(request, call: call, status: 200, outcome: "shown")
-                respond(Self.json(200, body))
+                // With users.keep_refresh_tokens: whether --apple would find a token to revoke.
+                guard let apple, apple.isEnabled else {
+                    audit(request, call: call, status: 200, outcome: "shown")
+                    return respond(Self.json(200, body))
+                }
+                store.keptRefreshToken(subject) { [self] kept in
+                    if case .success(let token) = kept {
+                        body["refresh_token_kept_at_ms"] = token.map { .integer($0.atMs) } ?? .null
+                    }
+                    audit(request, call: call, status: 200, outcome: "shown")
+                    respond(Self.json(200, body))
+                }
             }
         case .revoke(let subject, apple: false):
             revokeLocally(subject, request, call, apple: nil, respond)
