@@ -7,6 +7,8 @@
 #             from a login through `sidecar emulator`
 #   nginxcookie : (cases.d/auth.sh) nginx proxy_pass sent the auth case's very requests
 #   authassert : (cases.d/authassert.sh) the auth case with assertion.enabled (assertion on vs off)
+#   setheaders [authbase] : (cases.d/setheaders.sh) the auth case decided by a rule adding two
+#             set_headers fields; authbase (AUTH_BASELINE_BIN=another build) the auth case on that build
 #   sessions_<N>, nginxs_<N>, haproxy_<N> [_log] : (cases.d/sessions.sh) N distinct real sessions
 #             (1, 2k, 100k) one per request in turn, to the sidecar and to nginx and haproxy sent
 #             the very same requests, access logs off and on (BENCH_CASES="direct sessions";

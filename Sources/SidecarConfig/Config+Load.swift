@@ -59,8 +59,9 @@ extension Config {
     /// The sections whose keys are all declared, in the order of `sidecar.yaml`.
     static var declaredSections: [any ConfigSection.Type] {
         [
-            TopLevel.self, TLSFiles.self, ACME.self, UpstreamTLS.self, HealthCheck.self, Routes.self, AppleOptions.self, AppleTransfer.self, Session.self, Access.self, Paths.self, Headers.self, Assertion.self,
-            Notifications.self, Revocations.self, Admin.self, Log.self, Limits.self, Pages.self, Tracing.self,
+            TopLevel.self, TLSFiles.self, ACME.self, UpstreamTLS.self, HealthCheck.self, Routes.self, AppleOptions.self,
+            AppleTransfer.self, Session.self, Access.self, Paths.self, Headers.self, Assertion.self, Notifications.self,
+            Revocations.self, Admin.self, Users.self, Log.self, Limits.self, Pages.self, Tracing.self,
         ]
     }
 

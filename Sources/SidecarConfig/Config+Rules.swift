@@ -52,6 +52,8 @@ extension Config {
         /// no credentials) gets; nil: forwarded where the path is an API path (`api: true`, or
         /// `access.api_paths`), refused elsewhere.
         public var corsPreflight: CORSPreflight? = nil
+        /// `set_headers`: added to each request the rule decides, in this order.
+        public var setHeaders: [StaticHeader] = []
         /// Where the rule starts in the file (nil for a rule set by other means).
         public var line: Int? = nil
         public var column: Int? = nil

@@ -36,6 +36,7 @@ public struct Config: Sendable {
     public var notifications = Notifications()
     public var revocations = Revocations()
     public var admin = Admin()
+    public var users = Users()
     public var log = Log()
     public var limits = Limits()
     public var pages = Pages()

@@ -255,6 +255,29 @@ final class Section {
         return result
     }
 
+    /// The entries of a mapping of names the operator chooses to single values
+    /// (`rules[].set_headers`): each name with its value checked by `parse` (nil for one it
+    /// refused, reported at the value), where the name is.
+    func values<T>(
+        inNamedMap key: String, _ parse: (String) -> Result<T, ValueError>
+    ) -> [(name: String, at: Location, value: T?)] {
+        guard let node = node(key) else { return [] }
+        guard let mapping = node.mapping else {
+            reader.report(.wrongType, Self.join(path, key), at: reader.document.location(node.mark) ?? location,
+                          "expected a mapping of names to values, found \(Self.describe(node))")
+            return []
+        }
+        return mapping.compactMap { keyNode, value in
+            let at = reader.document.location(keyNode.mark) ?? location
+            guard let raw = keyNode.scalar?.string else {
+                reader.report(.wrongType, Self.join(path, key), at: at, "names must be plain strings, found \(Self.describe(keyNode))")
+                return nil
+            }
+            let name = reader.document.duplicateName(ofMarked: raw) ?? raw
+            return (name, at, convert(value, path: Self.join(Self.join(path, key), name), parse))
+        }
+    }
+
     /// A section with nothing in it, standing for each entry of a list or named map: reading
     /// it declares the keys an entry may have (so they are listed among the known keys)
     /// without reporting any as missing.

@@ -64,14 +64,18 @@ extension ConfigSchema {
         }
     }
 
-    mutating func readRules(_ root: Section, upstreams: [Config.NamedUpstream], access: Config.Access) -> [Config.Rule] {
+    mutating func readRules(
+        _ root: Section, upstreams: [Config.NamedUpstream], access: Config.Access, headers: Config.Headers
+    ) -> [Config.Rule] {
         let names = upstreams.map(\.name)
-        _ = readRule(root.entryTemplate("rules"), index: 0, upstreams: names)
+        let identityNames = headers.strippedIdentityHeaders
+        _ = readRule(root.entryTemplate("rules"), index: 0, upstreams: names, identityNames: identityNames)
         let sections = root.sections(inList: "rules")
         if sections.count > Self.maxRules {
             reader.report(.invalidValue, "rules", at: root.location(of: "rules"), "\(sections.count) rules; at most \(Self.maxRules)")
         }
-        let rules = sections.enumerated().compactMap { index, section in readRule(section, index: index, upstreams: names) }
+        let rules = sections.enumerated().compactMap { index, section in readRule(section, index: index, upstreams: names, identityNames: identityNames)
+        }
         guard rules.count == sections.count else { return rules }  // errors reported; nothing loads
         warnShadowed(rules)
         warnPublicAPIPaths(rules, access: access)
@@ -81,7 +85,7 @@ extension ConfigSchema {
         return rules
     }
 
-    private func readRule(_ section: Section, index: Int, upstreams: [String]) -> Config.Rule? {
+    private func readRule(_ section: Section, index: Int, upstreams: [String], identityNames: [String]) -> Config.Rule? {
         let path = section.required("path", Names.pathGlob)
         var refused = false
         let methods = section.list("methods", default: []) { text -> Result<String, ValueError> in
@@ -119,13 +123,14 @@ extension ConfigSchema {
             Config.CORSPreflight(rawValue: text).map { .success($0) }
                 ?? .failure(ValueError("\(quoted(text)) is not forward or refuse"))
         }
+        rule.setHeaders = readSetHeaders(section, identityNames: identityNames)
         rule.line = section.location.line
         rule.column = section.location.column
 
         // What would contradict itself is refused, not guessed: a guess could admit someone.
         let restricting = ["allowed_emails", "allowed_email_domains", "allowed_subjects", "allow_private_relay"]
         if deny {
-            for key in ["public", "api", "upstream", "cors_preflight"] + restricting where section.contains(key) {
+            for key in ["public", "api", "upstream", "cors_preflight", "set_headers"] + restricting where section.contains(key) {
                 reader.report(.conflict, "\(section.path).\(key)", at: section.location(of: key),
                               "a deny rule answers 403 to every request it matches; \(key) would mean nothing")
             }
@@ -137,6 +142,38 @@ extension ConfigSchema {
         }
         guard path != nil else { return nil }
         return rule
+    }
+
+    /// `set_headers`: each name a token no other part of the request depends on, given once
+    /// (however spelt: `X-Tenant`, `x_tenant`), each value one every reader reads alike.
+    private func readSetHeaders(_ section: Section, identityNames: [String]) -> [Config.StaticHeader] {
+        let entries = section.values(inNamedMap: "set_headers", Config.StaticHeader.value)
+        let path = "\(section.path).set_headers"
+        if entries.count > Config.StaticHeader.maxPerRule {
+            reader.report(.invalidValue, path, at: section.location(of: "set_headers"),
+                          "\(entries.count) headers; at most \(Config.StaticHeader.maxPerRule)")
+        }
+        var fields: [Config.StaticHeader] = []
+        var seen: [String: String] = [:]
+        for (name, at, value) in entries {
+            if case .failure(let error) = Names.headerName(name) {
+                reader.report(error, "\(path).\(name)", at: at)
+                continue
+            }
+            if let why = Config.StaticHeader.refusal(of: name, identityNames: identityNames) {
+                reader.report(.invalidValue, "\(path).\(name)", at: at, why)
+                continue
+            }
+            let folded = Config.StaticHeader.fold(name)
+            if let first = seen[folded] {
+                reader.report(.duplicateKey, "\(path).\(name)", at: at,
+                              "\(quoted(name)) is \(quoted(first)) again (upstreams read names without case, _ as -)")
+                continue
+            }
+            seen[folded] = name
+            if let value { fields.append(Config.StaticHeader(name: name, value: value)) }
+        }
+        return fields
     }
 
     /// `admin.example.com`, `10.0.0.7`, `[::1]`: compared with the request's `Host` without its port.

@@ -47,6 +47,7 @@ struct ConfigSchema {
         let notifications = root.section("notifications").read(Config.Notifications.self, context: context)
         let revocations = readRevocations(root.section("revocations"), context: context)
         let admin = root.section("admin").read(Config.Admin.self, context: context)
+        let users = readUsers(root.section("users"), context: context, store: revocations.store)
         let log = root.section("log").read(Config.Log.self, context: context)
         let limitsSection = root.section("limits")
         var limits = limitsSection.read(Config.Limits.self, context: context)
@@ -57,7 +58,7 @@ struct ConfigSchema {
         let upstreams = readUpstreams(
             root, timeout: topLevel.upstreamTimeout, connectTimeout: topLevel.upstreamConnectTimeout,
             maxConnections: topLevel.upstreamMaxConnections, balancing: topLevel.upstreamBalancing)
-        let rules = readRules(root, upstreams: upstreams, access: access)
+        let rules = readRules(root, upstreams: upstreams, access: access, headers: headers)
         let sites = readSites(
             root, publicURL: publicURL, upstreamNames: upstreams.map(\.name), timeout: topLevel.upstreamTimeout,
             connectTimeout: topLevel.upstreamConnectTimeout, maxConnections: topLevel.upstreamMaxConnections)
@@ -73,6 +74,7 @@ struct ConfigSchema {
         config.sites = sites.sites
         config.defaultSite = sites.defaultSite
         config.appleTransfer = appleTransfer
+        config.users = users
         config.upstreamTLS = upstreamTLS
         config.upstreamServers = upstreamServers ?? []
         config.upstreamHealthCheck = upstreamHealthCheck

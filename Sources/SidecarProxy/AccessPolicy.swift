@@ -5,8 +5,9 @@ import SidecarHTTP
 /// place where sidecar endpoints, public paths and the authenticator decide.
 final class AccessPolicy {
     enum Decision {
-        /// Forward upstream (identity headers stripped, then injected from the session).
-        case forward
+        /// Forward upstream (identity headers stripped, then injected from the session), with
+        /// the fields of the deciding rule's `set_headers` (`RuleHeaders`; 0: none).
+        case forward(RuleHeaders.Group)
         /// Answer locally.
         case respond(LocalResponse)
         /// One of the sidecar's own endpoints: read the body, then let the authenticator answer.
@@ -116,9 +117,13 @@ final class AccessPolicy {
             auth?.noteCookie(view, into: &identity)
             return .refuse(forbidden(head, path: path, api: verdict.isAPI), rule: rule, reason: "deny")
         }
+        if let rule = verdict.ambiguousHeaders {
+            auth?.noteCookie(view, into: &identity)
+            return .refuse(localError(400, head, path: path), rule: rule, reason: "ambiguous_set_headers")
+        }
         guard verdict.needsSession else {
             auth?.noteCookie(view, into: &identity)
-            return .forward
+            return .forward(verdict.headers)
         }
         return authenticate(head, view, path: path, original: original, trace: trace, identity: &identity, verdict: verdict)
     }
@@ -155,11 +160,14 @@ final class AccessPolicy {
         }
         let decision = decideRequest(
             head, view, path: normalized, original: original, trace: trace, identity: &identity, upstream: &upstream)
-        guard case .forward = decision else { return decision }
+        guard case .forward(let headers) = decision else { return decision }
         var answer = LocalResponse(status: 200, reason: "OK", body: [])
         answer.identity = identity.opened
         if let cookie = identity.setCookie { answer.extraFields.append(("Set-Cookie", cookie)) }
-        answer.extraFields.append(("X-Envoy-Auth-Headers-To-Remove", checkTarget.removals(for: identity)))
+        answer.ruleHeaders = (route.headers, headers)
+        answer.extraFields.append((
+            "X-Envoy-Auth-Headers-To-Remove",
+            checkTarget.removals(for: identity, view: view, ruleHeaders: route.headers, setting: headers)))
         return .respond(answer)
     }
 
@@ -175,7 +183,10 @@ final class AccessPolicy {
         if let rule = verdict.deny {
             return .refuse(forbidden(head, path: path, api: verdict.isAPI), rule: rule, reason: "deny")
         }
-        guard verdict.needsSession else { return .forward }
+        if let rule = verdict.ambiguousHeaders {
+            return .refuse(localError(400, head, path: path), rule: rule, reason: "ambiguous_set_headers")
+        }
+        guard verdict.needsSession else { return .forward(verdict.headers) }
         let host = (head.authority ?? head.host).map { view[$0] }
         var lenientReading: [UInt8] = []
         path.withUnsafeBytes { LenientPath.append($0, into: &lenientReading) }
@@ -186,7 +197,7 @@ final class AccessPolicy {
             }
         }
         guard admitted else { return .respond(unauthenticated(head, path: path, api: true)) }
-        return .forward
+        return .forward(verdict.headers)
     }
 
     /// Every reading of the request, judged by the rules and public paths.
@@ -232,10 +243,10 @@ final class AccessPolicy {
         if let auth {
             auth.identify(view, trace: trace, into: &identity)
             if identity.isAuthenticated {
-                guard verdict.restricting.count > 0, let session = identity.session else { return .forward }
+                guard verdict.restricting.count > 0, let session = identity.session else { return .forward(verdict.headers) }
                 guard let (rule, reason) = route.refusal(
                     verdict, subject: session.subject, email: session.email, privateEmail: session.privateEmail) else {
-                    return .forward
+                    return .forward(verdict.headers)
                 }
                 return .refuse(forbidden(head, path: path, api: verdict.isAPI), rule: rule, reason: reason)
             }

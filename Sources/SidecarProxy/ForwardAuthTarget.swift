@@ -34,9 +34,34 @@ struct ForwardAuthTarget {
         return UnsafeRawBufferPointer(rebasing: rawPath[checkPath.count...])
     }
 
-    /// The value of `x-envoy-auth-headers-to-remove` for an answer carrying `identity`: every
-    /// identity header it does not set (Envoy sets those it does, replacing the client's), the
-    /// ones removed always, and `authorization` when it carried this sidecar's session token.
+    /// The value of `x-envoy-auth-headers-to-remove` for an answer carrying `identity` and
+    /// the fields of `setting` (`rules[].set_headers`): every identity header and every name
+    /// some rule sets that the answer does not set (Envoy sets those it does, replacing the
+    /// client's), the ones removed always, `authorization` when it carried this sidecar's
+    /// session token, and the client's own fields that are one of those names spelt otherwise
+    /// (`X_Tenant` for `X-Tenant`: Envoy replaces and removes a name only as spelt, and a WSGI
+    /// upstream reads both as one).
+    func removals(
+        for identity: RequestIdentity, view: HeadView, ruleHeaders: RuleHeaders, setting: RuleHeaders.Group
+    ) -> [UInt8] {
+        var value = removals(for: identity)
+        func add(_ name: [UInt8]) {
+            if !value.isEmpty { value += Array(", ".utf8) }
+            value += name
+        }
+        for name in ruleHeaders.names where !ruleHeaders.sets(setting, foldedName: name) { add(Array(name.utf8)) }
+        // Only a name with `_` can be one of them spelt otherwise: most checks carry none.
+        var guarded: [String]?
+        for field in view.fields where view[field.name].contains(UInt8(ascii: "_")) {
+            let sent = String(decoding: view[field.name], as: UTF8.self)
+            if guarded == nil {
+                guarded = identityNames.map { Config.StaticHeader.fold(String(decoding: $0, as: UTF8.self)) } + ruleHeaders.names
+            }
+            if guarded?.contains(Config.StaticHeader.fold(sent)) == true { add(Array(sent.lowercased().utf8)) }
+        }
+        return value
+    }
+
     func removals(for identity: RequestIdentity) -> [UInt8] {
         var present = [Bool](repeating: false, count: identityNames.count)
         if let opened = identity.opened {

@@ -11,6 +11,8 @@ struct LocalResponse {
     /// `/check`'s answer: the session whose identity fields (and signed assertion) it carries,
     /// written as they were rendered for forwarding when the session was opened.
     var identity: OpenedSession?
+    /// `/check`'s answer: the deciding rule's `set_headers`, as a forwarded request gets them.
+    var ruleHeaders: (table: RuleHeaders, group: RuleHeaders.Group)?
     /// `no-store` unless the answer is public by nature (`jwks.json`): everything else the
     /// sidecar answers may depend on the session.
     var cacheControl: StaticString = "no-store"
@@ -74,6 +76,7 @@ struct LocalResponse {
             identity.withIdentityFields { RenderedFields.forEach($0, emit) }
             identity.assertionField.withUnsafeBytes { RenderedFields.forEach($0, emit) }
         }
+        if let ruleHeaders { RenderedFields.forEach(ruleHeaders.table.block(ruleHeaders.group), emit) }
         if !requestId.isEmpty { requestId.withUnsafeBytes { emit(Self.bytes("X-Request-Id"), $0) } }
     }
 

@@ -41,6 +41,8 @@ final class RequestRewriter {
     /// everything any request's head is stripped of, whoever sent it.
     let trailerForwarding: FieldForwarding
     private let auth: AuthSettings?
+    /// `rules[].set_headers`, numbered as `Route` numbers them (both compile the same rules).
+    private let ruleHeaders: RuleHeaders
     private let trustedProxies: [CIDR]
     // Copied once into memory this object owns: written into every request without the
     // retain and release an array property costs on each read.
@@ -50,7 +52,8 @@ final class RequestRewriter {
     private let scheme: UnsafeRawBufferPointer
 
     init(options: ProxyOptions) {
-        let dropped = options.strippedHeaders + [
+        ruleHeaders = RuleHeaders(options.config.rules)
+        let dropped = options.strippedHeaders + ruleHeaders.names + [
             "host", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-request-id",
             "traceparent", "tracestate",
         ]
@@ -103,10 +106,11 @@ final class RequestRewriter {
 
     /// Writes the upstream head into `buffer` (one copy, straight into its free space).
     /// `normalizedPath` is what the access decision was made on; `requestId` the id to send;
-    /// `trace` the request's trace (its `traceparent` names the sidecar's span).
-    /// False only if libevent could not allocate the space.
+    /// `trace` the request's trace (its `traceparent` names the sidecar's span); `ruleHeaders`
+    /// the deciding rule's `set_headers`. False only if libevent could not allocate the space.
     func write(
-        _ head: HTTPRequestHead, _ view: HeadView, upstream: Int, normalizedPath: [UInt8], peerText: [UInt8],
+        _ head: HTTPRequestHead, _ view: HeadView, upstream: Int, ruleHeaders group: RuleHeaders.Group = 0,
+        normalizedPath: [UInt8], peerText: [UInt8],
         peerTrusted: Bool, requestId: [UInt8], trace: TraceContext, identity: RequestIdentity, to buffer: ByteQueue
     ) -> Bool {
         let (upstreamHost, basePath) = targets[min(upstream, targets.count - 1)]
@@ -116,8 +120,10 @@ final class RequestRewriter {
             + peerText.count + scheme.count + requestId.count + 256 + TraceContext.traceparentFieldLength
         if trace.forwardsTracestate { bound += TraceContext.maxTracestateBytes + 16 }
         if auth != nil { bound += ForwardedIdentity.bound(identity) }
+        let added = ruleHeaders.block(group)
+        bound += added.count
         guard var reserved = ReservedHead(in: buffer, bound: bound) else { return false }
-        write(head, view, upstreamHost: upstreamHost, basePath: basePath, normalizedPath: normalizedPath,
+        write(head, view, upstreamHost: upstreamHost, basePath: basePath, added: added, normalizedPath: normalizedPath,
               peerText: peerText, peerTrusted: peerTrusted, requestId: requestId, trace: trace, identity: identity,
               into: &reserved.out)
         return reserved.commit()
@@ -125,7 +131,7 @@ final class RequestRewriter {
 
     private func write(
         _ head: HTTPRequestHead, _ view: HeadView, upstreamHost: UnsafeRawBufferPointer, basePath: UnsafeRawBufferPointer,
-        normalizedPath: [UInt8], peerText: [UInt8],
+        added: UnsafeRawBufferPointer, normalizedPath: [UInt8], peerText: [UInt8],
         peerTrusted: Bool, requestId: [UInt8], trace: TraceContext, identity: RequestIdentity,
         into out: inout HeadBuffer
     ) {
@@ -155,6 +161,7 @@ final class RequestRewriter {
         if let auth {
             ForwardedIdentity.append(view, identity: identity, settings: auth, into: &out)
         }
+        if !added.isEmpty { out.append(added) }
         if head.framing == .chunked { out.appendFraming(.chunked) }
 
         // RFC 9112 §3.2.2: an absolute-form target's authority takes the place of Host.

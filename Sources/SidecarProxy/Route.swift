@@ -24,6 +24,8 @@ final class Route {
         var forwardsPreflight: Bool?
         /// The rule names its upstream (else, with `sites`, the site's upstream serves it).
         var namesUpstream = false
+        /// Its `set_headers` (`RuleHeaders`; 0: none).
+        var headers: RuleHeaders.Group = 0
     }
 
     /// The rules as written, for the normalized path.
@@ -32,6 +34,8 @@ final class Route {
     /// when no glob has an upper-case letter).
     private let foldedTable: PathRuleTable
     private let actions: UnsafeMutableBufferPointer<Action>
+    /// `set_headers` of every rule, compiled.
+    let headers: RuleHeaders
     /// The rule's `allowed_*`, nil where it lets every signed-in user pass.
     private let access: [AccessRules?]
     let isEmpty: Bool
@@ -52,13 +56,14 @@ final class Route {
         foldingMatters = folded.map(\.glob) != conditions.map(\.glob)
         foldedTable = foldingMatters ? PathRuleTable(folded) : table
         methodsMatter = conditions.contains { !$0.methods.isEmpty }
+        headers = RuleHeaders(rules)
         actions = .allocate(capacity: max(1, rules.count))
         for (index, rule) in rules.enumerated() {
             (actions.baseAddress! + index).initialize(to: Action(
                 upstream: rule.upstreamIndex(in: upstreams), isPublic: rule.isPublic, isAPI: rule.isAPI, deny: rule.deny,
                 restrictsUsers: rule.restrictsUsers,
                 forwardsPreflight: rule.corsPreflight.map { $0 == .forward } ?? (rule.isAPI ? true : nil),
-                namesUpstream: rule.upstream != nil))
+                namesUpstream: rule.upstream != nil, headers: headers.groupOfRule[index]))
         }
         access = rules.map { $0.restrictsUsers ? AccessRules($0) : nil }
         isEmpty = rules.isEmpty
@@ -101,6 +106,7 @@ final class Route {
     ) -> Int? {
         if !isEmpty, let rule = table.firstMatch(path: path, method: method, host: host) {
             let action = actions[rule]
+            verdict.noteHeaders(action.headers, rule: rule)
             if action.isAPI { verdict.isAPI = true }
             if action.deny {
                 if verdict.deny.map({ rule < $0 }) ?? true { verdict.deny = rule }
@@ -110,6 +116,7 @@ final class Route {
             }
             return rule
         }
+        verdict.noteHeaders(0, rule: nil)
         if let publicPaths, !publicPaths.isEmpty, publicPaths.matches(path) { return nil }
         verdict.needsSession = true
         return nil
@@ -208,6 +215,28 @@ struct RuleVerdict {
     var rule: Int?
     /// Rules whose `allowed_*` the signed-in user must satisfy.
     var restricting = RuleIndexes()
+    /// The `set_headers` every reading's rule adds (`RuleHeaders`; 0: none).
+    private(set) var headers: RuleHeaders.Group = 0
+    /// Some readings' rules add different fields (a rule with `set_headers` decides one
+    /// reading, another rule or none decides another): there is no knowing which the upstream
+    /// will act on, so the request is refused. The rule with fields of its own involved.
+    private(set) var ambiguousHeaders: Int?
+    private var headersNoted = false
+
+    /// Adds one reading's fields: the first reading's stand unless a later one differs.
+    @inline(__always) mutating func noteHeaders(_ group: RuleHeaders.Group, rule: Int?) {
+        guard headersNoted else {
+            headersNoted = true
+            headers = group
+            headersRule = rule
+            return
+        }
+        if group != headers, ambiguousHeaders == nil {
+            ambiguousHeaders = (group != 0 ? rule : nil) ?? headersRule ?? 0
+        }
+    }
+
+    private var headersRule: Int?
 }
 
 /// A few rule indexes, inline (no allocation per request). Two path readings under a

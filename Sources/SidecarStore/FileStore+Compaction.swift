@@ -45,6 +45,7 @@ extension FileStore {
         revocations.prune(now: now)
         state.tables.claims.sweep(now: now)
         state.tables.signIns.sweep(nowMs: now * 1000)
+        state.tables.refreshTokens.sweep(nowMs: now * 1000)
         var records = ReplayedRevocations.liveRecords(revocations.snapshot(), now: now)
         records.append(contentsOf: state.tables.liveRecords(now: now))
         var bytes = [UInt8]()
@@ -70,6 +71,9 @@ extension FileStore {
         }
         for forward in tables.forwards.entries.values { bytes += LogRecord.enqueueForward(forward).framedByteCount }
         for (subject, signIn) in tables.signIns.entries { bytes += LogRecord.signIn(subject, signIn).framedByteCount }
+        for (subject, token) in tables.refreshTokens.entries {
+            bytes += LogRecord.keepRefreshToken(subject, token).framedByteCount
+        }
         return Int64(bytes)
     }
 

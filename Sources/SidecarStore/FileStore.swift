@@ -156,6 +156,27 @@ public final class FileStore: SynchronousStore {
         }
     }
 
+    public func keepRefreshToken(_ subject: String, _ token: KeptRefreshToken) throws(StoreError) {
+        try checkKept(subject, token)
+        try change { state, persist, now throws(StoreError) in
+            try state.tables.keepRefreshToken(subject, token, nowMs: now * 1000, persist: persist)
+        }
+    }
+
+    public func keptRefreshToken(_ subject: String) throws(StoreError) -> KeptRefreshToken? {
+        try state.withLock { state throws(StoreError) in
+            guard !state.closed else { throw StoreError.closed }
+            return state.tables.refreshTokens.entries[subject]
+        }
+    }
+
+    public func forgetRefreshToken(_ subject: String) throws(StoreError) {
+        try checkSubject(subject)
+        try change { state, persist, _ throws(StoreError) in
+            try state.tables.forgetRefreshToken(subject, persist: persist)
+        }
+    }
+
     /// Closes the file (releasing its lock); later changes fail with `.closed`.
     public func close() {
         state.withLock { state in

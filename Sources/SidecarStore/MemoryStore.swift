@@ -79,6 +79,25 @@ public final class MemoryStore: SynchronousStore {
         return tables.withLock { $0.signIns.entries[subject] }
     }
 
+    public func keepRefreshToken(_ subject: String, _ token: KeptRefreshToken) throws(StoreError) {
+        try checkOpen()
+        try checkKept(subject, token)
+        let nowMs = clock.now() * 1000
+        try change { tables throws(StoreError) in
+            try tables.keepRefreshToken(subject, token, nowMs: nowMs, persist: { _ in })
+        }
+    }
+
+    public func keptRefreshToken(_ subject: String) throws(StoreError) -> KeptRefreshToken? {
+        try checkOpen()
+        return tables.withLock { $0.refreshTokens.entries[subject] }
+    }
+
+    public func forgetRefreshToken(_ subject: String) throws(StoreError) {
+        try checkOpen()
+        try change { tables throws(StoreError) in try tables.forgetRefreshToken(subject, persist: { _ in }) }
+    }
+
     public func close() { closed.store(true, ordering: .relaxed) }
 
     private func checkOpen() throws(StoreError) {

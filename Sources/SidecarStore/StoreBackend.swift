@@ -67,6 +67,14 @@ public protocol StoreBackend: AnyObject, Sendable {
     /// `subject`'s last sign-in, nil when none is remembered.
     func lastSignIn(_ subject: String, completion: @escaping StoreCompletion<SignInRecord?>)
 
+    /// Keeps `subject`'s latest Apple refresh token, sealed (`users.keep_refresh_tokens`),
+    /// replacing an older one; kept as long as a sign-in is.
+    func keepRefreshToken(_ subject: String, _ token: KeptRefreshToken, completion: @escaping StoreCompletion<Void>)
+    /// `subject`'s kept token, nil when none is kept.
+    func keptRefreshToken(_ subject: String, completion: @escaping StoreCompletion<KeptRefreshToken?>)
+    /// Forgets `subject`'s kept token (revoked at Apple, or the account deleted).
+    func forgetRefreshToken(_ subject: String, completion: @escaping StoreCompletion<Void>)
+
     /// Releases the file or connection; later changes fail with `.closed`.
     func close()
 
@@ -105,6 +113,9 @@ public protocol SynchronousStore: StoreBackend {
     func pendingForwards() throws(StoreError) -> [PendingForward]
     func recordSignIn(_ subject: String, _ signIn: SignInRecord) throws(StoreError)
     func lastSignIn(_ subject: String) throws(StoreError) -> SignInRecord?
+    func keepRefreshToken(_ subject: String, _ token: KeptRefreshToken) throws(StoreError)
+    func keptRefreshToken(_ subject: String) throws(StoreError) -> KeptRefreshToken?
+    func forgetRefreshToken(_ subject: String) throws(StoreError)
 }
 
 extension SynchronousStore {
@@ -154,6 +165,18 @@ extension SynchronousStore {
 
     public func lastSignIn(_ subject: String, completion: @escaping StoreCompletion<SignInRecord?>) {
         answerLater(Result { () throws(StoreError) in try lastSignIn(subject) }, completion)
+    }
+
+    public func keepRefreshToken(_ subject: String, _ token: KeptRefreshToken, completion: @escaping StoreCompletion<Void>) {
+        answerLater(Result { () throws(StoreError) in try keepRefreshToken(subject, token) }, completion)
+    }
+
+    public func keptRefreshToken(_ subject: String, completion: @escaping StoreCompletion<KeptRefreshToken?>) {
+        answerLater(Result { () throws(StoreError) in try keptRefreshToken(subject) }, completion)
+    }
+
+    public func forgetRefreshToken(_ subject: String, completion: @escaping StoreCompletion<Void>) {
+        answerLater(Result { () throws(StoreError) in try forgetRefreshToken(subject) }, completion)
     }
 }
 

@@ -9,6 +9,7 @@ struct StoreTables {
     var claims: SingleUseKeySets
     var forwards: ForwardQueue
     var signIns = SignInTable()
+    var refreshTokens = RefreshTokenTable()
 
     /// `claimCapacity` keys of each `ClaimKind`.
     init(claimCapacity: Int, limits: StoreLimits) {
@@ -79,6 +80,19 @@ struct StoreTables {
         signIns.record(subject, signIn, nowMs: nowMs)
     }
 
+    mutating func keepRefreshToken(
+        _ subject: String, _ token: KeptRefreshToken, nowMs: Int64, persist: Persist
+    ) throws(StoreError) {
+        try persist(.keepRefreshToken(subject, token))
+        refreshTokens.keep(subject, token, nowMs: nowMs)
+    }
+
+    mutating func forgetRefreshToken(_ subject: String, persist: Persist) throws(StoreError) {
+        guard refreshTokens.entries[subject] != nil else { return }
+        try persist(.forgetRefreshToken(subject))
+        refreshTokens.forget(subject)
+    }
+
     /// Replays one log record (revocations go to `revocations`, applied by the caller once).
     mutating func apply(_ record: LogRecord, revocations: inout ReplayedRevocations) {
         switch record {
@@ -99,6 +113,10 @@ struct StoreTables {
             if next > 0 { forwards.advanceSequence(past: next - 1) }
         case .signIn(let subject, let signIn):
             signIns.record(subject, signIn, nowMs: signIn.atMs)
+        case .keepRefreshToken(let subject, let token):
+            refreshTokens.keep(subject, token, nowMs: token.atMs)
+        case .forgetRefreshToken(let subject):
+            refreshTokens.forget(subject)
         }
     }
 
@@ -110,6 +128,9 @@ struct StoreTables {
         records.append(contentsOf: forwards.pending().map { .enqueueForward($0) })
         let cutoffMs = now * 1000 - SignInRecord.retentionSeconds * 1000
         for (subject, signIn) in signIns.entries where signIn.atMs > cutoffMs { records.append(.signIn(subject, signIn)) }
+        for (subject, token) in refreshTokens.entries where token.atMs > cutoffMs {
+            records.append(.keepRefreshToken(subject, token))
+        }
         return records
     }
 }

@@ -69,6 +69,9 @@ struct UsersRevokeCommand: ParsableCommand {
             by their Apple id, as an Apple consent-revoked event does: every session and
             bearer token issued up to now is refused from then on, on every replica
             sharing the store (within a second with Redis). The user may sign in again.
+            With --apple (and users.keep_refresh_tokens on), the user's latest Apple
+            refresh token is first revoked at Apple; if Apple cannot be reached or
+            refuses, nothing is revoked and the command can be run again.
             The call is an audit line in the sidecar's log. Exit status: 0 revoked, 1
             invalid configuration or user id, 2 the sidecar could not be asked or
             refused.
@@ -76,11 +79,23 @@ struct UsersRevokeCommand: ParsableCommand {
 
     @OptionGroup var target: UsersTarget
 
+    @Flag(name: .long, help: "Also revoke the user's kept Apple refresh token at Apple (users.keep_refresh_tokens).")
+    var apple = false
+
     func run() throws {
-        let body = try target.call("POST", "/revoke")
+        let body = try target.call("POST", apple ? "/revoke?apple=1" : "/revoke")
         let cutoff = body["revoked_before_ms"]?.integerValue ?? 0
         print("revoked \(target.subject): every session and bearer token issued up to \(UsersShowCommand.moment(cutoff)) "
             + "is refused, on every replica")
+        guard apple else { return }
+        switch body["apple"]?.stringValue {
+        case "revoked"?:
+            print("apple: the refresh token of \(body["apple_client_id"]?.stringValue ?? "the app") is revoked at Apple")
+        case "no_refresh_token"?:
+            print("apple: no refresh token is kept for this user (none signed in since users.keep_refresh_tokens was on)")
+        case let other:
+            print("apple: \(other ?? "not answered")")
+        }
     }
 }
 
@@ -110,6 +125,10 @@ struct UsersShowCommand: ParsableCommand {
             rows.append(("last sign-in", why))
         } else {
             rows.append(("last sign-in", "none remembered"))
+        }
+        if let kept = body["refresh_token_kept_at_ms"] {  // only with users.keep_refresh_tokens
+            rows.append(("apple token", kept.integerValue.map { "kept from the sign-in of \(Self.moment($0)) (--apple revokes it)" }
+                ?? "none kept (--apple would revoke nothing at Apple)"))
         }
         let width = rows.map(\.0.count).max() ?? 0
         print(rows.map { "  " + $0.0 + String(repeating: " ", count: width - $0.0.count + 2) + $0.1 }.joined(separator: "\n"))

@@ -88,7 +88,7 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 87)
+        XCTAssertEqual(uncommented, 88)
         // The upstreams' TLS keys belong to https:// upstreams.
         text = text.replacingOccurrences(of: "upstream: http://127.0.0.1:3000", with: "upstream: https://127.0.0.1:3000")
             .replacingOccurrences(of: "url: http://127.0.0.1:9001", with: "url: https://127.0.0.1:9001")

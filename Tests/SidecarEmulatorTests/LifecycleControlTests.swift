@@ -33,6 +33,26 @@ final class LifecycleControlTests: XCTestCase {
         XCTAssertEqual(try emulator.postJSON("/emulator/revoke-consent", #"{"sub":"x","client_id":"com.nope"}"#).status, 400)
     }
 
+    /// `/auth/revoke` really ends the token: a refresh with it fails as at Apple, and the
+    /// control API no longer counts it among the user's grants.
+    func testARevokedRefreshTokenNoLongerRefreshesAndItsGrantIsGone() throws {
+        let emulator = try EmulatorFixture()
+        let refresh = try signIn(emulator)
+        let user = #"{"email":"maria@example.com"}"#
+        var grants = try emulator.postJSON("/emulator/grants", user)
+        XCTAssertEqual(grants.status, 200, grants.text)
+        XCTAssertEqual(grants.json?.objectValue?["grants"], .array([.object([
+            "client_id": .string(EmulatorFixture.webClient), "refresh_tokens": .integer(1)])]))
+        XCTAssertFalse(grants.text.contains(refresh))
+        XCTAssertEqual(try refreshGrant(emulator, refresh).status, 200)
+        XCTAssertEqual(try emulator.postForm("/auth/revoke", [("client_id", EmulatorFixture.webClient),
+            ("client_secret", try emulator.secret()), ("token", refresh), ("token_type_hint", "refresh_token")]).status, 200)
+        XCTAssertEqual(try refreshGrant(emulator, refresh).error, "invalid_grant")
+        grants = try emulator.postJSON("/emulator/grants", user)
+        XCTAssertEqual(grants.json?.objectValue?["grants"], .array([]))
+        XCTAssertEqual(try emulator.postJSON("/emulator/grants", "{}").status, 400)
+    }
+
     func testRevocationLogShowsClientHintAndWhetherTheTokenWasKnownNeverTheToken() throws {
         let emulator = try EmulatorFixture()
         let refresh = try signIn(emulator)

@@ -92,6 +92,30 @@ final class MigrationTests: XCTestCase {
         XCTAssertEqual(try accessToken(emulator).status, 400, "the sending team's secret is nobody's after the window")
     }
 
+    /// `POST /emulator/transfer/age`: the window closes as it would sixty days on, while the
+    /// clock (and so every token's times) stays where it is.
+    func testAgingATransferClosesItsWindowWithoutMovingTheClock() throws {
+        let emulator = try EmulatorFixture()
+        XCTAssertEqual(try emulator.postJSON("/emulator/transfer/age", #"{"client_id":"com.example.web","days":1}"#).status,
+                       400, "never transferred")
+        XCTAssertEqual(try emulator.postJSON("/emulator/transfer", #"{"client_id":"com.example.web","team_id":"NEWTEAM123"}"#).status, 200)
+        let before = emulator.clock.now
+        var aged = try emulator.postJSON("/emulator/transfer/age", #"{"client_id":"com.example.web","days":59}"#)
+        XCTAssertEqual(aged.status, 200, aged.text)
+        XCTAssertEqual(try aged.jsonObject()["at"]?.integerValue, before - 59 * 86_400)
+        XCTAssertNotNil(try signIn(emulator, team: Self.recipient)["transfer_sub"], "day 59: the window is open")
+        aged = try emulator.postJSON("/emulator/transfer/age", #"{"client_id":"com.example.web","seconds":86400}"#)
+        XCTAssertEqual(try aged.jsonObject()["window_ends"]?.integerValue, before, "day 60: it closes now")
+        let claims = try signIn(emulator, team: Self.recipient)
+        XCTAssertNil(claims["transfer_sub"])
+        XCTAssertEqual(claims["iat"]?.integerValue, before, "tokens keep the clock")
+        XCTAssertEqual(emulator.clock.now, before)
+        for body in [#"{"client_id":"com.example.web"}"#, #"{"client_id":"com.example.web","days":1,"seconds":1}"#,
+                     #"{"client_id":"com.example.web","days":-1}"#, #"{"client_id":"com.example.web","days":"1"}"#] {
+            XCTAssertEqual(try emulator.postJSON("/emulator/transfer/age", body).status, 400, body)
+        }
+    }
+
     func testAPrivateRelayUserGetsTheRecipientTeamsRelayAddress() throws {
         let emulator = try EmulatorFixture(autoApprove: TestUser(email: "hidden@example.com", hideMyEmail: true))
         let oldSub = try XCTUnwrap(try signIn(emulator)["sub"]?.stringValue)

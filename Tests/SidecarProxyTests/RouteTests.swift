@@ -208,6 +208,40 @@ final class RouteTests: XCTestCase {
         XCTAssertEqual(route.refusal(v, subject: "s", email: "get@example.com", privateEmail: false)?.reason, "too_many_readings")
     }
 
+    /// `set_headers`: every reading must fall to rules adding the same fields, or the verdict
+    /// names the request ambiguous.
+    func testEveryReadingMustAgreeOnTheAddedFields() {
+        var billing = rule("/billing/**")
+        billing.setHeaders = [Config.StaticHeader(name: "X-Readonly", value: "1")]
+        var twin = rule("/reports/**")
+        twin.setHeaders = billing.setHeaders
+        var any = rule("/**")
+        any.setHeaders = [Config.StaticHeader(name: "X-Role", value: "user")]
+        let route = compile([billing, twin, rule("/plain/**"), any])
+        XCTAssertEqual(route.headers.groupOfRule, [1, 1, 0, 2])
+        XCTAssertEqual(String(decoding: route.headers.block(1), as: UTF8.self), "X-Readonly: 1\r\n")
+        XCTAssertEqual(route.headers.block(0).count, 0)
+        XCTAssertEqual(route.headers.names, ["x-readonly", "x-role"])
+        XCTAssertEqual(verdict(route, "/billing/x").headers, 1)
+        XCTAssertNil(verdict(route, "/billing/x").ambiguousHeaders)
+        XCTAssertEqual(verdict(route, "/billing/x;v=1").headers, 1)
+        XCTAssertEqual(verdict(route, "/other/PAGE").headers, 2)
+        XCTAssertNil(verdict(route, "/other/PAGE").ambiguousHeaders)
+        XCTAssertEqual(verdict(route, "/plain/x").headers, 0)
+        for path in ["/BILLING/x", "/billing;v=1/x", "/Billing./x"] {
+            XCTAssertEqual(verdict(route, path).ambiguousHeaders, 0, path)
+        }
+        XCTAssertEqual(verdict(route, "/PLAIN/x").ambiguousHeaders, 3, "the catch-all adds fields, /plain/** none")
+        // Readings falling to different rules that add the same fields agree.
+        var parameters = rule("/billing;v=1/**")
+        parameters.setHeaders = billing.setHeaders
+        XCTAssertNil(verdict(compile([billing, parameters]), "/billing;v=1/x").ambiguousHeaders)
+        XCTAssertEqual(verdict(compile([billing, parameters]), "/billing;v=1/x").headers, 1)
+        // Without a rule for one reading, and fields for another: ambiguous.
+        let alone = compile([billing])
+        XCTAssertEqual(verdict(alone, "/BILLING/x").ambiguousHeaders, 0)
+    }
+
     func testNoRules() {
         let route = compile([])
         XCTAssertTrue(route.isEmpty)

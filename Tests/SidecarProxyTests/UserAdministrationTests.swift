@@ -11,7 +11,12 @@ final class UserAdministrationTests: XCTestCase {
 
     func testOnlyTheEndpointsOwnSpellingsNameACall() {
         XCTAssertEqual(UserAdministration.Call(path: "/users/\(sub)", query: nil), .show(sub))
-        XCTAssertEqual(UserAdministration.Call(path: "/users/\(sub)/revoke", query: nil), .revoke(sub))
+        XCTAssertEqual(UserAdministration.Call(path: "/users/\(sub)/revoke", query: nil), .revoke(sub, apple: false))
+        XCTAssertEqual(UserAdministration.Call(path: "/users/\(sub)/revoke", query: "apple=1"), .revoke(sub, apple: true))
+        for query in ["apple=0", "apple=true", "apple=1&x=1", "APPLE=1", "apple=1;", "apple%3D1", "apple"] {
+            XCTAssertNil(UserAdministration.Call(path: "/users/\(sub)/revoke", query: query), query)
+        }
+        XCTAssertNil(UserAdministration.Call(path: "/users/\(sub)", query: "apple=1"), "show takes no query")
         for path in [
             "/users/", "/users//revoke", "/users/\(sub)/", "/users/\(sub)/revoke/", "/users/\(sub)//revoke",
             "/users/\(sub)/REVOKE", "/users/\(sub)/revoke/x", "/users/..", "/users/.", "/users/../metrics",

@@ -94,6 +94,36 @@ def test_after_an_app_transfer_the_old_sub_and_the_apps_previous_id_are_forwarde
     assert seen(echo, "X-Auth-Previous-User-Id") == []
 
 
+def test_sixty_days_after_a_transfer_tokens_carry_no_transfer_sub_and_none_is_forwarded(
+        start_sidecar, start_emulator, browser):
+    port = free_port()
+    apple = start_emulator(["http://127.0.0.1:%d/.auth/callback" % port])
+    email = "maria.ruiz@example.com"
+    assert apple.control("POST", "/emulator/transfer", {"client_id": "com.example.web", "team_id": RECIPIENT}).status == 200
+    sc = start_sidecar({"apple": {"base_url": apple.issuer, "team_id": RECIPIENT},
+                        "access": {"public_paths": ["/pub/**"]}, "assertion": {"enabled": True}}, port=port)
+    # Day 59 (the emulator's control API moves the transfer into the past; tokens keep the
+    # real clock): still inside the window.
+    r = apple.control("POST", "/emulator/transfer/age", {"client_id": "com.example.web", "days": 59})
+    assert r.status == 200, r.body
+    early = browser(sc, apple)
+    assert early.login(email=email)[0].status == 303
+    assert seen(early.request("GET", "/private", FORGED).json(), "X-Auth-Transfer-Sub") == [transfer_sub(email)]
+    # Day 60: the window closed. A token minted now has no transfer_sub, and the sidecar
+    # forwards none (the client's forged copies still never pass).
+    assert apple.control("POST", "/emulator/transfer/age", {"client_id": "com.example.web", "days": 1}).status == 200
+    late = browser(sc, apple)
+    assert late.login(email=email)[0].status == 303
+    echo = late.request("GET", "/private", FORGED).json()
+    assert seen(echo, "X-Auth-User-Id") == [subject(RECIPIENT, email)], "still the recipient team's sub"
+    assert seen(echo, "X-Auth-Transfer-Sub") == [], echo["headers"]
+    assert "transfer_sub" not in claims(seen(echo, "X-Auth-Assertion")[0])
+    token_requests = apple.control("GET", "/emulator/token-requests").json()
+    assert token_requests and token_requests[-1]["client_authenticated"], "the id_token came from a real exchange"
+    # The session signed in on day 59 keeps what its id_token said, until it expires.
+    assert seen(early.request("GET", "/private", FORGED).json(), "X-Auth-Transfer-Sub") == [transfer_sub(email)]
+
+
 def test_a_bad_mapping_file_is_refused_at_start_naming_its_line(start_sidecar, tmp_path):
     mapping = tmp_path / "mapping.csv"
     mapping.write_text("old_sub,new_sub\nlegacy 1,000111.aa.0001\n")

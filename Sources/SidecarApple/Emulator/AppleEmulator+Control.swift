@@ -26,6 +26,8 @@ extension AppleEmulator {
       POST /emulator/revoke-consent   {"email" | "sub", "client_id"?} -> {"sub", "revoked_tokens"}: the user removes
                                       the app in their Apple ID settings (every client of the team without client_id);
                                       their refresh tokens then fail with invalid_grant
+      POST /emulator/grants           {"email" | "sub"} -> {"sub", "grants": [{"client_id", "refresh_tokens"}]}: the
+                                      user's live refresh tokens per client, counted (never shown)
       GET  /emulator/revocations      the last /auth/revoke requests: client_id, token_type_hint, token_known (issued
                                       to that client and not yet revoked), client_authenticated, error (never tokens)
       POST /emulator/native           {"client_id", "email"?, "firstName"?, "lastName"?, "hideMyEmail"?, "nonce"?,
@@ -42,6 +44,8 @@ extension AppleEmulator {
                                       From then on its client secrets must name the new team, its users get that
                                       team's subs, and for 60 days their id_tokens carry transfer_sub and
                                       /auth/usermigrationinfo exchanges transfer_subs for the new subs
+      POST /emulator/transfer/age     {"client_id", "days" or "seconds"} -> the transfer: made that much earlier, so
+                                      its 60-day window closes without waiting (tokens keep the real clock)
       GET  /emulator/transfers        the transfers made
     Fault names: \(EmulatorFault.allNames.joined(separator: ", "))
     Per request, GET /auth/authorize?…&emulator_auto_approve=EMAIL skips the page.
@@ -128,10 +132,14 @@ extension AppleEmulator {
                 return .json(200, JSONValue.array(tokenRequests).jsonText)
             case ("POST", "/emulator/revoke-consent"):
                 return try revokeConsent(jsonBody(request))
+            case ("POST", "/emulator/grants"):
+                return try liveGrants(jsonBody(request))
             case ("GET", "/emulator/revocations"):
                 return .json(200, JSONValue.array(revocations).jsonText)
             case ("POST", "/emulator/transfer"):
                 return try transferClient(jsonBody(request))
+            case ("POST", "/emulator/transfer/age"):
+                return try ageTransfer(jsonBody(request))
             case ("GET", "/emulator/transfers"):
                 return transfersJSON()
             default:

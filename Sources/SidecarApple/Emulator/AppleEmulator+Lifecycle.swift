@@ -30,6 +30,23 @@ extension AppleEmulator {
         return .json(200, JSONValue.object(["sub": .string(subject), "revoked_tokens": .integer(Int64(count))]).jsonText)
     }
 
+    /// `POST /emulator/grants {"email"|"sub"}`: the user's live refresh tokens per client
+    /// (counted, never shown) — what `/auth/revoke` and a revoked consent take away.
+    func liveGrants(_ body: JSONValue) throws(ControlError) -> ServiceResponse {
+        let subject: String
+        if let sub = body.objectValue?["sub"]?.stringValue, !sub.isEmpty {
+            subject = sub
+        } else if let email = body.objectValue?["email"]?.stringValue, TestUser.isPlausibleEmail(email) {
+            subject = AppleIdentifiers.subject(teamID: options.teamID, email: email)
+        } else {
+            throw ControlError("expected {\"email\"|\"sub\"}")
+        }
+        let grants = store.liveGrants(subject: subject).map { grant in
+            JSONValue.object(["client_id": .string(grant.clientID), "refresh_tokens": .integer(Int64(grant.refreshTokens))])
+        }
+        return .json(200, JSONValue.object(["sub": .string(subject), "grants": .array(grants)]).jsonText)
+    }
+
     /// `POST /emulator/notify`: the signed payload; with `"url"`, the emulator POSTs
     /// `{"payload": JWT}` there itself, as Apple would, and answers with the status it got.
     func notify(_ body: JSONValue, respond: @escaping (ServiceResponse) -> Void) {

@@ -149,6 +149,25 @@ extension AppleEmulator {
         return .json(200, Self.json(transfer).jsonText)
     }
 
+    /// `POST /emulator/transfer/age {"client_id", "days"}`: the client's last transfer made
+    /// that many days earlier (`seconds` instead, for a window's last seconds).
+    func ageTransfer(_ body: JSONValue) throws(ControlError) -> ServiceResponse {
+        guard let object = body.objectValue, let clientID = object["client_id"]?.stringValue else {
+            throw ControlError("expected {\"client_id\", \"days\" or \"seconds\"}")
+        }
+        let seconds: Int64
+        if let days = object["days"]?.integerValue, object["seconds"] == nil {
+            seconds = days * 86_400
+        } else if let count = object["seconds"]?.integerValue, object["days"] == nil {
+            seconds = count
+        } else {
+            throw ControlError("expected one of \"days\" or \"seconds\", an integer")
+        }
+        let transfer = try transfers.age(clientID, by: seconds)
+        logger.info("transfer aged", metadata: ["client_id": "\(clientID)", "seconds": "\(seconds)"])
+        return .json(200, Self.json(transfer).jsonText)
+    }
+
     func transfersJSON() -> ServiceResponse {
         .json(200, JSONValue.array(transfers.all.map(Self.json)).jsonText)
     }

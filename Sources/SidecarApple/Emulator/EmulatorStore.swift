@@ -107,6 +107,13 @@ final class EmulatorStore {
         if consents[key]?.isEmpty == true { consents[key] = nil }
     }
 
+    /// The live refresh tokens of `subject`, counted per client (never the tokens).
+    func liveGrants(subject: String) -> [(clientID: String, refreshTokens: Int)] {
+        var counts: [String: Int] = [:]
+        for grant in grants.values where grant.identity.subject == subject { counts[grant.clientID, default: 0] += 1 }
+        return counts.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
     /// The user removed the app in their Apple ID settings: every token of the authorization
     /// is revoked and the authorization forgotten — for `clientID`, or for every client when
     /// nil. Returns how many tokens were revoked.

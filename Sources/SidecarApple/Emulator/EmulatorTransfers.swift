@@ -70,6 +70,19 @@ final class EmulatorTransfers {
         return transfer
     }
 
+    /// Moves the client's last transfer `seconds` into the past, as if that much time had
+    /// gone by since (the emulator's control API: a test sees the window close without
+    /// waiting sixty days, while every token keeps the real clock).
+    func age(_ clientID: String, by seconds: Int64) throws(ControlError) -> Transfer {
+        guard let transfer = transfers[clientID] else { throw ControlError("\(clientID) was never transferred") }
+        guard seconds > 0, seconds <= 10 * Self.windowSeconds else {
+            throw ControlError("age by 1 second to \(10 * Self.windowSeconds / 86_400) days")
+        }
+        let aged = Transfer(clientID: clientID, fromTeam: transfer.fromTeam, toTeam: transfer.toTeam, at: transfer.at - seconds)
+        transfers[clientID] = aged
+        return aged
+    }
+
     // MARK: identities and transfer identifiers
 
     func noteIdentity(team: String, subject: String, email: String, hideMyEmail: Bool) {

@@ -52,7 +52,8 @@ final class AdminServer {
         let store = options.auth?.shared.store
         users = UserAdministration(
             store: store, access: access,
-            keepSeconds: options.config.session.lifetime.seconds + options.config.apple.leeway.seconds)
+            keepSeconds: options.config.session.lifetime.seconds + options.config.apple.leeway.seconds,
+            apple: options.auth.map { OperatorAppleRevocation(settings: $0, loop: loop) })
         if !access.isOff, let store {
             store.attach(to: loop)
             attachedStore = store

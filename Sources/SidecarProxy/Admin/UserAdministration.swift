@@ -6,7 +6,8 @@ import SidecarStore
 /// The admin listener's users: `GET /users/<sub>` (what this replica knows of the user) and
 /// `POST /users/<sub>/revoke` (every session and bearer token of the user issued up to now
 /// ends, on every replica: the revocation by subject Apple's notifications make, through the
-/// store). Every call, allowed or refused, is one audit line (`sidecar.audit`).
+/// store; with `?apple=1` the user's kept refresh token is revoked at Apple first,
+/// `OperatorAppleRevocation`). Every call, allowed or refused, is one audit line (`sidecar.audit`).
 ///
 /// The path is read as sent, never decoded: a subject is Apple's `sub` alphabet (letters,
 /// digits, `.`, `_`, `-`), so an encoded byte, a dot segment, an empty segment or a query
@@ -16,12 +17,15 @@ final class UserAdministration {
     private let access: AdminAccess
     /// How long a subject's revocation is kept: the longest a session lives, plus the leeway.
     private let keepSeconds: Int64
+    /// `?apple=1`; nil without sign-in.
+    private let apple: OperatorAppleRevocation?
     private let logger = Logger(label: "sidecar.audit")
 
     static let pathPrefix = "/users/"
 
-    init(store: (any StoreBackend)?, access: AdminAccess, keepSeconds: Int64) {
+    init(store: (any StoreBackend)?, access: AdminAccess, keepSeconds: Int64, apple: OperatorAppleRevocation? = nil) {
         self.store = store
+        self.apple = apple
         self.access = access
         self.keepSeconds = keepSeconds
         if access.isOff {
@@ -32,23 +36,23 @@ final class UserAdministration {
     /// What a path under `/users/` asks for; nil: no such endpoint.
     enum Call: Equatable {
         case show(String)
-        case revoke(String)
+        case revoke(String, apple: Bool)
 
         init?(path: String, query: String?) {
-            guard query == nil, path.hasPrefix(UserAdministration.pathPrefix) else { return nil }
+            guard query == nil || query == "apple=1", path.hasPrefix(UserAdministration.pathPrefix) else { return nil }
             let parts = path.dropFirst(UserAdministration.pathPrefix.count).split(
                 separator: "/", omittingEmptySubsequences: false)
             guard let first = parts.first, let subject = UserAdministration.subject(first) else { return nil }
             switch parts.count {
-            case 1: self = .show(subject)
-            case 2 where parts[1] == "revoke": self = .revoke(subject)
+            case 1 where query == nil: self = .show(subject)
+            case 2 where parts[1] == "revoke": self = .revoke(subject, apple: query != nil)
             default: return nil
             }
         }
 
         var subject: String {
             switch self {
-            case .show(let subject), .revoke(let subject): subject
+            case .show(let subject), .revoke(let subject, _): subject
             }
         }
         var method: String {
@@ -124,21 +128,72 @@ final class UserAdministration {
                     body["last_sign_in"] = .null
                     body["last_sign_in_unknown"] = .string("the store could not be asked: \(error)")
                 }
-                audit(request, call: call, status: 200, outcome: "shown")
-                respond(Self.json(200, body))
-            }
-        case .revoke(let subject):
-            let nowMs = UnixTime.nowMs()
-            store.revokeSubject(subject, issuedAtOrBeforeMs: nowMs, keepUntil: nowMs / 1000 + keepSeconds) {
-                [self] result in
-                switch result {
-                case .success:
-                    audit(request, call: call, status: 200, outcome: "revoked", cutoffMs: nowMs)
-                    respond(Self.json(200, ["sub": .string(subject), "revoked_before_ms": .integer(nowMs)]))
-                case .failure(let error):
-                    audit(request, call: call, status: 503, outcome: "store_failed", error: "\(error)")
-                    respond(Self.json(503, ["error": .string("store_unavailable")]))
+                // With users.keep_refresh_tokens: whether --apple would find a token to revoke.
+                guard let apple, apple.isEnabled else {
+                    audit(request, call: call, status: 200, outcome: "shown")
+                    return respond(Self.json(200, body))
                 }
+                store.keptRefreshToken(subject) { [self] kept in
+                    if case .success(let token) = kept {
+                        body["refresh_token_kept_at_ms"] = token.map { .integer($0.atMs) } ?? .null
+                    }
+                    audit(request, call: call, status: 200, outcome: "shown")
+                    respond(Self.json(200, body))
+                }
+            }
+        case .revoke(let subject, apple: false):
+            revokeLocally(subject, request, call, apple: nil, respond)
+        case .revoke(let subject, apple: true):
+            guard let apple, apple.isEnabled else {
+                audit(request, call: call, status: 409, outcome: "refresh_tokens_not_kept")
+                return respond(Self.json(409, [
+                    "error": .string("refresh_tokens_not_kept"),
+                    "reason": .string("set users.keep_refresh_tokens: true (with a file: or redis revocations.store): "
+                        + "sign-ins then keep the refresh token that ?apple=1 revokes at Apple"),
+                ]))
+            }
+            // Apple first: if it cannot be reached or refuses, nothing is revoked here and the
+            // operator can retry (Apple answers 200 again for a token already revoked).
+            apple.revoke(subject, store: store) { [self] outcome in
+                switch outcome {
+                case .failed(let reason):
+                    audit(request, call: call, status: 502, outcome: "apple_failed", apple: outcome, error: reason)
+                    respond(Self.json(502, [
+                        "sub": .string(subject), "error": .string("apple_failed"), "apple": .string(outcome.label),
+                        "reason": .string(reason),
+                    ]))
+                case .storeFailed(let error):
+                    audit(request, call: call, status: 503, outcome: "store_failed", apple: outcome, error: error)
+                    respond(Self.json(503, ["error": .string("store_unavailable")]))
+                case .revoked, .noRefreshToken, .unreadable:
+                    revokeLocally(subject, request, call, apple: outcome, respond)
+                }
+            }
+        }
+    }
+
+    /// Every session of `subject` issued up to now ends, on every replica; `apple`: what the
+    /// Apple side came to, reported beside it.
+    private func revokeLocally(
+        _ subject: String, _ request: ServiceRequest, _ call: Call, apple: OperatorAppleRevocation.Outcome?,
+        _ respond: @escaping (ServiceResponse) -> Void
+    ) {
+        guard let store else { return }
+        let nowMs = UnixTime.nowMs()
+        store.revokeSubject(subject, issuedAtOrBeforeMs: nowMs, keepUntil: nowMs / 1000 + keepSeconds) {
+            [self] result in
+            switch result {
+            case .success:
+                audit(request, call: call, status: 200, outcome: "revoked", cutoffMs: nowMs, apple: apple)
+                var body: [String: JSONValue] = ["sub": .string(subject), "revoked_before_ms": .integer(nowMs)]
+                if let apple {
+                    body["apple"] = .string(apple.label)
+                    if case .revoked(let clientID) = apple { body["apple_client_id"] = .string(clientID) }
+                }
+                respond(Self.json(200, body))
+            case .failure(let error):
+                audit(request, call: call, status: 503, outcome: "store_failed", apple: apple, error: "\(error)")
+                respond(Self.json(503, ["error": .string("store_unavailable")]))
             }
         }
     }
@@ -157,7 +212,7 @@ final class UserAdministration {
 
     private func audit(
         _ request: ServiceRequest, call: Call?, status: Int, outcome: String, allowed: Bool = true,
-        cutoffMs: Int64? = nil, error: String? = nil
+        cutoffMs: Int64? = nil, apple: OperatorAppleRevocation.Outcome? = nil, error: String? = nil
     ) {
         var metadata: Logger.Metadata = [
             "audit": "admin", "method": "\(request.method)", "path": "\(Self.printable(request.path))",
@@ -169,6 +224,10 @@ final class UserAdministration {
             metadata["sub"] = "\(call.subject)"
         }
         if let cutoffMs { metadata["revoked_before_ms"] = .stringConvertible(cutoffMs) }
+        if let apple {
+            metadata["apple"] = "\(apple.label)"
+            if case .revoked(let clientID) = apple { metadata["apple_client_id"] = "\(clientID)" }
+        }
         if let error { metadata["error"] = "\(error)" }
         if status >= 500 {
             logger.error("admin call", metadata: metadata)

@@ -209,6 +209,8 @@ final class CallbackFlow {
         answer.userID = identity.subject
         respond(answer, outcome: "ok")
         settings.recordSignIn(identity.subject, platform: "web", atMs: nowMs, logger: request.logger)
+        settings.keepRefreshToken(
+            tokens.refreshToken, clientID: settings.clientID, subject: identity.subject, atMs: nowMs, logger: request.logger)
     }
 
     private func seal(_ session: Session, now: Int64) -> [UInt8]? {

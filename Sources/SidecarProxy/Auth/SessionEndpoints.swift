@@ -149,8 +149,16 @@ extension Authenticator {
             return ruleRefusal(request, rule: nil, reason: reason)
         case .verdict(let verdict, let route):
             if let rule = verdict.deny { return ruleRefusal(request, rule: rule, reason: "deny") }
+            // nginx takes any other status for an error of the check: 403 as for a rule.
+            if let rule = verdict.ambiguousHeaders {
+                return ruleRefusal(request, rule: rule, reason: "ambiguous_set_headers")
+            }
             // No identity headers: a public path is served as to someone not signed in.
-            if !verdict.needsSession { return LocalResponse(status: 200, reason: "OK", body: []) }
+            if !verdict.needsSession {
+                var answer = LocalResponse(status: 200, reason: "OK", body: [])
+                answer.ruleHeaders = (route.headers, verdict.headers)
+                return answer
+            }
             rules = (verdict, route)
         }
         var identity = RequestIdentity()
@@ -172,6 +180,7 @@ extension Authenticator {
         var answer = LocalResponse(status: 200, reason: "OK", body: [])
         answer.identity = opened
         if let cookie = identity.setCookie { answer.extraFields.append(("Set-Cookie", cookie)) }
+        if let rules { answer.ruleHeaders = (rules.route.headers, rules.verdict.headers) }
         answer.userID = subject
         return answer
     }

@@ -120,8 +120,8 @@ extension ClientConnection {
         case .endpoint(let endpoint):
             startLocal(endpoint, head)
             return
-        case .forward:
-            break
+        case .forward(let ruleHeaders):
+            exchange.ruleHeaders = ruleHeaders
         }
         if case .contentLength(let n) = head.framing,
            context.settings.options.maxUploadBytes > 0, n > context.settings.options.maxUploadBytes {

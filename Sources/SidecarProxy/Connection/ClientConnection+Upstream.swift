@@ -83,7 +83,7 @@ extension ClientConnection {
     func writeRequest(_ head: HTTPRequestHead, _ view: HeadView) {
         guard let upstream = exchange.upstream else { return }
         guard context.settings.rewriter.write(
-            head, view, upstream: exchange.upstreamIndex, normalizedPath: exchange.path, peerText: peerText, peerTrusted: peerTrusted,
+            head, view, upstream: exchange.upstreamIndex, ruleHeaders: exchange.ruleHeaders, normalizedPath: exchange.path, peerText: peerText, peerTrusted: peerTrusted,
             requestId: exchange.requestId, trace: exchange.trace, identity: exchange.identity, to: upstream.stream.output)
         else {
             failUpstream(503)

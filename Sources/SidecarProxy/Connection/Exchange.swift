@@ -31,6 +31,8 @@ struct Exchange {
     /// Which upstream the request goes to (`Worker.upstreams`): 0, the top-level one, unless
     /// a rule chose another.
     var upstreamIndex = 0
+    /// The `set_headers` of the rule that decided the request (`RuleHeaders`; 0: none).
+    var ruleHeaders: RuleHeaders.Group = 0
     var upstream: UpstreamConnection?
     /// A copy of a small request body that arrived whole, so the request can be replayed
     /// when a reused upstream connection resets before reading it.
@@ -84,6 +86,7 @@ struct Exchange {
         if requestRelay != nil { requestRelay = nil }
         if requestTrailers != nil { requestTrailers = nil }
         upstreamIndex = 0
+        ruleHeaders = 0
         if upstream != nil { upstream = nil }
         if replayBody != nil { replayBody = nil }
         response = nil

@@ -14,6 +14,8 @@
 /// | 6    | forward attempt  | id u64 ‖ at i64                                                         |
 /// | 7    | forward sequence | next id u64 (written by compaction: ids are never reused)               |
 /// | 8    | sign-in          | atMs i64 ‖ subject length u16 ‖ subject ‖ platform length u8 ‖ platform  |
+/// | 9    | kept refresh token | atMs i64 ‖ subject length u16 ‖ subject ‖ sealed length u16 ‖ sealed  |
+/// | 10   | forget refresh token | subject length u16 ‖ subject                                        |
 ///
 /// A claim whose namespace has the high bit set (`ClaimNamespace.horizon`) is not a key but
 /// the horizon of namespace `n & 0x7F`: its keys expiring no later than `expiresAt` were
@@ -27,6 +29,8 @@ enum LogRecord: Equatable {
     case forwardAttempt(ForwardID, at: Int64)
     case forwardSequence(next: UInt64)
     case signIn(String, SignInRecord)
+    case keepRefreshToken(String, KeptRefreshToken)
+    case forgetRefreshToken(String)
 
     static let frameHeaderBytes = 8
     static let maximumSubjectBytes = 1024
@@ -38,7 +42,8 @@ enum LogRecord: Equatable {
     static let maximumFramedBytes = frameHeaderBytes + maximumBodyBytes
 
     private enum Kind: UInt8 {
-        case revokeSession = 1, revokeSubject, claim, enqueueForward, ackForward, forwardAttempt, forwardSequence, signIn
+        case revokeSession = 1, revokeSubject, claim, enqueueForward, ackForward, forwardAttempt, forwardSequence, signIn,
+             keepRefreshToken, forgetRefreshToken
     }
 
     /// The record framed for appending.
@@ -69,6 +74,8 @@ enum LogRecord: Equatable {
         case .ackForward, .forwardSequence: return 9
         case .forwardAttempt: return 17
         case .signIn(let subject, let signIn): return 12 + subject.utf8.count + signIn.platform.utf8.count
+        case .keepRefreshToken(let subject, let token): return 13 + subject.utf8.count + token.sealed.utf8.count
+        case .forgetRefreshToken(let subject): return 3 + subject.utf8.count
         }
     }
 
@@ -115,6 +122,17 @@ enum LogRecord: Equatable {
             out.append(contentsOf: subject.utf8)
             put(UInt8(signIn.platform.utf8.count))
             out.append(contentsOf: signIn.platform.utf8)
+        case .keepRefreshToken(let subject, let token):
+            put(Kind.keepRefreshToken.rawValue)
+            put(token.atMs)
+            put(UInt16(subject.utf8.count))
+            out.append(contentsOf: subject.utf8)
+            put(UInt16(token.sealed.utf8.count))
+            out.append(contentsOf: token.sealed.utf8)
+        case .forgetRefreshToken(let subject):
+            put(Kind.forgetRefreshToken.rawValue)
+            put(UInt16(subject.utf8.count))
+            out.append(contentsOf: subject.utf8)
         }
     }
 
@@ -158,6 +176,16 @@ enum LogRecord: Equatable {
                   let platformLength: UInt8 = reader.read(), let platformBytes = reader.readBytes(Int(platformLength)),
                   let platform = String(validating: platformBytes, as: UTF8.self) else { return nil }
             record = .signIn(subject, SignInRecord(atMs: atMs, platform: platform))
+        case .keepRefreshToken:
+            guard let atMs: Int64 = reader.read(), let length: UInt16 = reader.read(),
+                  let bytes = reader.readBytes(Int(length)), let subject = String(validating: bytes, as: UTF8.self),
+                  let sealedLength: UInt16 = reader.read(), let sealedBytes = reader.readBytes(Int(sealedLength)),
+                  let sealed = String(validating: sealedBytes, as: UTF8.self) else { return nil }
+            record = .keepRefreshToken(subject, KeptRefreshToken(atMs: atMs, sealed: sealed))
+        case .forgetRefreshToken:
+            guard let length: UInt16 = reader.read(), let bytes = reader.readBytes(Int(length)),
+                  let subject = String(validating: bytes, as: UTF8.self) else { return nil }
+            record = .forgetRefreshToken(subject)
         }
         return reader.isAtEnd ? record : nil
     }

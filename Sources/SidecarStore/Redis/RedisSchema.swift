@@ -20,6 +20,8 @@ struct RedisSchema {
     var forwardSequence: String { prefix + "forwards:seq" }
     /// A user's last sign-in, `<ms> <platform>`, expiring with `SignInRecord.retentionSeconds`.
     func signIn(_ subject: String) -> String { prefix + "signin:" + subject }
+    /// A user's kept Apple refresh token, `<ms> <sealed>`, expiring as a sign-in does.
+    func refreshToken(_ subject: String) -> String { prefix + "refresh:" + subject }
 
     func claim(_ namespace: ClaimNamespace, _ key: Key128) -> String {
         prefix + "claim:\(namespace.rawValue):" + key.hex

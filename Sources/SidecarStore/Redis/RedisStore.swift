@@ -131,7 +131,7 @@ public final class RedisStore: StoreBackend, @unchecked Sendable {
         return "redis \(endpoint.description): no answer"
     }
 
-    private func failure(_ value: RESPValue?) -> StoreError {
+    func failure(_ value: RESPValue?) -> StoreError {
         if case .error(let message) = value { return .unavailable("redis \(endpoint.description) answered: \(message)") }
         return .unavailable(unavailableReason())
     }

@@ -14,10 +14,13 @@ struct LifecycleSettings: Sendable {
     let leeway: Int64
     /// `apple.transfer.mapping_file`, read; nil without one.
     let transferMapping: TransferMapping?
+    /// `users.keep_refresh_tokens`: each sign-in's refresh token is kept in the store, sealed.
+    let keepsRefreshTokens: Bool
 
     init(config: Config) throws(AuthSetupError) {
         sessionLifetime = config.session.lifetime.seconds
         leeway = config.apple.leeway.seconds
+        keepsRefreshTokens = config.users.keepRefreshTokens
         transferMapping = try config.appleTransfer.mappingFile.map { path throws(AuthSetupError) in try TransferMapping(path: path) }
         guard let url = config.notifications.forwardTo else {
             forwardTo = nil

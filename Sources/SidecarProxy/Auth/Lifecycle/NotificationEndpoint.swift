@@ -83,6 +83,8 @@ final class NotificationFlow {
                 auth.spans?.recordStoreCall(.storeRevoke, of: request.trace, startNs: spanStartNs, failed: result.isFailure)
             }
             if case .failure(let error) = result { return unavailable("store_failed", error: error) }
+            // Apple ended the authorization: the kept token is revoked already.
+            settings.forgetRefreshToken(event.subject, logger: request.logger)
             queueForward(event)
         }
     }

@@ -70,6 +70,8 @@ final class AccountRevocationFlow {
                 return finish(.storeFailed, session: session, answer: AuthPages.storeUnavailable(
                     json: request.isAPIClient, loginPath: auth.loginPath, pages: settings.pages, for: request.head))
             }
+            // The account is gone: a token kept for the operator has nothing left to revoke.
+            settings.forgetRefreshToken(session.subject, logger: request.logger)
             tellUpstream(session, atMs: nowMs) { [self] in
                 finish(apple, session: session, answer: revoked(apple))
             }

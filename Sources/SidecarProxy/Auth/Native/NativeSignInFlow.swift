@@ -203,6 +203,8 @@ final class NativeSignInFlow {
         answer.userID = identity.subject
         respond(answer, outcome: "ok")
         settings.recordSignIn(identity.subject, platform: "native:" + identity.audience, atMs: nowMs, logger: request.logger)
+        settings.keepRefreshToken(
+            refreshToken, clientID: identity.audience, subject: identity.subject, atMs: nowMs, logger: request.logger)
     }
 
     private func fail(_ failure: LoginFailure, subject: String? = nil) {
