@@ -49,7 +49,7 @@ extension ClientConnection {
             perform(machine.upstreamConnecting(timeoutMs: pool.connectTimeoutMs))
             writeRequest(head, view)
         case .failed(let code):
-            metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
+            metrics.recordUpstreamConnectFailure(server: pool.metricsSlot)
             context.log.upstreamFailed("connect()", errno: code, upstream: pool)
             pool.serverFailed(nowMs: context.nowMs)
             if group.servers.count > 1, machine.upstreamFailed(
@@ -140,7 +140,7 @@ extension ClientConnection {
             return
         }
         guard error == 0 else {
-            metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
+            metrics.recordUpstreamConnectFailure(server: upstream.pool.metricsSlot)
             context.log.upstreamFailed("connect()", errno: error, upstream: upstream.pool)
             upstreamFailed(error, connecting: true)
             return
@@ -231,7 +231,9 @@ extension ClientConnection {
 
     func startResponse(_ head: HTTPResponseHead, clientVersion: HTTPVersion) {
         exchange.response = UpstreamResponse(keepAlive: head.connection.keepAlive)
-        metrics.recordUpstreamLatency(exchange.upstreamIndex, ms: context.nowMs - exchange.upstreamStartedMs)
+        if let upstream = exchange.upstream {
+            metrics.recordUpstreamLatency(server: upstream.pool.metricsSlot, ms: context.nowMs - exchange.upstreamStartedMs)
+        }
         exchange.status = head.status
         if isHTTP2 {
             // HTTP/2 frames the body itself: the relay takes the upstream's framing off.
