@@ -72,6 +72,7 @@ extension ClientConnection {
             connection.allowance = upstreamAllowance
         }
         exchange.upstream = connection
+        exchange.upstreamMetricsSlot = connection.pool.metricsSlot
         exchange.upstreamStartedMs = context.nowMs
     }
 
@@ -231,9 +232,7 @@ extension ClientConnection {
 
     func startResponse(_ head: HTTPResponseHead, clientVersion: HTTPVersion) {
         exchange.response = UpstreamResponse(keepAlive: head.connection.keepAlive)
-        if let upstream = exchange.upstream {
-            metrics.recordUpstreamLatency(server: upstream.pool.metricsSlot, ms: context.nowMs - exchange.upstreamStartedMs)
-        }
+        metrics.recordUpstreamLatency(server: exchange.upstreamMetricsSlot, ms: context.nowMs - exchange.upstreamStartedMs)
         exchange.status = head.status
         if isHTTP2 {
             // HTTP/2 frames the body itself: the relay takes the upstream's framing off.

@@ -32,6 +32,9 @@ struct Exchange {
     /// a rule chose another.
     var upstreamIndex = 0
     var upstream: UpstreamConnection?
+    /// The metrics slot of the server `upstream` belongs to (`ServerLabels`), copied when it
+    /// is attached: the response head records under it without loading the pool again.
+    var upstreamMetricsSlot = 0
     /// A copy of a small request body that arrived whole, so the request can be replayed
     /// when a reused upstream connection resets before reading it.
     var replayBody: [UInt8]?
