@@ -17,6 +17,9 @@
 #            streams per connection) against nginx `ssl http2`
 #   tls, nginxtls : (cases.d/tls.sh) the auth case's requests over HTTPS to a sidecar serving TLS
 #             itself and to nginx terminating TLS in front of the upstream (keep-alive)
+#   httpsup, nginxhttpsup : (cases.d/httpsup.sh) the sidecar case with an https:// upstream
+#             (verified, SNI, keep-alive) and nginx `proxy_pass https://` (keepalive,
+#             proxy_ssl_session_reuse on) to the same TLS upstream
 #   traceoff, trace0, trace1 [tracebase] : (cases.d/trace.sh) the sidecar case with no span
 #             export, with an OTLP endpoint at sample_ratio 0, and at 1 (a local sink collects)
 # in ROUNDS alternating rounds; prints req/s, p99, the server's CPU time and its context

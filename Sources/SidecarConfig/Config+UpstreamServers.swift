@@ -1,6 +1,6 @@
 /// Several servers behind one upstream: `upstream` (or an entry's `url`) given as a list, each
 /// URL optionally followed by ` weight=N`, balanced by `upstream_balance` (`balance`), with a
-/// server that refuses or resets `upstream_max_fails` connections in a row taken out for
+/// server that refuses, resets or leaves unanswered `upstream_max_fails` connections in a row taken out for
 /// `upstream_fail_timeout` (`max_fails`, `fail_timeout`).
 extension Config {
     public struct UpstreamServer: Sendable, Equatable, CustomStringConvertible {

@@ -113,7 +113,7 @@ public struct Config: Sendable {
                    "with several servers: round_robin (by weight) or least_connections (fewest busy, by weight)",
                    Parse.oneOf(Balance.self)),
             .value(\.upstreamBalancing.maxFails, "upstream_max_fails",
-                   "connections a server refuses or resets in a row before it is taken out (0: never)",
+                   "connections a server refuses, resets or leaves unanswered in a row before it is taken out (0: never)",
                    Parse.integer(in: 0...100)),
             .value(\.upstreamBalancing.failTimeout, "upstream_fail_timeout",
                    "how long a server taken out stays out; then one request tries it again", Parse.positiveDuration),

@@ -4,7 +4,9 @@ import Glibc
 /// Asynchronous DNS on one loop (libevent's evdns), name servers from a resolv.conf. Its owner
 /// creates it on first use, so that hosts that need no lookup never touch DNS.
 public final class Resolver {
-    private let dns: OpaquePointer
+    let dns: OpaquePointer
+    /// Reads /etc/hosts as getaddrinfo does (the resolv.conf resolver; not a `nameserver` alone).
+    let readsHostsFile: Bool
 
     /// Nil when the resolver could not be created.
     public init?(base: OpaquePointer, resolvConfPath: String) {
@@ -13,6 +15,7 @@ public final class Resolver {
         let options = DNS_OPTION_SEARCH | DNS_OPTION_NAMESERVERS | DNS_OPTION_MISC | DNS_OPTION_HOSTSFILE
         _ = evdns_base_resolv_conf_parse(created, options, resolvConfPath)
         dns = created
+        readsHostsFile = true
     }
 
     /// Asking `nameserver` (`ip` or `ip:port`) alone, as nginx's `resolver` does: no
@@ -24,6 +27,7 @@ public final class Resolver {
             return nil
         }
         dns = created
+        readsHostsFile = false
     }
 
     /// Fails (and so releases) lookups still pending after a cancellation.

@@ -125,7 +125,6 @@ public final class ProxyServer {
         let settings = SharedSettings(options, upstreams: upstreamAddresses)
         let board = MetricsBoard(workers: listenFDs.count)
         let exporter = SpanExporter(workers: listenFDs.count, version: options.version)
-        board.setUpstreamNames(options.allUpstreams.indices.map(options.upstreamName))
         do {
             try exporter.configure(endpoint: options.config.tracing.otlpEndpoint, caFile: options.config.tracing.otlpCAFile)
         } catch {
@@ -186,8 +185,9 @@ public final class ProxyServer {
                 try exporter.configure(endpoint: loaded.tracing.otlpEndpoint, caFile: loaded.tracing.otlpCAFile)
                 if addresses != settings.current.1 { readiness.forgetUpstreams() }
                 settings.replace(new, upstreams: addresses)
-                admin?.upstreams = ReadinessTarget.all(new, addresses: addresses)
-                board.setUpstreamNames(new.allUpstreams.indices.map(new.upstreamName))
+                let targets = ReadinessTarget.all(new, addresses: addresses)
+                readiness.resolvedNames.keep(only: ReadinessTarget.names(targets))
+                admin?.upstreams = targets
                 for channel in reloadChannels { channel.notify() }
                 logger.info("configuration reloaded")
             } catch {

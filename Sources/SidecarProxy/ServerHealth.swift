@@ -1,7 +1,7 @@
 import Logging
 
 /// Passive health of one server of an upstream, as one worker sees it: taken out after
-/// `max_fails` connections in a row that it refused or reset (or whose TLS it failed), for
+/// `max_fails` connections in a row that it refused, reset or left unanswered (or whose TLS it failed), for
 /// `fail_timeout`; then one request at a time tries it again ("alone"), and a whole response
 /// brings it back. Each worker learns on its own, as nginx's workers do without a shared zone.
 struct ServerHealth {

@@ -85,6 +85,8 @@ final class UpstreamPool {
     var text: [UInt8] = []
     /// `default` or its name in `upstreams`.
     var name = "default"
+    /// Its slot in the upstream metrics (`ServerLabels`): the catch-all until configured.
+    var metricsSlot = ServerLabels.slots - 1
     var timeoutMs: Int64 = 60_000
     var connectTimeoutMs: Int64 = 5_000
     /// TLS failures (a refused certificate fails every request alike), logged at most once per interval.

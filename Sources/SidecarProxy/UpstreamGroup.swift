@@ -43,14 +43,7 @@ final class UpstreamGroup {
     var entryCount: Int { entries.count }
 
     /// The host name and port of entry `index` when it is a name to look up (not an IP literal).
-    func name(ofEntry index: Int) -> (String, UInt16)? {
-        switch entries[index].server.target {
-        case .http(let host, let port, _), .https(let host, let port, _):
-            return HostName.isIPLiteral(host) ? nil : (host, port)
-        case .unix:
-            return nil
-        }
-    }
+    func name(ofEntry index: Int) -> (host: String, port: UInt16)? { entries[index].server.target.nameToResolve }
 
     func addresses(ofEntry index: Int) -> [SocketAddress] { entries[index].pools.map(\.address) }
 
@@ -156,12 +149,20 @@ final class UpstreamGroup {
 }
 
 extension UpstreamGroup {
+    /// What the workers' groups share with each other and the admin loop.
+    struct Shared {
+        /// The metrics' `server` label of each pool.
+        let labels: ServerLabels
+        /// Which upstreams were reached, and what their names resolve to now.
+        let readiness: Readiness
+    }
+
     /// The groups for `options`, each server's pool kept from `old` where its address, TLS
     /// context and size stay the same (its idle connections go on serving); the others' pools
     /// are retired (idle connections close, busy ones finish first).
     static func rebuild(
         _ old: [UpstreamGroup], options: ProxyOptions, addresses: [[SocketAddress]], loop: EventLoop, reaper: Reaper,
-        budget: UpstreamBudget
+        budget: UpstreamBudget, shared: Shared
     ) -> [UpstreamGroup] {
         var kept = Set<ObjectIdentifier>()
         var groups: [UpstreamGroup] = []
@@ -175,7 +176,7 @@ extension UpstreamGroup {
                 let pool = UpstreamPool(
                     loop: loop, address: address, capacity: options.upstreamPoolSize, reaper: reaper, budget: budget,
                     tls: tls, host: server.target.host ?? "")
-                configure(pool, server, address, plan, name: name, limit: limit)
+                configure(pool, server, address, plan, name: name, limit: limit, labels: shared.labels)
                 return pool
             }
             for (server, address) in zip(plan.servers, serverAddresses) {
@@ -185,7 +186,7 @@ extension UpstreamGroup {
                 }
                 let pool = reusable ?? make(server, address)
                 kept.insert(ObjectIdentifier(pool))
-                configure(pool, server, address, plan, name: name, limit: limit)
+                configure(pool, server, address, plan, name: name, limit: limit, labels: shared.labels)
                 pools.append(pool)
             }
             let group = UpstreamGroup(
@@ -194,7 +195,7 @@ extension UpstreamGroup {
             if plan.servers.contains(where: { $0.target.host.map { !HostName.isIPLiteral($0) } ?? false }) {
                 group.names = UpstreamNames(
                     loop: loop, group: group, resolver: options.config.resolver,
-                    intervalMs: plan.balancing.resolveInterval.milliseconds)
+                    intervalMs: plan.balancing.resolveInterval.milliseconds, upstream: index, readiness: shared.readiness)
             }
             if plan.healthCheck.path != nil {
                 group.healthCheck = UpstreamHealthCheck(loop: loop, group: group, settings: plan.healthCheck)
@@ -207,10 +208,11 @@ extension UpstreamGroup {
 
     private static func configure(
         _ pool: UpstreamPool, _ server: Config.UpstreamServer, _ address: SocketAddress, _ plan: UpstreamPlan, name: String,
-        limit: Int
+        limit: Int, labels: ServerLabels
     ) {
         pool.limit = limit
         pool.text = describe(server.target, at: address)
+        pool.metricsSlot = labels.slot(upstream: name, server: String(decoding: pool.text, as: UTF8.self))
         pool.name = name
         pool.timeoutMs = plan.timeoutMs
         pool.connectTimeoutMs = plan.connectTimeoutMs

@@ -1,5 +1,6 @@
 """A small authoritative DNS server on loopback (UDP), for tests of names that move: it answers
-A queries for the names it is given with the addresses it holds now (TTL 1), AAAA queries with
+A queries for the names it is given with the addresses it holds now (TTL `ttl`, 1 s unless
+set), AAAA queries with
 no address, and anything else with NXDOMAIN. `set(name, [ips])` changes the answer at once;
 `set(name, None)` makes the name fail (SERVFAIL), as a DNS server that lost it would."""
 import socket
@@ -14,6 +15,7 @@ class DNSServer:
         self.port = self.sock.getsockname()[1]
         self.records = {}
         self.queries = 0
+        self.ttl = 1
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self.serve, daemon=True)
         self.thread.start()
@@ -35,7 +37,10 @@ class DNSServer:
                 answer = self.answer(query)
             except (ValueError, IndexError, struct.error):
                 continue
-            self.sock.sendto(answer, peer)
+            try:
+                self.sock.sendto(answer, peer)
+            except OSError:  # stopped meanwhile
+                return
 
     def answer(self, query):
         ident, _flags, qdcount = struct.unpack("!HHH", query[:6])
@@ -53,6 +58,7 @@ class DNSServer:
             self.queries += 1
             known = name in self.records
             addresses = self.records.get(name)
+            ttl = self.ttl
         if not known:
             rcode, records = 3, []  # NXDOMAIN
         elif addresses is None:
@@ -61,5 +67,5 @@ class DNSServer:
             rcode, records = 0, addresses if qtype == 1 else []
         flags = 0x8400 | rcode  # a response, authoritative
         head = struct.pack("!HHHHHH", ident, flags, 1, len(records), 0, 0)
-        body = b"".join(struct.pack("!HHHIH", 0xC00C, 1, 1, 1, 4) + socket.inet_aton(ip) for ip in records)
+        body = b"".join(struct.pack("!HHHIH", 0xC00C, 1, 1, ttl, 4) + socket.inet_aton(ip) for ip in records)
         return head + question + body

@@ -3,6 +3,7 @@ deny; allowed emails, domains, subjects, private relay) decided in front of two 
 upstreams, `sidecar check`'s warnings, forward-auth (`/.auth/check`) applying the same
 rules, and SIGHUP changing a rule under keep-alive load."""
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -156,10 +157,11 @@ def test_each_upstream_is_in_readyz_and_the_metrics(start_auth_sidecar, browser,
     b = browser(sc, apple)
     assert b.login()[0].status == 303
     assert b.get("/api/x", headers=(JSON,)).status == 200
-    metrics = poll(lambda: (lambda t: t if 'sidecar_upstream_response_seconds_count{upstream="api"} 1' in t else None)(
+    api = 'upstream="api",server="127.0.0.1:%d"' % api_upstream.port
+    metrics = poll(lambda: (lambda t: t if 'sidecar_upstream_response_seconds_count{%s} 1' % api in t else None)(
         sc.admin("/metrics").body.decode()), timeout=5)
     assert metrics, sc.admin("/metrics").body.decode()
-    assert 'sidecar_upstream_connect_failures_total{upstream="default"} 0' in metrics
+    assert re.search(r'sidecar_upstream_connect_failures_total\{upstream="default",server="[^"]+"\} 0', metrics)
     assert sc.admin("/readyz").status == 200
 
     dead = free_port()

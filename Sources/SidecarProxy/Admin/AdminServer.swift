@@ -122,11 +122,13 @@ final class AdminServer {
         }
         // An upstream is reachable when one of its servers is; unreachable, its servers are named.
         var unreachable = [String?](repeating: nil, count: probed.count)
-        var pending = probed.reduce(0) { $0 + $1.element.servers.count }
+        let servers = probed.map { $0.element.servers(resolved: readiness.resolvedNames) }
+        var pending = servers.reduce(0) { $0 + $1.count }
         for (slot, (index, target)) in probed.enumerated() {
             var answers = 0
             var reached = false
-            for server in target.servers {
+            let named = target.namesServers(servers[slot])
+            for server in servers[slot] {
                 let probe = UpstreamProbe(loop: loop, address: server.address, timeoutMs: target.connectTimeoutMs) {
                     [unowned self] reachable in
                     answers += 1
@@ -134,35 +136,17 @@ final class AdminServer {
                         reached = true
                         self.readiness.upstreamSucceeded(index, atMs: self.loop.nowMilliseconds)
                     }
-                    if answers == target.servers.count, !reached {
-                        // One server: the upstream names it; several: each is named.
-                        let servers = target.servers.count > 1
-                            ? " (\(target.servers.map(\.text).joined(separator: ", ")))" : ""
+                    if answers == servers[slot].count, !reached {
+                        // One server at a fixed address: the upstream names it; else each is named.
+                        let list = named ? " (\(servers[slot].map(\.text).joined(separator: ", ")))" : ""
                         unreachable[slot] = (index == 0 ? "upstream unreachable" : "upstream \(target.name) unreachable")
-                            + servers
+                            + list
                     }
                     pending -= 1
                     if pending == 0 { done(keys + unreachable.compactMap { $0 }) }
                 }
                 probe.start(reaper: reaper)
             }
-        }
-    }
-}
-
-/// An upstream `/readyz` checks: each of its servers.
-struct ReadinessTarget {
-    var name: String
-    var servers: [(address: SocketAddress, text: String)]
-    var connectTimeoutMs: Int64
-
-    /// Every upstream of `options`, the top-level one first, its servers at `addresses`.
-    static func all(_ options: ProxyOptions, addresses: [[SocketAddress]]) -> [ReadinessTarget] {
-        zip(options.allUpstreams, addresses).enumerated().map { index, pair in
-            ReadinessTarget(
-                name: options.upstreamName(index),
-                servers: zip(pair.0.servers, pair.1).map { ($1, String(decoding: UpstreamGroup.describe($0.target), as: UTF8.self)) },
-                connectTimeoutMs: pair.0.connectTimeoutMs)
         }
     }
 }

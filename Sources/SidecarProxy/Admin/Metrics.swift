@@ -12,13 +12,13 @@ struct WorkerMetrics: Sendable {
     var requestsByProtocol: [UInt64] = [0, 0]
     /// At most this many upstreams (the top-level one and `upstreams`), each a label value.
     static let maxUpstreams = 33
-    /// [upstream index]
-    var upstreamLatency = [LatencyHistogram](repeating: LatencyHistogram(), count: maxUpstreams)
+    /// [server slot: `ServerLabels`]
+    var upstreamLatency = [LatencyHistogram](repeating: LatencyHistogram(), count: ServerLabels.slots)
     /// [Route]: from a request's first byte to the end of its answer, as the client saw it.
     var requestDuration = [LatencyHistogram](repeating: LatencyHistogram(), count: Route.allCases.count)
     var openConnections = 0
-    /// [upstream index]
-    var upstreamConnectFailures = [UInt64](repeating: 0, count: maxUpstreams)
+    /// [server slot: `ServerLabels`]
+    var upstreamConnectFailures = [UInt64](repeating: 0, count: ServerLabels.slots)
     /// Accepts refused by the kernel for lack of file descriptors (EMFILE/ENFILE).
     var acceptDescriptorFailures: UInt64 = 0
     /// [LoginOutcome index]

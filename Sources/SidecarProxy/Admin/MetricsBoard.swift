@@ -4,14 +4,10 @@ import Synchronization
 /// The latest published counters of every worker; the admin loop renders their sum.
 final class MetricsBoard: Sendable {
     private let slots: Mutex<[WorkerMetrics]>
-    /// The upstreams' names, by index (the `upstream` label); replaced on reload.
-    private let upstreamNames = Mutex<[String]>(["default"])
+    /// The `server` label of each slot of the upstream metrics.
+    let serverLabels = ServerLabels()
 
     init(workers: Int) { slots = Mutex([WorkerMetrics](repeating: WorkerMetrics(), count: workers)) }
-
-    func setUpstreamNames(_ names: [String]) {
-        upstreamNames.withLock { $0 = Array(names.prefix(WorkerMetrics.maxUpstreams)) }
-    }
 
     func publish(_ metrics: WorkerMetrics, worker: Int) {
         slots.withLock { $0[worker] = metrics }
@@ -20,9 +16,9 @@ final class MetricsBoard: Sendable {
     var total: WorkerMetrics { slots.withLock { $0.reduce(WorkerMetrics(), +) } }
 
     /// Prometheus text exposition format 0.0.4.
-    func render() -> String { Self.render(total, upstreams: upstreamNames.withLock { $0 }) }
+    func render() -> String { Self.render(total, servers: serverLabels.assigned) }
 
-    static func render(_ total: WorkerMetrics, upstreams: [String] = ["default"]) -> String {
+    static func render(_ total: WorkerMetrics, servers: [(slot: Int, upstream: String, server: String)]) -> String {
         var out = Exposition()
         out.family("sidecar_requests_total", "counter", "Requests answered, by who answered and status class.")
         for route in WorkerMetrics.Route.allCases {
@@ -47,14 +43,20 @@ final class MetricsBoard: Sendable {
             out.histogram("sidecar_request_duration_seconds", labels: "route=\"\(route == .upstream ? "upstream" : "sidecar")\"",
                           total.requestDuration[route.rawValue])
         }
+        // The catch-all slot is shown once something is counted in it.
+        let shown = servers.filter { $0.slot < ServerLabels.slots - 1 || total.upstreamConnectFailures[$0.slot] > 0
+            || total.upstreamLatency[$0.slot].count > 0 }
         out.family("sidecar_upstream_response_seconds", "histogram",
-                   "Time from sending a request upstream to its response head.")
-        for (index, name) in upstreams.enumerated() {
-            out.histogram("sidecar_upstream_response_seconds", labels: "upstream=\"\(name)\"", total.upstreamLatency[index])
+                   "Time from sending a request upstream to its response head, by upstream and server.")
+        for (slot, upstream, server) in shown {
+            out.histogram("sidecar_upstream_response_seconds", labels: Self.labels(upstream: upstream, server: server),
+                          total.upstreamLatency[slot])
         }
-        out.family("sidecar_upstream_connect_failures_total", "counter", "Upstream connections refused, reset or timed out.")
-        for (index, name) in upstreams.enumerated() {
-            out.sample("sidecar_upstream_connect_failures_total", "upstream=\"\(name)\"", total.upstreamConnectFailures[index])
+        out.family("sidecar_upstream_connect_failures_total", "counter",
+                   "Upstream connections refused, reset or timed out, by upstream and server.")
+        for (slot, upstream, server) in shown {
+            out.sample("sidecar_upstream_connect_failures_total", Self.labels(upstream: upstream, server: server),
+                       total.upstreamConnectFailures[slot])
         }
         out.family("sidecar_responses_incomplete_total", "counter",
                    "Exchanges that ended before the response was complete, by reason.")
@@ -139,6 +141,27 @@ final class MetricsBoard: Sendable {
             out.histogram("sidecar_apple_request_seconds", labels: "call=\"\(call.label)\"", total.appleLatency[call.rawValue])
         }
         return out.text
+    }
+}
+
+extension MetricsBoard {
+    /// `upstream="…",server="…"`, escaped as the text format requires (a unix socket's path
+    /// may hold any byte).
+    static func labels(upstream: String, server: String) -> String {
+        "upstream=\"\(escape(upstream))\",server=\"\(escape(server))\""
+    }
+
+    private static func escape(_ value: String) -> String {
+        var escaped = ""
+        for character in value {
+            switch character {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "\n": escaped += "\\n"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
     }
 }
 

@@ -24,14 +24,17 @@ final class MetricsRecorder {
         }
     }
 
+    /// The `server` label slots every worker shares.
+    var serverLabels: ServerLabels { board.serverLabels }
+
     func recordRequest(route: WorkerMetrics.Route, status: Int, http2: Bool) {
         metrics.recordRequest(route: route, status: status, http2: http2)
         changed()
     }
 
     /// Part of a request's record: published with the request that follows it.
-    func recordUpstreamLatency(_ upstream: Int, ms: Int64) {
-        if upstream < WorkerMetrics.maxUpstreams { metrics.upstreamLatency[upstream].record(ms: ms) }
+    func recordUpstreamLatency(server slot: Int, ms: Int64) {
+        metrics.upstreamLatency[slot].record(ms: ms)
     }
 
     func recordRequestDuration(route: WorkerMetrics.Route, ms: Int64) {
@@ -88,8 +91,8 @@ final class MetricsRecorder {
         changed()
     }
 
-    func recordUpstreamConnectFailure(_ upstream: Int) {
-        if upstream < WorkerMetrics.maxUpstreams { metrics.upstreamConnectFailures[upstream] &+= 1 }
+    func recordUpstreamConnectFailure(server slot: Int) {
+        metrics.upstreamConnectFailures[slot] &+= 1
         changed()
     }
 

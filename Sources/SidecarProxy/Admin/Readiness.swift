@@ -16,6 +16,9 @@ public final class Readiness: Sendable {
         case held
     }
 
+    /// What the upstreams' names resolve to now, for the probes.
+    let resolvedNames = ResolvedNames()
+
     /// [upstream index]: when it last accepted a connection.
     private let lastUpstreamSuccessMs = Mutex([Int64](repeating: Int64.min, count: WorkerMetrics.maxUpstreams))
     private let appleKeys: Mutex<[AppleKeyState]>
@@ -51,6 +54,14 @@ public final class Readiness: Sendable {
     func forgetUpstreams() {
         lastUpstreamSuccessMs.withLock { $0 = [Int64](repeating: Int64.min, count: $0.count) }
         lastUpstreamFailure.withLock { $0 = [(ms: Int64, reason: String)?](repeating: nil, count: $0.count) }
+    }
+
+    /// A name of upstream `upstream` resolves to other addresses: whether they are reachable
+    /// is not known yet.
+    func forgetUpstream(_ upstream: Int) {
+        guard upstream < WorkerMetrics.maxUpstreams else { return }
+        lastUpstreamSuccessMs.withLock { $0[upstream] = Int64.min }
+        lastUpstreamFailure.withLock { $0[upstream] = nil }
     }
 
     func upstreamRecentlyReachable(_ upstream: Int = 0, nowMs: Int64, windowMs: Int64) -> Bool {

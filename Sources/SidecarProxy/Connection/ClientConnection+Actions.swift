@@ -80,8 +80,12 @@ extension ClientConnection {
                 upstreamWaitOver()
                 return
             }
-            metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
+            if let pool = exchange.upstream?.pool { metrics.recordUpstreamConnectFailure(server: pool.metricsSlot) }
             context.log.upstreamFailed("connect()", errno: ETIMEDOUT, upstream: exchange.upstream?.pool)
+            if (context.upstreams.group(exchange.upstreamIndex)?.servers.count ?? 1) > 1 {
+                upstreamFailed(ETIMEDOUT, connecting: true)  // a server that never answered: out, and another tried
+                return
+            }
             failUpstream(504, upstreamFault: true)
         case .checkUpstream:
             checkUpstream()

@@ -49,7 +49,7 @@ extension ClientConnection {
             perform(machine.upstreamConnecting(timeoutMs: pool.connectTimeoutMs))
             writeRequest(head, view)
         case .failed(let code):
-            metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
+            metrics.recordUpstreamConnectFailure(server: pool.metricsSlot)
             context.log.upstreamFailed("connect()", errno: code, upstream: pool)
             pool.serverFailed(nowMs: context.nowMs)
             if group.servers.count > 1, machine.upstreamFailed(
@@ -72,6 +72,7 @@ extension ClientConnection {
             connection.allowance = upstreamAllowance
         }
         exchange.upstream = connection
+        exchange.upstreamMetricsSlot = connection.pool.metricsSlot
         exchange.upstreamStartedMs = context.nowMs
     }
 
@@ -140,7 +141,7 @@ extension ClientConnection {
             return
         }
         guard error == 0 else {
-            metrics.recordUpstreamConnectFailure(exchange.upstreamIndex)
+            metrics.recordUpstreamConnectFailure(server: upstream.pool.metricsSlot)
             context.log.upstreamFailed("connect()", errno: error, upstream: upstream.pool)
             upstreamFailed(error, connecting: true)
             return
@@ -231,7 +232,7 @@ extension ClientConnection {
 
     func startResponse(_ head: HTTPResponseHead, clientVersion: HTTPVersion) {
         exchange.response = UpstreamResponse(keepAlive: head.connection.keepAlive)
-        metrics.recordUpstreamLatency(exchange.upstreamIndex, ms: context.nowMs - exchange.upstreamStartedMs)
+        metrics.recordUpstreamLatency(server: exchange.upstreamMetricsSlot, ms: context.nowMs - exchange.upstreamStartedMs)
         exchange.status = head.status
         if isHTTP2 {
             // HTTP/2 frames the body itself: the relay takes the upstream's framing off.

@@ -34,6 +34,9 @@ struct Exchange {
     /// The `set_headers` of the rule that decided the request (`RuleHeaders`; 0: none).
     var ruleHeaders: RuleHeaders.Group = 0
     var upstream: UpstreamConnection?
+    /// The metrics slot of the server `upstream` belongs to (`ServerLabels`), copied when it
+    /// is attached: the response head records under it without loading the pool again.
+    var upstreamMetricsSlot = 0
     /// A copy of a small request body that arrived whole, so the request can be replayed
     /// when a reused upstream connection resets before reading it.
     var replayBody: [UInt8]?

@@ -64,7 +64,8 @@ final class ConnectionContext {
         traceIDs.initialize(to: TraceIDGenerator())
         reaper = Reaper(loop: loop)
         log = OperatorLog(loop: loop, metrics: metrics)
-        upstreams = UpstreamPools(loop: loop, reaper: reaper, limit: upstreamLimit)
+        upstreams = UpstreamPools(
+            loop: loop, reaper: reaper, limit: upstreamLimit, labels: metrics.serverLabels, readiness: readiness)
         if let settings = options.auth {
             auth = try Authenticator(loop: loop, settings: settings, upstreamTimeoutMs: options.upstreamTimeoutMs, metrics: metrics)
         } else {

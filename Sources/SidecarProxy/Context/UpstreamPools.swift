@@ -8,6 +8,10 @@ final class UpstreamPools {
     private let loop: EventLoop
     private let reaper: Reaper
     let budget: UpstreamBudget
+    /// Shared with the other workers and the admin loop: the metrics' `server` label of each
+    /// pool, and the addresses names resolve to for `/readyz`.
+    private let labels: ServerLabels
+    private let readiness: Readiness
     /// The top-level upstream first, then `upstreams` in order: a pool per server each.
     private(set) var all: [UpstreamGroup] = []
     /// Each upstream's `upstream_timeout`, read per exchange without touching its group (a
@@ -15,9 +19,11 @@ final class UpstreamPools {
     private var timeoutsMs: [Int64] = []
     private var defaultTimeoutMs: Int64 = 60_000
 
-    init(loop: EventLoop, reaper: Reaper, limit: Int) {
+    init(loop: EventLoop, reaper: Reaper, limit: Int, labels: ServerLabels, readiness: Readiness) {
         self.loop = loop
         self.reaper = reaper
+        self.labels = labels
+        self.readiness = readiness
         budget = UpstreamBudget(loop: loop, limit: limit)
         budget.pass = { [unowned self] in self.admitWaiters() }
     }
@@ -25,7 +31,9 @@ final class UpstreamPools {
     /// The upstreams' servers and pools, kept across a reload where they stay the same (their
     /// idle connections go on serving); the others are retired.
     func apply(_ options: ProxyOptions, addresses: [[SocketAddress]]) {
-        all = UpstreamGroup.rebuild(all, options: options, addresses: addresses, loop: loop, reaper: reaper, budget: budget)
+        all = UpstreamGroup.rebuild(
+            all, options: options, addresses: addresses, loop: loop, reaper: reaper, budget: budget,
+            shared: UpstreamGroup.Shared(labels: labels, readiness: readiness))
         timeoutsMs = options.allUpstreams.map(\.timeoutMs)
         defaultTimeoutMs = options.upstreamTimeoutMs
     }
