@@ -91,6 +91,7 @@ struct Exchange {
         upstreamIndex = 0
         ruleHeaders = 0
         if upstream != nil { upstream = nil }
+        upstreamMetricsSlot = 0
         if replayBody != nil { replayBody = nil }
         response = nil
         if responseRelay != nil { responseRelay = nil }
