@@ -7,11 +7,12 @@ extension ConfigSchema {
     /// The sites, and their upstreams (named as the sites, added to `upstreams`); `default_site`.
     mutating func readSites(
         _ root: Section, publicURL: HTTPURL?, upstreamNames: [String], timeout: TimeSpan, connectTimeout: TimeSpan,
-        maxConnections: Int
+        maxConnections: Int, signIn: SiteSignInContext
     ) -> (sites: [Config.Site], upstreams: [Config.NamedUpstream], defaultSite: String?) {
         let template = root.entryTemplate("sites").entryTemplate("<name>")
         _ = template.list("hosts", default: [], Self.siteHost)
         _ = template.optional("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
+        template.declare("public_url", "client_id")
         var sites: [Config.Site] = []
         var upstreams: [Config.NamedUpstream] = []
         var owner: [String: String] = [:]
@@ -42,7 +43,8 @@ extension ConfigSchema {
             var upstream = Config.NamedUpstream(name: name, target: target, timeout: timeout, connectTimeout: connectTimeout)
             upstream.maxConnections = maxConnections
             upstreams.append(upstream)
-            sites.append(Config.Site(name: name, hosts: hosts))
+            let own = readSiteSignIn(section, hosts: hosts, context: signIn)
+            sites.append(Config.Site(name: name, hosts: hosts, publicURL: own.publicURL, clientID: own.clientID))
         }
         let defaultSite = root.optional("default_site") { name -> Result<String, ValueError> in
             sites.contains { $0.name == name } ? .success(name)

@@ -230,7 +230,9 @@ final class AccessPolicy {
         identity: inout RequestIdentity, verdict: RuleVerdict
     ) -> Decision {
         if let auth {
-            auth.identify(view, trace: trace, into: &identity)
+            let realm = auth.settings.realms.isSingle
+                ? 0 : auth.settings.realms.realm(forHost: (head.authority ?? head.host).map { view[$0] })
+            auth.identify(view, realm: realm, trace: trace, into: &identity)
             if identity.isAuthenticated {
                 guard verdict.restricting.count > 0, let session = identity.session else { return .forward }
                 guard let (rule, reason) = route.refusal(

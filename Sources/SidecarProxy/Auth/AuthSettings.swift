@@ -18,6 +18,8 @@ public final class AuthSettings: Sendable {
     let publicOrigin: String
     let redirectURI: String
     let redirects: RedirectPolicy
+    /// The top-level sign-in and each site's own (`sites.<name>.public_url`).
+    let realms: SignInRealms
 
     // Apple.
     let appleEndpoint: AppleEndpoint
@@ -105,6 +107,7 @@ public final class AuthSettings: Sendable {
         publicOrigin = other.publicOrigin
         redirectURI = other.redirectURI
         redirects = other.redirects
+        realms = other.realms
         appleEndpoint = other.appleEndpoint
         appleBaseURL = other.appleBaseURL
         appleCAFile = other.appleCAFile
@@ -189,6 +192,7 @@ public final class AuthSettings: Sendable {
         }
         verifier = AppleIDTokenVerifier(
             issuer: base, audiences: [apple.clientID], leeway: apple.leeway.seconds)
+        realms = SignInRealms(config: config, issuer: base, leeway: apple.leeway.seconds)
         jwksRefreshSeconds = max(60, apple.jwksRefresh.seconds)
         nativeAudiences = apple.nativeAudiences
         androidPackages = apple.androidPackages

@@ -68,13 +68,14 @@ extension Authenticator {
         return answer
     }
 
-    /// `Sec-Fetch-Site: same-origin|none`, else `Origin` or `Referer` on public_url's origin.
+    /// `Sec-Fetch-Site: same-origin|none`, else `Origin` or `Referer` on the origin of the
+    /// request's sign-in (public_url's, or its site's own).
     /// Shared by logout and account deletion (`/revoke`).
     func isSameSite(_ head: HTTPRequestHead) -> Bool {
         if let site = head.firstValueString("sec-fetch-site") {
             return site == "same-origin" || site == "none"
         }
-        let origin = settings.publicOrigin
+        let origin = settings.realms.all[settings.realms.realm(of: head)].origin
         if let value = head.firstValueString("origin") { return value == origin }
         if let referer = head.firstValueString("referer") {
             return referer == origin || referer.hasPrefix(origin + "/") || referer.hasPrefix(origin + "?")

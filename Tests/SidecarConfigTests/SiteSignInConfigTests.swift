@@ -1,0 +1,68 @@
+import XCTest
+import SidecarConfig
+
+/// `sites.<name>.public_url` and `client_id`: a site signing in on its own host, and what is
+/// refused at the key's line and column.
+final class SiteSignInConfigTests: XCTestCase {
+    private let apple = """
+        apple:
+          team_id: ABCDE12345
+          client_id: [com.example.web, com.example.shop]
+          key_id: XYZ123ABCD
+          private_key_file: AuthKey.p8
+
+        """
+
+    private func config(shop: String, session: String = "session:\n  secrets: [env:SIDECAR_COOKIE_SECRET]\n") -> String {
+        """
+        listen: 0.0.0.0:8080
+        public_url: https://app.example.com
+        upstream: http://127.0.0.1:3000
+        \(apple)\(session)sites:
+          app:
+            hosts: [app.example.com]
+            upstream: http://127.0.0.1:3000
+          shop:
+            hosts: [shop.example.com, Shop.Example.org]
+            upstream: http://127.0.0.1:3001
+        \(shop)
+        """
+    }
+
+    func testASiteWithItsOwnPublicURLAndServicesID() throws {
+        let loaded = try parse(config(shop: "    public_url: https://SHOP.example.org\n    client_id: com.example.shop\n"))
+        let shop = try XCTUnwrap(loaded.sites.last)
+        XCTAssertEqual(shop.publicURL?.origin, "https://shop.example.org")
+        XCTAssertEqual(shop.clientID, "com.example.shop")
+        XCTAssertEqual(shop.redirectURI(prefix: loaded.routes.prefix), "https://shop.example.org/.auth/callback")
+        XCTAssertNil(loaded.sites.first?.publicURL)
+        XCTAssertNil(loaded.sites.first?.redirectURI(prefix: "/.auth"))
+    }
+
+    func testAPublicURLAloneKeepsTheFirstServicesID() throws {
+        let shop = try XCTUnwrap(try parse(config(shop: "    public_url: https://shop.example.com\n")).sites.last)
+        XCTAssertNotNil(shop.publicURL)
+        XCTAssertNil(shop.clientID)
+    }
+
+    func testErrorsNameTheKeyLineAndColumn() throws {
+        let domain = "session:\n  secrets: [env:SIDECAR_COOKIE_SECRET]\n  domain: example.com\n"
+        let cases: [(String, String, String, [Int?], String)] = [
+            ("    public_url: https://other.example.com\n", "", "sites.shop.public_url", [18, 17],
+             "not one of the site's hosts"),
+            ("    public_url: http://shop.example.com\n", "", "sites.shop.public_url", [18, 17], "plain http"),
+            ("    public_url: https://shop.example.com/path\n", "", "sites.shop.public_url", [18, 17], "must not have a path"),
+            ("    public_url: https://shop.example.com\n    client_id: com.example.other\n", "", "sites.shop.client_id",
+             [19, 16], "not one of apple.client_id"),
+            ("    client_id: com.example.shop\n", "", "sites.shop.public_url", [18, 16], "give the site a public_url"),
+            ("    public_url: https://shop.example.com\n", domain, "sites.shop.public_url", [19, 17], "session.domain"),
+        ]
+        for (shop, session, path, position, message) in cases {
+            let yaml = session.isEmpty ? config(shop: shop) : config(shop: shop, session: session)
+            let found = try errors(yaml)
+            XCTAssertEqual(found.map(\.path), [path], yaml)
+            XCTAssertEqual(found.first.map { [$0.line, $0.column] }, position, yaml)
+            XCTAssertTrue(found.first?.message.contains(message) ?? false, "\(yaml): \(found)")
+        }
+    }
+}
