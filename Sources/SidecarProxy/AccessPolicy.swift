@@ -33,7 +33,7 @@ final class AccessPolicy {
     private let checkTargetMinimum: Int
     private let checkTargetSecondByte: UInt8
     /// `sites`, nil without them.
-    private let sites: SiteTable?
+    let sites: SiteTable?
     private let separators: EncodedSeparators
     /// Neither rules nor public paths: every request outside the prefix needs a session,
     /// whatever its readings.

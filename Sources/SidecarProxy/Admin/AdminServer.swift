@@ -110,7 +110,7 @@ final class AdminServer {
         for (index, target) in upstreams.enumerated() {
             guard let reason = readiness.upstreamFailure(index) else { continue }
             known.insert(index)
-            keys.append("\(index == 0 ? "upstream" : "upstream \(target.name)") failing: \(reason)")
+            keys.append("\(target.label) failing: \(reason)")
         }
         let probed = upstreams.enumerated().filter { index, _ in
             !known.contains(index) && !readiness.upstreamRecentlyReachable(index, nowMs: now, windowMs: options.readinessWindowMs)
@@ -137,8 +137,7 @@ final class AdminServer {
                         // One server: the upstream names it; several: each is named.
                         let servers = target.servers.count > 1
                             ? " (\(target.servers.map(\.text).joined(separator: ", ")))" : ""
-                        unreachable[slot] = (index == 0 ? "upstream unreachable" : "upstream \(target.name) unreachable")
-                            + servers
+                        unreachable[slot] = "\(target.label) unreachable" + servers
                     }
                     pending -= 1
                     if pending == 0 { done(keys + unreachable.compactMap { $0 }) }
@@ -152,6 +151,9 @@ final class AdminServer {
 /// An upstream `/readyz` checks: each of its servers.
 struct ReadinessTarget {
     var name: String
+    /// How `/readyz` names it: `upstream` (the top-level one), `upstream <name>`, or
+    /// `site <name>: upstream` for a site's.
+    var label: String
     var servers: [(address: SocketAddress, text: String)]
     var connectTimeoutMs: Int64
 
@@ -160,6 +162,9 @@ struct ReadinessTarget {
         zip(options.allUpstreams, addresses).enumerated().map { index, pair in
             ReadinessTarget(
                 name: options.upstreamName(index),
+                label: index == 0 ? "upstream"
+                    : options.config.sites.contains { $0.name == options.upstreamName(index) }
+                        ? "site \(options.upstreamName(index)): upstream" : "upstream \(options.upstreamName(index))",
                 servers: zip(pair.0.servers, pair.1).map { ($1, String(decoding: UpstreamGroup.describe($0.target), as: UTF8.self)) },
                 connectTimeoutMs: pair.0.connectTimeoutMs)
         }

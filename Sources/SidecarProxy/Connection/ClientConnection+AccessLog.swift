@@ -60,7 +60,7 @@ extension ClientConnection {
     }
 
     /// Adds what the request head says (method, host, query, user agent, the trusted
-    /// proxy's client address) and writes the line.
+    /// proxy's client address, the site its host names) and writes the line.
     private func record(_ entry: inout AccessLog.Entry, _ head: HTTPRequestHead?, _ log: AccessLog) {
         guard let head else {
             log.record(entry)
@@ -73,7 +73,13 @@ extension ClientConnection {
             if let query = head.query { entry.query = view[query] }
             if let agent = view.firstValue("user-agent") { entry.userAgent = view[agent] }
             if peerTrusted, let address = Self.forwardedClient(in: view) { entry.client = address }
-            log.record(entry)
+            guard let sites = context.settings.policy.sites,
+                  let site = sites.site(forHost: (head.authority ?? head.host).map { view[$0] })
+            else { return log.record(entry) }
+            sites.names[site].withUnsafeBytes { name in
+                entry.site = name
+                log.record(entry)
+            }
         }
     }
 
