@@ -12,6 +12,9 @@ extension Config {
         /// `sites.<name>.client_id`: the Services ID of its sign-in, one of `apple.client_id`;
         /// nil: the first of them.
         public var clientID: String?
+        /// `sites.<name>.rules`: decide this site's requests in place of the top-level `rules`;
+        /// nil: the top-level ones.
+        public var rules: [Rule]?
 
         public init(name: String, hosts: [String], publicURL: HTTPURL? = nil, clientID: String? = nil) {
             self.name = name

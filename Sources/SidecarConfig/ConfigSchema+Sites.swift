@@ -13,10 +13,12 @@ extension ConfigSchema {
         _ = template.list("hosts", default: [], Self.siteHost)
         _ = template.optional("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
         template.declare("public_url", "client_id")
+        let sections = root.sections(inNamedMap: "sites")
+        let ruleUpstreams = upstreamNames + sections.map(\.name)
+        _ = readRule(template.entryTemplate("rules"), index: 0, upstreams: ruleUpstreams)
         var sites: [Config.Site] = []
         var upstreams: [Config.NamedUpstream] = []
         var owner: [String: String] = [:]
-        let sections = root.sections(inNamedMap: "sites")
         for (name, at, section) in sections {
             if !section.contains("hosts") { section.requireMissing("hosts", because: "a site is the hosts it answers") }
             let errorsBefore = reader.errors.count
@@ -44,7 +46,9 @@ extension ConfigSchema {
             upstream.maxConnections = maxConnections
             upstreams.append(upstream)
             let own = readSiteSignIn(section, hosts: hosts, context: signIn)
-            sites.append(Config.Site(name: name, hosts: hosts, publicURL: own.publicURL, clientID: own.clientID))
+            var site = Config.Site(name: name, hosts: hosts, publicURL: own.publicURL, clientID: own.clientID)
+            site.rules = readSiteRules(section, upstreams: ruleUpstreams)
+            sites.append(site)
         }
         let defaultSite = root.optional("default_site") { name -> Result<String, ValueError> in
             sites.contains { $0.name == name } ? .success(name)
@@ -61,6 +65,18 @@ extension ConfigSchema {
                           "\(upstreamNames.count + upstreams.count) upstreams with the sites'; at most \(Self.maxUpstreams)")
         }
         return (sites, upstreams, defaultSite)
+    }
+
+    /// A site's own `rules`, read as the top-level ones are (their errors at `sites.<name>.rules[i]`);
+    /// nil when it has none.
+    private func readSiteRules(_ section: Section, upstreams: [String]) -> [Config.Rule]? {
+        guard section.contains("rules") else { return nil }
+        let entries = section.sections(inList: "rules")
+        if entries.count > Self.maxRules {
+            reader.report(.invalidValue, "\(section.path).rules", at: section.location(of: "rules"),
+                          "\(entries.count) rules; at most \(Self.maxRules)")
+        }
+        return entries.enumerated().compactMap { index, entry in readRule(entry, index: index, upstreams: upstreams) }
     }
 
     /// `app.example.com`, `10.0.0.7`, `[::1]`: compared with the request's host without its port.

@@ -24,6 +24,8 @@ final class AccessPolicy {
     private let auth: Authenticator?
     /// `rules`, compiled for this configuration.
     let route: Route
+    /// Each site's (`sites.<name>.rules`), or `route` for a site without rules of its own.
+    private let siteRoutes: [Route]
     let pages: PageRenderer
     private let signInPage: Bool
     /// `{prefix}/check/<original path>` (Envoy's ext_authz).
@@ -59,6 +61,10 @@ final class AccessPolicy {
         apiPathReadings = PublicPaths(options.config.access.apiPaths)
         route = Route(options.config.rules, upstreams: options.config.upstreams)
         sessionAlwaysNeeded = route.isEmpty && publicPaths.isEmpty
+        let topLevel = route
+        siteRoutes = options.config.sites.map { site in
+            site.rules.map { Route($0, upstreams: options.config.upstreams) } ?? topLevel
+        }
     }
 
     /// `identity` (reset by the caller) receives the session and what to strip; `view` is
@@ -69,17 +75,20 @@ final class AccessPolicy {
         _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], trace: TraceContext = TraceContext(),
         identity: inout RequestIdentity, upstream: inout Int
     ) -> Decision {
+        var route = self.route
         if let sites {
-            guard let site = sites.upstream(forHost: (head.authority ?? head.host).map { view[$0] }) else {
+            guard let site = sites.site(forHost: (head.authority ?? head.host).map { view[$0] }) else {
                 return .respond(localError(421, head, path: path))
             }
-            upstream = site
+            upstream = sites.upstream(ofSite: site)
+            route = siteRoutes[site]
         }
         let rawPath = view[head.path]
         if rawPath.count >= checkTargetMinimum, rawPath[1] == checkTargetSecondByte,
            let original = checkTarget.original(of: rawPath) {
             guard auth != nil else { return .respond(localError(404, head, path: path)) }
-            return decideForwardAuth(head, view, original: original, trace: trace, identity: &identity, upstream: &upstream)
+            return decideForwardAuth(
+                head, view, route, original: original, trace: trace, identity: &identity, upstream: &upstream)
         }
         if isUnderPrefix(path) {
             guard auth != nil else { return .respond(localError(404, head, path: path)) }
@@ -92,23 +101,24 @@ final class AccessPolicy {
                 return .respond(answer)
             }
         }
-        return decideRequest(head, view, path: path, original: nil, trace: trace, identity: &identity, upstream: &upstream)
+        return decideRequest(
+            head, view, route, path: path, original: nil, trace: trace, identity: &identity, upstream: &upstream)
     }
 
     /// A request outside the prefix: forwarded, answered or refused. `original`: the path a
     /// forward-auth proxy asked about, for the sign-in's return address (nil: the request's own).
     @inline(__always) private func decideRequest(
-        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], original: UnsafeRawBufferPointer?,
+        _ head: HTTPRequestHead, _ view: HeadView, _ route: Route, path: [UInt8], original: UnsafeRawBufferPointer?,
         trace: TraceContext, identity: inout RequestIdentity, upstream: inout Int
     ) -> Decision {
         if head.method == .options, CORSPreflight.recognizes(head, view) {
-            return preflight(head, view, path: path, upstream: &upstream)
+            return preflight(head, view, route, path: path, upstream: &upstream)
         }
-        guard !sessionAlwaysNeeded else {
+        guard !(route === self.route ? sessionAlwaysNeeded : route.isEmpty && publicPaths.isEmpty) else {
             return authenticate(
-                head, view, path: path, original: original, trace: trace, identity: &identity, verdict: RuleVerdict())
+                head, view, route, path: path, original: original, trace: trace, identity: &identity, verdict: RuleVerdict())
         }
-        let verdict = verdict(head, view, path: path)
+        let verdict = verdict(head, view, route, path: path)
         if let rule = verdict.rule, sites == nil || route.action(rule).namesUpstream {
             upstream = route.action(rule).upstream
         }
@@ -120,7 +130,8 @@ final class AccessPolicy {
             auth?.noteCookie(view, into: &identity)
             return .forward
         }
-        return authenticate(head, view, path: path, original: original, trace: trace, identity: &identity, verdict: verdict)
+        return authenticate(
+            head, view, route, path: path, original: original, trace: trace, identity: &identity, verdict: verdict)
     }
 
     /// `{prefix}/check/<original path>` (Envoy's ext_authz): the original request decided as
@@ -130,7 +141,7 @@ final class AccessPolicy {
     /// Envoy must remove; everything else is answered as the request itself would be (the
     /// redirect to sign in, 401, 403).
     private func decideForwardAuth(
-        _ head: HTTPRequestHead, _ view: HeadView, original: UnsafeRawBufferPointer, trace: TraceContext,
+        _ head: HTTPRequestHead, _ view: HeadView, _ route: Route, original: UnsafeRawBufferPointer, trace: TraceContext,
         identity: inout RequestIdentity, upstream: inout Int
     ) -> Decision {
         var normalized: [UInt8] = []
@@ -154,7 +165,7 @@ final class AccessPolicy {
             return .respond(AuthPages.json(403, .object(["error": .string("forbidden")])))
         }
         let decision = decideRequest(
-            head, view, path: normalized, original: original, trace: trace, identity: &identity, upstream: &upstream)
+            head, view, route, path: normalized, original: original, trace: trace, identity: &identity, upstream: &upstream)
         guard case .forward = decision else { return decision }
         var answer = LocalResponse(status: 200, reason: "OK", body: [])
         answer.identity = identity.opened
@@ -166,9 +177,9 @@ final class AccessPolicy {
     /// A CORS preflight: forwarded without identity where every reading admits it
     /// (`Route.admitsPreflight`), otherwise decided as any request (no session: 401).
     private func preflight(
-        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], upstream: inout Int
+        _ head: HTTPRequestHead, _ view: HeadView, _ route: Route, path: [UInt8], upstream: inout Int
     ) -> Decision {
-        let verdict = verdict(head, view, path: path)
+        let verdict = verdict(head, view, route, path: path)
         if let rule = verdict.rule, sites == nil || route.action(rule).namesUpstream {
             upstream = route.action(rule).upstream
         }
@@ -190,7 +201,7 @@ final class AccessPolicy {
     }
 
     /// Every reading of the request, judged by the rules and public paths.
-    private func verdict(_ head: HTTPRequestHead, _ view: HeadView, path: [UInt8]) -> RuleVerdict {
+    private func verdict(_ head: HTTPRequestHead, _ view: HeadView, _ route: Route, path: [UInt8]) -> RuleVerdict {
         // The host the upstream is told (an absolute-form target's authority takes the place
         // of Host, as `RequestRewriter` forwards it) is the host a rule is matched on.
         let host = (head.authority ?? head.host).map { view[$0] }
@@ -226,7 +237,8 @@ final class AccessPolicy {
     /// A session is required: without one the request is answered (a redirect, the sign-in
     /// page, 401); with one, each restricting rule of `verdict` must admit its user.
     private func authenticate(
-        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], original: UnsafeRawBufferPointer?, trace: TraceContext,
+        _ head: HTTPRequestHead, _ view: HeadView, _ route: Route, path: [UInt8], original: UnsafeRawBufferPointer?,
+        trace: TraceContext,
         identity: inout RequestIdentity, verdict: RuleVerdict
     ) -> Decision {
         if let auth {
@@ -263,6 +275,12 @@ final class AccessPolicy {
     /// API clients (a program reads the status, not a page).
     func localError(_ status: Int, _ head: HTTPRequestHead, path: [UInt8]) -> LocalResponse {
         isAPIClient(head, path: path) ? .plain(status) : pages.proxyError(status, for: head)
+    }
+
+    /// The rules that decide requests for `host`: its site's, else the top-level ones.
+    func route(forHost host: UnsafeRawBufferPointer?) -> Route {
+        guard let sites, let site = sites.site(forHost: host) else { return route }
+        return siteRoutes[site]
     }
 
     /// Browsers are redirected (GET/HEAD), or with `pages.sign_in` get the sign-in

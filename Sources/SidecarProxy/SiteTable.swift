@@ -38,8 +38,6 @@ final class SiteTable {
         return defaultSite
     }
 
-    /// The upstream of `host`'s site, nil when no site answers it.
-    func upstream(forHost host: UnsafeRawBufferPointer?) -> Int? {
-        site(forHost: host).map { upstreams[$0] }
-    }
+    /// The upstream (as `Worker.upstreams` numbers them) of a site.
+    func upstream(ofSite site: Int) -> Int { upstreams[site] }
 }

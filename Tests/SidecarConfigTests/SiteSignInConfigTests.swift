@@ -65,4 +65,31 @@ final class SiteSignInConfigTests: XCTestCase {
             XCTAssertTrue(found.first?.message.contains(message) ?? false, "\(yaml): \(found)")
         }
     }
+
+    func testASitesOwnRulesLoadAndTheOthersKeepTheTopLevelOnes() throws {
+        let rules = "    rules:\n      - path: /admin/**\n        allowed_emails: [boss@example.com]\n      - path: /**\n        public: true\n"
+        let loaded = try parse(config(shop: rules))
+        XCTAssertNil(loaded.sites.first?.rules)
+        let shop = try XCTUnwrap(loaded.sites.last?.rules)
+        XCTAssertEqual(shop.map(\.path), ["/admin/**", "/**"])
+        XCTAssertEqual(shop.first?.allowedEmails, ["boss@example.com"])
+        XCTAssertEqual(shop.last?.isPublic, true)
+        XCTAssertEqual(try parse(config(shop: "    rules: []\n")).sites.last?.rules, [])
+    }
+
+    func testASitesRuleErrorsNameTheSiteLineAndColumn() throws {
+        let cases: [(String, String, [Int?], String)] = [
+            ("    rules:\n      - path: /x\n        upstream: nowhere\n", "sites.shop.rules[0].upstream", [20, 19],
+             "no upstream named"),
+            ("    rules:\n      - path: /x\n        deny: true\n        public: true\n", "sites.shop.rules[0].public",
+             [21, 17], "deny rule"),
+            ("    rules:\n      - path: /x\n        colour: red\n", "sites.shop.rules[0].colour", [20, 9], "unknown key"),
+        ]
+        for (shop, path, position, message) in cases {
+            let found = try errors(config(shop: shop))
+            XCTAssertEqual(found.map(\.path), [path], shop)
+            XCTAssertEqual(found.first.map { [$0.line, $0.column] }, position, shop)
+            XCTAssertTrue(found.first?.message.contains(message) ?? false, "\(shop): \(found)")
+        }
+    }
 }
