@@ -15,6 +15,9 @@ extension Config {
         /// `sites.<name>.rules`: decide this site's requests in place of the top-level `rules`;
         /// nil: the top-level ones.
         public var rules: [Rule]?
+        /// `sites.<name>.pages`: the pages its visitors see (templates, language, sign-in
+        /// page); nil: the top-level `pages`.
+        public var pages: Pages?
 
         public init(name: String, hosts: [String], publicURL: HTTPURL? = nil, clientID: String? = nil) {
             self.name = name

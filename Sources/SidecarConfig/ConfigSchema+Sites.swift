@@ -16,6 +16,8 @@ extension ConfigSchema {
         let sections = root.sections(inNamedMap: "sites")
         let ruleUpstreams = upstreamNames + sections.map(\.name)
         _ = readRule(template.entryTemplate("rules"), index: 0, upstreams: ruleUpstreams)
+        let pagesContext = ParseContext(baseDirectory: baseDirectory, environment: environment)
+        _ = template.section("pages").read(Config.Pages.self, context: pagesContext)
         var sites: [Config.Site] = []
         var upstreams: [Config.NamedUpstream] = []
         var owner: [String: String] = [:]
@@ -48,6 +50,7 @@ extension ConfigSchema {
             let own = readSiteSignIn(section, hosts: hosts, context: signIn)
             var site = Config.Site(name: name, hosts: hosts, publicURL: own.publicURL, clientID: own.clientID)
             site.rules = readSiteRules(section, upstreams: ruleUpstreams)
+            if section.contains("pages") { site.pages = section.section("pages").read(Config.Pages.self, context: pagesContext) }
             sites.append(site)
         }
         let defaultSite = root.optional("default_site") { name -> Result<String, ValueError> in

@@ -27,6 +27,8 @@ final class AccessPolicy {
     /// Each site's (`sites.<name>.rules`), or `route` for a site without rules of its own.
     private let siteRoutes: [Route]
     let pages: PageRenderer
+    /// Each site's own pages; nil when no site has any (then `pages` and `signInPage` are all).
+    private let sitePages: SitePages?
     private let signInPage: Bool
     /// `{prefix}/check/<original path>` (Envoy's ext_authz).
     private let checkTarget: ForwardAuthTarget
@@ -47,6 +49,7 @@ final class AccessPolicy {
     init(options: ProxyOptions, auth: Authenticator?) {
         self.auth = auth
         pages = options.pages
+        sitePages = options.sitePages
         signInPage = options.config.pages.signIn
         var prefix = Array(options.config.routes.prefix.utf8)
         while prefix.last == UInt8(ascii: "/") { prefix.removeLast() }
@@ -263,7 +266,7 @@ final class AccessPolicy {
         if api || isAPIClient(head, path: path) {
             return AuthPages.json(403, .object(["error": .string("forbidden")]))
         }
-        return pages.ruleRefused(loginURL: prefix + Array("/login".utf8), for: head)
+        return pages(for: head).renderer.ruleRefused(loginURL: prefix + Array("/login".utf8), for: head)
     }
 
     private func isUnderPrefix(_ path: [UInt8]) -> Bool {
@@ -274,7 +277,12 @@ final class AccessPolicy {
     /// A status the proxy answers itself: the error page for browsers, one plain line for
     /// API clients (a program reads the status, not a page).
     func localError(_ status: Int, _ head: HTTPRequestHead, path: [UInt8]) -> LocalResponse {
-        isAPIClient(head, path: path) ? .plain(status) : pages.proxyError(status, for: head)
+        isAPIClient(head, path: path) ? .plain(status) : pages(for: head).renderer.proxyError(status, for: head)
+    }
+
+    /// The pages of `head`'s site, and whether its browsers without a session get the sign-in page.
+    private func pages(for head: HTTPRequestHead) -> (renderer: PageRenderer, signIn: Bool) {
+        sitePages?.pages(for: head) ?? (pages, signInPage)
     }
 
     /// The rules that decide requests for `host`: its site's, else the top-level ones.
@@ -308,8 +316,11 @@ final class AccessPolicy {
             location += Array("%3F".utf8)
             PercentEncoding.append(head.bytes(query), keepingSlashes: true, into: &location)
         }
-        guard head.method == .get || head.method == .head else { return pages.unauthorized(loginURL: location, for: head) }
-        if signInPage { return pages.signIn(loginURL: location, for: head) }
+        let pages = pages(for: head)
+        guard head.method == .get || head.method == .head else {
+            return pages.renderer.unauthorized(loginURL: location, for: head)
+        }
+        if pages.signIn { return pages.renderer.signIn(loginURL: location, for: head) }
         return LocalResponse(
             status: 302, reason: "Found", contentType: "text/html; charset=utf-8",
             body: Array("<!doctype html><a href=\"".utf8) + location + Array("\">Sign in</a>\n".utf8),

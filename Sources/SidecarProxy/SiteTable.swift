@@ -4,7 +4,7 @@ import SidecarHTTP
 /// `sites`: the site a request's host names (the `Host` value, or an absolute-form target's
 /// authority, read as `rules[].host` is: case, port and trailing dots ignored), the default
 /// site for any other host, or none: 421. Sites are numbered as `Config.sites` lists them.
-final class SiteTable {
+final class SiteTable: Sendable {
     private let hosts: [[UInt8]]
     /// The site of each entry of `hosts`.
     private let siteOfHost: [Int]

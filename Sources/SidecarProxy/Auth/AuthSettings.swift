@@ -94,6 +94,11 @@ public final class AuthSettings: Sendable {
     /// The sign-in failure, signed-out and account pages; the same renderer as
     /// `ProxyOptions.pages`.
     let pages: PageRenderer
+    /// Each site's own pages; nil when no site has any.
+    let sitePages: SitePages?
+
+    /// The pages of the request's site.
+    func pages(for head: HTTPRequestHead) -> PageRenderer { sitePages?.pages(for: head).renderer ?? pages }
 
     /// A worker's own copy: the same values and the same shared parts (store, sealers, keys),
     /// in an object of its own, with its own copies of the byte arrays every request reads.
@@ -145,15 +150,19 @@ public final class AuthSettings: Sendable {
         assertion = other.assertion
         lifecycle = other.lifecycle
         pages = other.pages
+        sitePages = other.sitePages
     }
 
     /// Login cookies in flight from one browser; more start a fresh set.
     static let maximumLoginCookies = 8
     static let loginStateSeconds: Int64 = 600
 
-    public init(config: Config, shared: AuthShared, pages: PageRenderer = .builtIn) throws(AuthSetupError) {
+    public init(
+        config: Config, shared: AuthShared, pages: PageRenderer = .builtIn, sitePages: SitePages? = nil
+    ) throws(AuthSetupError) {
         self.shared = shared
         self.pages = pages
+        self.sitePages = sitePages
         prefix = config.routes.prefix
         publicOrigin = config.publicURL.origin
         redirectURI = config.redirectURI

@@ -228,7 +228,7 @@ final class CallbackFlow {
         if let subject { metadata["sub"] = "\(subject)" }
         request.logger.warning("login failed", metadata: metadata)
         respond(AuthPages.failure(
-            failure, json: request.isAPIClient, loginPath: auth.loginPath, pages: auth.settings.pages, for: request.head),
+            failure, json: request.isAPIClient, loginPath: auth.loginPath, pages: auth.settings.pages(for: request.head), for: request.head),
             outcome: failure.reason)
     }
 

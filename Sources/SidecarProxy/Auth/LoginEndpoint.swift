@@ -27,7 +27,7 @@ extension Authenticator {
         } catch {
             request.logger.error("login failed", metadata: ["reason": "random_failed"])
             metrics.recordLogin("random_failed")
-            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages,
+            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages(for: head),
                                      for: request.head)
         }
         let login = LoginState(
@@ -37,7 +37,7 @@ extension Authenticator {
         guard login.isEncodable, let sealed = try? settings.loginStates.seal(login, context: cookieName + realm.loginContextSuffix) else {
             request.logger.error("login failed", metadata: ["reason": "state_seal_failed"])
             metrics.recordLogin("state_seal_failed")
-            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages,
+            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages(for: head),
                                      for: request.head)
         }
 

@@ -15,7 +15,7 @@ extension Authenticator {
         if head.method == .get && !isSameSite(head) {
             request.logger.warning("logout refused", metadata: ["reason": "logout_cross_site", "status": .stringConvertible(403)])
             if request.isAPIClient { return .now(AuthPages.json(403, .object(["error": .string("cross_site")]))) }
-            return .now(settings.pages.confirmSignOut(logoutURL: Array((settings.prefix + "/logout").utf8), for: head))
+            return .now(settings.pages(for: head).confirmSignOut(logoutURL: Array((settings.prefix + "/logout").utf8), for: head))
         }
         var identity = RequestIdentity()
         identify(head, trace: request.trace, into: &identity)
@@ -35,7 +35,7 @@ extension Authenticator {
                     "reason": "store_failed", "error": "\(error)",
                 ])
                 return completion(AuthPages.storeUnavailable(
-                    json: request.isAPIClient, loginPath: loginPath, pages: settings.pages, for: head))
+                    json: request.isAPIClient, loginPath: loginPath, pages: settings.pages(for: head), for: head))
             }
             if let refreshToken = session.appleRefreshToken {
                 revokeAtApple(refreshToken, clientID: session.appleClientID ?? settings.clientID, trace: request.trace)
@@ -60,7 +60,7 @@ extension Authenticator {
                 answer = AuthPages.redirect(303, to: target)
             } else {
                 // Redirecting to "/" would send a protected site straight back into the login.
-                answer = settings.pages.signedOut(
+                answer = settings.pages(for: head).signedOut(
                     loginURL: Array((loginPath + "?rd=%2F").utf8), userName: userName ?? "", for: head)
             }
         }
