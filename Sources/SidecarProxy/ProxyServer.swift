@@ -126,6 +126,7 @@ public final class ProxyServer {
         let board = MetricsBoard(workers: listenFDs.count)
         let exporter = SpanExporter(workers: listenFDs.count, version: options.version)
         board.setUpstreamNames(options.allUpstreams.indices.map(options.upstreamName))
+        board.setSiteNames(options.config.sites.map(\.name))
         do {
             try exporter.configure(endpoint: options.config.tracing.otlpEndpoint, caFile: options.config.tracing.otlpCAFile)
         } catch {
@@ -188,6 +189,7 @@ public final class ProxyServer {
                 settings.replace(new, upstreams: addresses)
                 admin?.upstreams = ReadinessTarget.all(new, addresses: addresses)
                 board.setUpstreamNames(new.allUpstreams.indices.map(new.upstreamName))
+                board.setSiteNames(new.config.sites.map(\.name))
                 for channel in reloadChannels { channel.notify() }
                 logger.info("configuration reloaded")
             } catch {

@@ -5,6 +5,7 @@ import subprocess
 
 from conftest import access_line, free_port, poll, sidecar_binary, to_yaml
 import rawhttp
+from test_metrics import metrics, value, wait_for_metric
 
 
 def sites(upstream, shop_port, port):
@@ -28,10 +29,23 @@ def test_each_access_line_names_the_site_of_its_host(start_sidecar, upstream):
     assert access_line(sc, "a5").get("site") == "shop"
 
 
+def test_the_request_metrics_count_each_site(start_sidecar, upstream):
+    port = free_port()
+    sc = start_sidecar(sites(upstream, upstream.port, port), port=port)
+    for host in ["localhost", "LOCALHOST.:9", "app.test", "other.test"]:
+        rawhttp.request(port, "GET", "/x", host=host)
+    samples = wait_for_metric(sc, "sidecar_site_requests_total", 2, site="shop", code="2xx")
+    assert value(samples, "sidecar_site_requests_total", site="shop", code="2xx") == 2
+    assert value(samples, "sidecar_site_requests_total", site="app", code="2xx") == 1
+    # A host no site answers (421) is counted by no site: the label holds the configured names only.
+    assert {dict(labels)["site"] for name, labels in samples if name == "sidecar_site_requests_total"} == {"app", "shop"}
+
+
 def test_a_config_without_sites_writes_no_site(start_sidecar):
     sc = start_sidecar({"log": {"access": True}})
     assert sc.request("GET", "/x", [("X-Request-Id", "b1")]).status == 200
     assert "site" not in access_line(sc, "b1")
+    assert not [name for name, _ in metrics(sc) if name == "sidecar_site_requests_total"]
 
 
 def test_readyz_names_the_site_whose_upstream_is_down(start_sidecar, upstream):

@@ -6,11 +6,17 @@ final class MetricsBoard: Sendable {
     private let slots: Mutex<[WorkerMetrics]>
     /// The upstreams' names, by index (the `upstream` label); replaced on reload.
     private let upstreamNames = Mutex<[String]>(["default"])
+    /// The sites' names, by index (the `site` label); empty without sites; replaced on reload.
+    private let siteNames = Mutex<[String]>([])
 
     init(workers: Int) { slots = Mutex([WorkerMetrics](repeating: WorkerMetrics(), count: workers)) }
 
     func setUpstreamNames(_ names: [String]) {
         upstreamNames.withLock { $0 = Array(names.prefix(WorkerMetrics.maxUpstreams)) }
+    }
+
+    func setSiteNames(_ names: [String]) {
+        siteNames.withLock { $0 = Array(names.prefix(WorkerMetrics.maxUpstreams)) }
     }
 
     func publish(_ metrics: WorkerMetrics, worker: Int) {
@@ -20,9 +26,11 @@ final class MetricsBoard: Sendable {
     var total: WorkerMetrics { slots.withLock { $0.reduce(WorkerMetrics(), +) } }
 
     /// Prometheus text exposition format 0.0.4.
-    func render() -> String { Self.render(total, upstreams: upstreamNames.withLock { $0 }) }
+    func render() -> String {
+        Self.render(total, upstreams: upstreamNames.withLock { $0 }, sites: siteNames.withLock { $0 })
+    }
 
-    static func render(_ total: WorkerMetrics, upstreams: [String] = ["default"]) -> String {
+    static func render(_ total: WorkerMetrics, upstreams: [String] = ["default"], sites: [String] = []) -> String {
         var out = Exposition()
         out.family("sidecar_requests_total", "counter", "Requests answered, by who answered and status class.")
         for route in WorkerMetrics.Route.allCases {
@@ -31,6 +39,17 @@ final class MetricsBoard: Sendable {
                 let code = statusClass < 5 ? "\(statusClass + 1)xx" : "other"
                 out.sample("sidecar_requests_total", "route=\"\(name)\",code=\"\(code)\"",
                            total.requests[route.rawValue * 6 + statusClass])
+            }
+        }
+        if !sites.isEmpty {
+            out.family("sidecar_site_requests_total", "counter",
+                       "Requests answered, by the site their host named (sites) and status class.")
+            for (index, site) in sites.enumerated() {
+                for statusClass in 0..<6 {
+                    let code = statusClass < 5 ? "\(statusClass + 1)xx" : "other"
+                    out.sample("sidecar_site_requests_total", "site=\"\(site)\",code=\"\(code)\"",
+                               total.siteRequests[index * 6 + statusClass])
+                }
             }
         }
         out.family("sidecar_requests_by_protocol_total", "counter",

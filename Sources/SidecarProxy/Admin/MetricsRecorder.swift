@@ -29,6 +29,11 @@ final class MetricsRecorder {
         changed()
     }
 
+    /// Part of a request's record (its site), published with `recordRequest`, which follows it.
+    func recordSiteRequest(_ site: Int, status: Int) {
+        metrics.recordSiteRequest(site, status: status)
+    }
+
     /// Part of a request's record: published with the request that follows it.
     func recordUpstreamLatency(_ upstream: Int, ms: Int64) {
         if upstream < WorkerMetrics.maxUpstreams { metrics.upstreamLatency[upstream].record(ms: ms) }
