@@ -1,4 +1,5 @@
 import Logging
+import SidecarConfig
 import SidecarHTTP
 
 /// What happens to a request before anything reaches the upstream. The one
@@ -22,13 +23,15 @@ final class AccessPolicy {
     /// `access.api_paths` as written and folded, for the readings of a CORS preflight.
     private let apiPathReadings: PublicPaths
     private let auth: Authenticator?
-    /// `rules`, compiled for this configuration.
+    /// `rules`, compiled for this configuration (a site's own, in a site's policy).
     let route: Route
-    /// Each site's (`sites.<name>.rules`), or `route` for a site without rules of its own.
-    private let siteRoutes: [Route]
-    let pages: PageRenderer
+    /// The policy of each site with rules of its own (`sites.<name>.rules`), nil for a site
+    /// that keeps this one's: the requests of its hosts are decided there, so a configuration
+    /// without them pays nothing for them.
+    private let sitePolicies: [AccessPolicy?]
     /// Each site's own pages; nil when no site has any (then `pages` and `signInPage` are all).
     private let sitePages: SitePages?
+    let pages: PageRenderer
     private let signInPage: Bool
     /// `{prefix}/check/<original path>` (Envoy's ext_authz).
     private let checkTarget: ForwardAuthTarget
@@ -36,8 +39,10 @@ final class AccessPolicy {
     /// paths of other requests are told apart without touching `checkTarget`'s arrays.
     private let checkTargetMinimum: Int
     private let checkTargetSecondByte: UInt8
-    /// `sites`, nil without them.
+    /// `sites`, nil without them (and in a site's policy, which its requests reach decided).
     let sites: SiteTable?
+    /// Requests go to their site's upstream unless a rule names one.
+    private let hasSites: Bool
     private let separators: EncodedSeparators
     /// Neither rules nor public paths: every request outside the prefix needs a session,
     /// whatever its readings.
@@ -46,7 +51,8 @@ final class AccessPolicy {
     /// worker decides one request at a time; the capacity is kept).
     private var lenient: [UInt8] = []
 
-    init(options: ProxyOptions, auth: Authenticator?) {
+    /// `siteRules`: for a site's policy, the site's rules in place of the top-level ones.
+    init(options: ProxyOptions, auth: Authenticator?, siteRules: [Config.Rule]? = nil) {
         self.auth = auth
         pages = options.pages
         sitePages = options.sitePages
@@ -55,43 +61,53 @@ final class AccessPolicy {
         while prefix.last == UInt8(ascii: "/") { prefix.removeLast() }
         self.prefix = prefix
         checkTarget = ForwardAuthTarget(prefix: prefix, headers: options.config.headers)
-        sites = options.config.sites.isEmpty ? nil : SiteTable(options.config)
+        hasSites = !options.config.sites.isEmpty
+        sites = !hasSites || siteRules != nil ? nil : SiteTable(options.config)
         checkTargetMinimum = prefix.isEmpty ? .max : prefix.count + "/check/".utf8.count
         checkTargetSecondByte = prefix.count > 1 ? prefix[1] : UInt8(ascii: "c")
         separators = options.encodedSlashes
         publicPaths = PublicPaths(options.config.access.publicPaths)
         apiPaths = PathGlobSet(options.config.access.apiPaths)
         apiPathReadings = PublicPaths(options.config.access.apiPaths)
-        route = Route(options.config.rules, upstreams: options.config.upstreams)
-        sessionAlwaysNeeded = route.isEmpty && publicPaths.isEmpty
-        let topLevel = route
-        siteRoutes = options.config.sites.map { site in
-            site.rules.map { Route($0, upstreams: options.config.upstreams) } ?? topLevel
+        route = Route(siteRules ?? options.config.rules, upstreams: options.config.upstreams)
+        sitePolicies = siteRules != nil ? [] : options.config.sites.map { site in
+            site.rules.map { AccessPolicy(options: options, auth: auth, siteRules: $0) }
         }
+        sessionAlwaysNeeded = route.isEmpty && publicPaths.isEmpty
     }
 
     /// `identity` (reset by the caller) receives the session and what to strip; `view` is
     /// `head`'s borrowed bytes; `path` the normalized path; `upstream` the upstream of the rule that decided
     /// (left as it is, the top-level one, when none did).
     /// `trace`: the request's, whose span a session revalidation started here records its calls under.
+    /// `site`: the site the request's host names (`sites`), left as it is without sites.
     func decide(
         _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], trace: TraceContext = TraceContext(),
-        identity: inout RequestIdentity, upstream: inout Int
+        identity: inout RequestIdentity, upstream: inout Int, site: inout Int
     ) -> Decision {
-        var route = self.route
         if let sites {
-            guard let site = sites.site(forHost: (head.authority ?? head.host).map { view[$0] }) else {
+            guard let found = sites.site(forHost: (head.authority ?? head.host).map { view[$0] }) else {
                 return .respond(localError(421, head, path: path))
             }
-            upstream = sites.upstream(ofSite: site)
-            route = siteRoutes[site]
+            upstream = sites.upstream(ofSite: found)
+            site = found
+            if let policy = sitePolicies[found] {
+                return policy.decideOnSite(head, view, path: path, trace: trace, identity: &identity, upstream: &upstream)
+            }
         }
+        return decideOnSite(head, view, path: path, trace: trace, identity: &identity, upstream: &upstream)
+    }
+
+    /// `decide` once the site is known: this policy's rules decide.
+    private func decideOnSite(
+        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], trace: TraceContext,
+        identity: inout RequestIdentity, upstream: inout Int
+    ) -> Decision {
         let rawPath = view[head.path]
         if rawPath.count >= checkTargetMinimum, rawPath[1] == checkTargetSecondByte,
            let original = checkTarget.original(of: rawPath) {
             guard auth != nil else { return .respond(localError(404, head, path: path)) }
-            return decideForwardAuth(
-                head, view, route, original: original, trace: trace, identity: &identity, upstream: &upstream)
+            return decideForwardAuth(head, view, original: original, trace: trace, identity: &identity, upstream: &upstream)
         }
         if isUnderPrefix(path) {
             guard auth != nil else { return .respond(localError(404, head, path: path)) }
@@ -104,25 +120,24 @@ final class AccessPolicy {
                 return .respond(answer)
             }
         }
-        return decideRequest(
-            head, view, route, path: path, original: nil, trace: trace, identity: &identity, upstream: &upstream)
+        return decideRequest(head, view, path: path, original: nil, trace: trace, identity: &identity, upstream: &upstream)
     }
 
     /// A request outside the prefix: forwarded, answered or refused. `original`: the path a
     /// forward-auth proxy asked about, for the sign-in's return address (nil: the request's own).
     @inline(__always) private func decideRequest(
-        _ head: HTTPRequestHead, _ view: HeadView, _ route: Route, path: [UInt8], original: UnsafeRawBufferPointer?,
+        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], original: UnsafeRawBufferPointer?,
         trace: TraceContext, identity: inout RequestIdentity, upstream: inout Int
     ) -> Decision {
         if head.method == .options, CORSPreflight.recognizes(head, view) {
-            return preflight(head, view, route, path: path, upstream: &upstream)
+            return preflight(head, view, path: path, upstream: &upstream)
         }
-        guard !(route === self.route ? sessionAlwaysNeeded : route.isEmpty && publicPaths.isEmpty) else {
+        guard !sessionAlwaysNeeded else {
             return authenticate(
-                head, view, route, path: path, original: original, trace: trace, identity: &identity, verdict: RuleVerdict())
+                head, view, path: path, original: original, trace: trace, identity: &identity, verdict: RuleVerdict())
         }
-        let verdict = verdict(head, view, route, path: path)
-        if let rule = verdict.rule, sites == nil || route.action(rule).namesUpstream {
+        let verdict = verdict(head, view, path: path)
+        if let rule = verdict.rule, !hasSites || route.action(rule).namesUpstream {
             upstream = route.action(rule).upstream
         }
         if let rule = verdict.deny {
@@ -133,8 +148,7 @@ final class AccessPolicy {
             auth?.noteCookie(view, into: &identity)
             return .forward
         }
-        return authenticate(
-            head, view, route, path: path, original: original, trace: trace, identity: &identity, verdict: verdict)
+        return authenticate(head, view, path: path, original: original, trace: trace, identity: &identity, verdict: verdict)
     }
 
     /// `{prefix}/check/<original path>` (Envoy's ext_authz): the original request decided as
@@ -144,7 +158,7 @@ final class AccessPolicy {
     /// Envoy must remove; everything else is answered as the request itself would be (the
     /// redirect to sign in, 401, 403).
     private func decideForwardAuth(
-        _ head: HTTPRequestHead, _ view: HeadView, _ route: Route, original: UnsafeRawBufferPointer, trace: TraceContext,
+        _ head: HTTPRequestHead, _ view: HeadView, original: UnsafeRawBufferPointer, trace: TraceContext,
         identity: inout RequestIdentity, upstream: inout Int
     ) -> Decision {
         var normalized: [UInt8] = []
@@ -168,7 +182,7 @@ final class AccessPolicy {
             return .respond(AuthPages.json(403, .object(["error": .string("forbidden")])))
         }
         let decision = decideRequest(
-            head, view, route, path: normalized, original: original, trace: trace, identity: &identity, upstream: &upstream)
+            head, view, path: normalized, original: original, trace: trace, identity: &identity, upstream: &upstream)
         guard case .forward = decision else { return decision }
         var answer = LocalResponse(status: 200, reason: "OK", body: [])
         answer.identity = identity.opened
@@ -180,10 +194,10 @@ final class AccessPolicy {
     /// A CORS preflight: forwarded without identity where every reading admits it
     /// (`Route.admitsPreflight`), otherwise decided as any request (no session: 401).
     private func preflight(
-        _ head: HTTPRequestHead, _ view: HeadView, _ route: Route, path: [UInt8], upstream: inout Int
+        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], upstream: inout Int
     ) -> Decision {
-        let verdict = verdict(head, view, route, path: path)
-        if let rule = verdict.rule, sites == nil || route.action(rule).namesUpstream {
+        let verdict = verdict(head, view, path: path)
+        if let rule = verdict.rule, !hasSites || route.action(rule).namesUpstream {
             upstream = route.action(rule).upstream
         }
         if let rule = verdict.deny {
@@ -204,7 +218,7 @@ final class AccessPolicy {
     }
 
     /// Every reading of the request, judged by the rules and public paths.
-    private func verdict(_ head: HTTPRequestHead, _ view: HeadView, _ route: Route, path: [UInt8]) -> RuleVerdict {
+    private func verdict(_ head: HTTPRequestHead, _ view: HeadView, path: [UInt8]) -> RuleVerdict {
         // The host the upstream is told (an absolute-form target's authority takes the place
         // of Host, as `RequestRewriter` forwards it) is the host a rule is matched on.
         let host = (head.authority ?? head.host).map { view[$0] }
@@ -240,14 +254,11 @@ final class AccessPolicy {
     /// A session is required: without one the request is answered (a redirect, the sign-in
     /// page, 401); with one, each restricting rule of `verdict` must admit its user.
     private func authenticate(
-        _ head: HTTPRequestHead, _ view: HeadView, _ route: Route, path: [UInt8], original: UnsafeRawBufferPointer?,
-        trace: TraceContext,
+        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], original: UnsafeRawBufferPointer?, trace: TraceContext,
         identity: inout RequestIdentity, verdict: RuleVerdict
     ) -> Decision {
         if let auth {
-            let realm = auth.settings.realms.isSingle
-                ? 0 : auth.settings.realms.realm(forHost: (head.authority ?? head.host).map { view[$0] })
-            auth.identify(view, realm: realm, trace: trace, into: &identity)
+            auth.identify(view, host: head.authority ?? head.host, trace: trace, into: &identity)
             if identity.isAuthenticated {
                 guard verdict.restricting.count > 0, let session = identity.session else { return .forward }
                 guard let (rule, reason) = route.refusal(
@@ -287,8 +298,8 @@ final class AccessPolicy {
 
     /// The rules that decide requests for `host`: its site's, else the top-level ones.
     func route(forHost host: UnsafeRawBufferPointer?) -> Route {
-        guard let sites, let site = sites.site(forHost: host) else { return route }
-        return siteRoutes[site]
+        guard let sites, let site = sites.site(forHost: host), let policy = sitePolicies[site] else { return route }
+        return policy.route
     }
 
     /// Browsers are redirected (GET/HEAD), or with `pages.sign_in` get the sign-in

@@ -111,17 +111,18 @@ final class Authenticator {
         _ head: HTTPRequestHead, now: Int64 = UnixTime.now(), trace: TraceContext = TraceContext(),
         into identity: inout RequestIdentity
     ) {
-        let realm = settings.realms.realm(of: head)
-        head.withView { identify($0, realm: realm, now: now, trace: trace, into: &identity) }
+        head.withView { identify($0, host: head.authority ?? head.host, now: now, trace: trace, into: &identity) }
     }
 
-    /// `identify` on the borrowed view the request path holds; `realm`: the sign-in realm of
-    /// the request's host (`SignInRealms`), the only one whose sessions it accepts.
+    /// `identify` on the borrowed view the request path holds; `host`: the request's host
+    /// (an absolute-form target's authority first), whose sign-in realm (`SignInRealms`) is
+    /// the only one whose sessions it accepts.
     func identify(
-        _ view: HeadView, realm: Int, now: Int64 = UnixTime.now(), trace: TraceContext = TraceContext(),
+        _ view: HeadView, host: ByteRange?, now: Int64 = UnixTime.now(), trace: TraceContext = TraceContext(),
         into identity: inout RequestIdentity
     ) {
         let settings = self.settings
+        let realm = settings.realms.isSingle ? 0 : settings.realms.realm(forHost: host.map { view[$0] })
         forgetRevokedSessions()
         let typed = view.bytes.assumingMemoryBound(to: UInt8.self)
         var refusal = SessionOutcome.accepted

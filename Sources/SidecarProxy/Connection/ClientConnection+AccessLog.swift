@@ -11,17 +11,17 @@ extension ClientConnection {
         let reachedUpstream = exchange.response != nil
         let route: WorkerMetrics.Route = reachedUpstream || exchange.upstreamFailure ? .upstream : .sidecar
         let now = context.nowMs
-        // Moved out and back (no copy, so no retain): a read of the optional stored head copies it.
-        let head = exchange.request.take()
-        defer { exchange.request = head }
-        let site = siteOf(head)
-        if let site { metrics.recordSiteRequest(site, status: exchange.status) }
+        if exchange.site >= 0 { metrics.recordSiteRequest(exchange.site, status: exchange.status) }
         metrics.recordRequest(route: route, status: exchange.status, http2: isHTTP2)
         metrics.recordRequestDuration(route: route, ms: now - exchange.startedMs)
         if let incomplete = exchange.incomplete { metrics.recordIncomplete(incomplete) }
         if exchange.spanStartNs != 0 { recordSpans(reachedUpstream: reachedUpstream) }
         guard let log = context.accessLog else { return }
         if !exchange.trace.isSet { startTrace() }
+        // Moved out and back (no copy, so no retain): a read of the optional stored head copies it.
+        let head = exchange.request.take()
+        defer { exchange.request = head }
+        let site = exchange.site
         let refusal = exchange.identity.refusal
         exchange.requestId.withUnsafeBytes { id in
             peerText.withUnsafeBytes { peer in
@@ -63,7 +63,7 @@ extension ClientConnection {
 
     /// Adds what the request head says (method, host, query, user agent, the trusted
     /// proxy's client address, the site its host names) and writes the line.
-    private func record(_ entry: inout AccessLog.Entry, _ head: HTTPRequestHead?, site: Int?, _ log: AccessLog) {
+    private func record(_ entry: inout AccessLog.Entry, _ head: HTTPRequestHead?, site: Int, _ log: AccessLog) {
         guard let head else {
             log.record(entry)
             return
@@ -75,18 +75,12 @@ extension ClientConnection {
             if let query = head.query { entry.query = view[query] }
             if let agent = view.firstValue("user-agent") { entry.userAgent = view[agent] }
             if peerTrusted, let address = Self.forwardedClient(in: view) { entry.client = address }
-            guard let site, let sites = context.settings.policy.sites else { return log.record(entry) }
+            guard site >= 0, let sites = context.settings.policy.sites else { return log.record(entry) }
             sites.names[site].withUnsafeBytes { name in
                 entry.site = name
                 log.record(entry)
             }
         }
-    }
-
-    /// With `sites`: the site the request's host names (nil for a host none answers).
-    private func siteOf(_ head: HTTPRequestHead?) -> Int? {
-        guard let head, let sites = context.settings.policy.sites else { return nil }
-        return head.withView { view in sites.site(forHost: (head.authority ?? head.host).map { view[$0] }) }
     }
 
     /// The client as the trusted proxy in front saw it: the last entry of the last

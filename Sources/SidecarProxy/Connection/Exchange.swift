@@ -31,6 +31,8 @@ struct Exchange {
     /// Which upstream the request goes to (`Worker.upstreams`): 0, the top-level one, unless
     /// a rule chose another.
     var upstreamIndex = 0
+    /// With `sites`: the site the request's host named (as `Config.sites` lists them); -1: none.
+    var site = -1
     var upstream: UpstreamConnection?
     /// A copy of a small request body that arrived whole, so the request can be replayed
     /// when a reused upstream connection resets before reading it.
@@ -84,6 +86,7 @@ struct Exchange {
         if requestRelay != nil { requestRelay = nil }
         if requestTrailers != nil { requestTrailers = nil }
         upstreamIndex = 0
+        site = -1
         if upstream != nil { upstream = nil }
         if replayBody != nil { replayBody = nil }
         response = nil
