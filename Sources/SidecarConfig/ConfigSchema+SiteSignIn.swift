@@ -27,10 +27,12 @@ extension ConfigSchema {
                 reader.report(.invalidValue, path, at: at,
                               "\(url.host) is not one of the site's hosts (\(hosts.joined(separator: ", "))): "
                               + "its sign-in must come back to the site")
-            } else if context.sessionDomain != nil {
+            } else if let domain = context.sessionDomain.map(Self.bareDomain),
+                      url.host.lowercased() == domain || url.host.lowercased().hasSuffix("." + domain) {
                 reader.report(.conflict, path, at: at,
-                              "with session.domain every site signs in on the top-level public_url and shares its "
-                              + "cookie; a site's own public_url needs a host-only cookie: drop one of them")
+                              "\(url.host) is under session.domain \(domain), whose sites share the sign-in on the "
+                              + "top-level public_url and its cookie; a site's own public_url needs a host-only "
+                              + "cookie: drop one of them, or sign in there on a host outside \(domain)")
             } else {
                 publicURL = url
             }
@@ -48,5 +50,12 @@ extension ConfigSchema {
             return (publicURL, nil)
         }
         return (publicURL, clientID)
+    }
+
+    /// `session.domain` as browsers compare it: lower case, without a leading dot.
+    private static func bareDomain(_ domain: String) -> String {
+        var bare = domain.lowercased()
+        while bare.hasPrefix(".") { bare.removeFirst() }
+        return bare
     }
 }

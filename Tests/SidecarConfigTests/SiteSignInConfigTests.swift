@@ -39,6 +39,15 @@ final class SiteSignInConfigTests: XCTestCase {
         XCTAssertNil(loaded.sites.first?.redirectURI(prefix: "/.auth"))
     }
 
+    func testWithSessionDomainASiteOutsideItMaySignInOnItsOwnHost() throws {
+        let domain = "session:\n  secrets: [env:SIDECAR_COOKIE_SECRET]\n  domain: example.com\n"
+        let shop = try XCTUnwrap(try parse(config(shop: "    public_url: https://shop.example.org\n", session: domain)).sites.last)
+        XCTAssertEqual(shop.publicURL?.host, "shop.example.org")
+        let found = try errors(config(shop: "    public_url: https://shop.example.com\n", session: domain))
+        XCTAssertEqual(found.map(\.path), ["sites.shop.public_url"])
+        XCTAssertTrue(found.first?.message.contains("under session.domain example.com") ?? false, "\(found)")
+    }
+
     func testAPublicURLAloneKeepsTheFirstServicesID() throws {
         let shop = try XCTUnwrap(try parse(config(shop: "    public_url: https://shop.example.com\n")).sites.last)
         XCTAssertNotNil(shop.publicURL)
@@ -55,7 +64,7 @@ final class SiteSignInConfigTests: XCTestCase {
             ("    public_url: https://shop.example.com\n    client_id: com.example.other\n", "", "sites.shop.client_id",
              [19, 16], "not one of apple.client_id"),
             ("    client_id: com.example.shop\n", "", "sites.shop.public_url", [18, 16], "give the site a public_url"),
-            ("    public_url: https://shop.example.com\n", domain, "sites.shop.public_url", [19, 17], "session.domain"),
+            ("    public_url: https://shop.example.com\n", domain, "sites.shop.public_url", [19, 17], "under session.domain"),
         ]
         for (shop, session, path, position, message) in cases {
             let yaml = session.isEmpty ? config(shop: shop) : config(shop: shop, session: session)

@@ -11,7 +11,7 @@ final class ExchangeTests: XCTestCase {
     /// and listed here (and set in `testResetReturnsEveryFieldToItsStart`).
     static let resetFields = [
         "request", "facts", "path", "requestId", "trace", "spanStartNs", "upstreamSpanStartNs", "identity", "startedMs", "upstreamStartedMs", "lastProgressMs",
-        "requestRelay", "requestTrailers", "upstreamIndex", "upstream", "replayBody", "response", "responseRelay",
+        "requestRelay", "requestTrailers", "upstreamIndex", "site", "upstream", "replayBody", "response", "responseRelay",
         "responseTrailers", "status", "bytesSent", "incomplete",
         "upstreamFailure", "clientWriteMark", "clientWriteProgressMs", "localEndpoint", "localRelay", "localBody",
         "actedForUser",
@@ -41,6 +41,7 @@ final class ExchangeTests: XCTestCase {
         exchange.requestRelay = BodyRelay(framing: .contentLength(3), chunkOutput: false)
         exchange.requestTrailers = BodyRelay.TrailerSection(.hopByHopOnly)
         exchange.upstreamIndex = 2
+        exchange.site = 1
         exchange.replayBody = [1, 2, 3]
         exchange.response = UpstreamResponse(keepAlive: true)
         exchange.responseRelay = BodyRelay(framing: .chunked, chunkOutput: true)

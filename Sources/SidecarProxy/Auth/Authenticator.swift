@@ -342,7 +342,8 @@ final class Authenticator {
                 || (now - lastSealed >= settings.refreshAfter && idleDeadline > sessionIdleDeadline)
         else { return nil }
         if !revalidated, let renewal = opened.renewal, now - renewal.sealedAt < settings.refreshAfter {
-            return (renewal.opened, SetCookie.session(renewal.value, maxAge: renewal.opened.expiresAt - now, settings: settings))
+            return (renewal.opened, SetCookie.session(
+                renewal.value, maxAge: renewal.opened.expiresAt - now, settings: settings, realm: settings.realms.all[realm]))
         }
         let session = opened.session
         var renewed = session
@@ -361,7 +362,8 @@ final class Authenticator {
         entry.realm = realm
         cache.insert(entry)
         opened.renewal = SessionRenewal(opened: entry, value: value, sealedAt: now)
-        return (entry, SetCookie.session(value, maxAge: renewed.expiresAt - now, settings: settings))
+        return (entry, SetCookie.session(
+            value, maxAge: renewed.expiresAt - now, settings: settings, realm: settings.realms.all[realm]))
     }
 
     /// `Bearer <token>` (scheme case-insensitive) → the token's index range.

@@ -218,7 +218,7 @@ final class CallbackFlow {
 
     private func seal(_ session: Session, now: Int64) -> [UInt8]? {
         guard let value = try? settings.sessions.sealSession(session, cookieName: realm.sessionContext) else { return nil }
-        return SetCookie.session(value, maxAge: session.expiresAt - now, settings: settings)
+        return SetCookie.session(value, maxAge: session.expiresAt - now, settings: settings, realm: realm)
     }
 
     private func fail(_ failure: LoginFailure, subject: String? = nil) {

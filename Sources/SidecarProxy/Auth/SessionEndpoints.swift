@@ -64,7 +64,7 @@ extension Authenticator {
                     loginURL: Array((loginPath + "?rd=%2F").utf8), userName: userName ?? "", for: head)
             }
         }
-        answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings)))
+        answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings, for: request.head)))
         return answer
     }
 

@@ -21,6 +21,9 @@ struct SignInRealm: Sendable {
     /// Appended to a login cookie's name to make the context its state is sealed to: a
     /// callback on one site cannot open a state started on another.
     let loginContextSuffix: String
+    /// The session cookie's `Domain`: `session.domain` for the top-level sign-in; a site's
+    /// cookie is host-only.
+    let cookieDomain: String?
 }
 
 /// The realms of a configuration and which one a request's host belongs to: the site of the
@@ -41,7 +44,7 @@ struct SignInRealms: Sendable {
         var all = [SignInRealm(
             site: nil, origin: config.publicURL.origin, redirectURI: config.redirectURI, clientID: first,
             verifier: AppleIDTokenVerifier(issuer: issuer, audiences: [first], leeway: leeway),
-            sessionContext: cookieName, loginContextSuffix: "")]
+            sessionContext: cookieName, loginContextSuffix: "", cookieDomain: config.session.domain)]
         var hosts: [[UInt8]] = [], realmOfHost: [Int] = []
         var realmOfSite: [String: Int] = [:]
         for site in config.sites {
@@ -52,7 +55,8 @@ struct SignInRealms: Sendable {
                 all.append(SignInRealm(
                     site: site.name, origin: publicURL.origin, redirectURI: redirectURI, clientID: clientID,
                     verifier: AppleIDTokenVerifier(issuer: issuer, audiences: [clientID], leeway: leeway),
-                    sessionContext: cookieName + " " + site.name, loginContextSuffix: " " + site.name))
+                    sessionContext: cookieName + " " + site.name, loginContextSuffix: " " + site.name,
+                    cookieDomain: nil))
             }
             realmOfSite[site.name] = realm
             for host in site.hosts {

@@ -143,7 +143,7 @@ final class AccountRevocationFlow {
         } else {
             answer = settings.pages(for: request.head).accountDeleted(loginURL: Array(auth.loginPath.utf8), for: request.head)
         }
-        answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings)))
+        answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings, for: request.head)))
         return answer
     }
 
