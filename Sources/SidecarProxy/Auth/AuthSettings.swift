@@ -60,7 +60,6 @@ public final class AuthSettings: Sendable {
     let cookieNameBytes: [UInt8]
     /// `__Secure-sidecar-login-` or `sidecar-login-`: followed by a short hash of the state.
     let loginCookiePrefix: String
-    let cookieDomain: String?
     let secureCookies: Bool
     let lifetime: Int64
     let idleTimeout: Int64
@@ -134,7 +133,6 @@ public final class AuthSettings: Sendable {
         cookieName = other.cookieName
         cookieNameBytes = other.cookieNameBytes.ownStorageCopy()
         loginCookiePrefix = other.loginCookiePrefix
-        cookieDomain = other.cookieDomain
         secureCookies = other.secureCookies
         lifetime = other.lifetime
         idleTimeout = other.idleTimeout
@@ -224,7 +222,6 @@ public final class AuthSettings: Sendable {
         cookieName = session.cookieName
         cookieNameBytes = Array(session.cookieName.utf8)
         loginCookiePrefix = session.secure ? "__Secure-sidecar-login-" : "sidecar-login-"
-        cookieDomain = session.domain
         secureCookies = session.secure
         lifetime = session.lifetime.seconds
         idleTimeout = session.idleTimeout.seconds
