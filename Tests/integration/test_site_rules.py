@@ -11,7 +11,7 @@ from test_site_sign_in import SHOP_ID, HostBrowser, blog_upstream, shop_upstream
 API = [("Accept", "application/json")]
 
 
-def start(start_sidecar, start_emulator, upstream, shop_upstream, blog_upstream):
+def start(start_sidecar, start_emulator, upstream, shop_upstream, blog_upstream, **more):
     port = free_port()
     callback = "http://%s:%d/.auth/callback"
     apple = start_emulator([callback % ("127.0.0.1", port), callback % ("127.0.0.2", port)],
@@ -23,7 +23,7 @@ def start(start_sidecar, start_emulator, upstream, shop_upstream, blog_upstream)
         {"path": "/admin/**", "allowed_emails": ["boss@example.com"]},
         {"path": "/**", "public": True},
     ]
-    sc = start_sidecar(config, port=port)
+    sc = start_sidecar(merge(config, more), port=port)
     return sc, apple, {"app": "127.0.0.1:%d" % port, "shop": "localhost:%d" % port, "blog": "127.0.0.2:%d" % port}
 
 
@@ -69,3 +69,17 @@ def test_the_rules_follow_the_host_in_every_spelling(start_sidecar, start_emulat
         assert c.request("GET", "/x", [("accept", "application/json")], authority="127.0.0.1").status == 401
     finally:
         c.close()
+
+
+def test_the_check_endpoint_decides_with_the_rules_of_its_hosts_site(
+        start_sidecar, start_emulator, upstream, shop_upstream, blog_upstream):
+    """nginx's auth_request asks `{prefix}/check` with the original Host: the site's rules
+    answer for the original URI a trusted proxy names."""
+    sc, apple, hosts = start(start_sidecar, start_emulator, upstream, shop_upstream, blog_upstream,
+                             trusted_proxies=["127.0.0.1/32"])
+    ask = lambda host, uri: rawhttp.request(sc.port, "GET", "/.auth/check", API + [  # noqa: E731
+        ("X-Forwarded-Uri", uri), ("X-Forwarded-Method", "GET")], host=host)
+    assert ask(hosts["shop"], "/x").status == 200
+    assert ask(hosts["shop"], "/admin/x").status == 401
+    assert ask(hosts["app"], "/x").status == 401
+    assert ask(hosts["app"], "/open/x").status == 200
