@@ -85,7 +85,7 @@ extension ConfigSchema {
         return rules
     }
 
-    private func readRule(_ section: Section, index: Int, upstreams: [String], identityNames: [String]) -> Config.Rule? {
+    func readRule(_ section: Section, index: Int, upstreams: [String], identityNames: [String]) -> Config.Rule? {
         let path = section.required("path", Names.pathGlob)
         var refused = false
         let methods = section.list("methods", default: []) { text -> Result<String, ValueError> in

@@ -7,15 +7,20 @@ extension ConfigSchema {
     /// The sites, and their upstreams (named as the sites, added to `upstreams`); `default_site`.
     mutating func readSites(
         _ root: Section, publicURL: HTTPURL?, upstreamNames: [String], timeout: TimeSpan, connectTimeout: TimeSpan,
-        maxConnections: Int
+        maxConnections: Int, signIn: SiteSignInContext, identityNames: [String]
     ) -> (sites: [Config.Site], upstreams: [Config.NamedUpstream], defaultSite: String?) {
         let template = root.entryTemplate("sites").entryTemplate("<name>")
         _ = template.list("hosts", default: [], Self.siteHost)
         _ = template.optional("upstream") { Upstream.parse($0, baseDirectory: baseDirectory) }
+        template.declare("public_url", "client_id")
+        let sections = root.sections(inNamedMap: "sites")
+        let ruleUpstreams = upstreamNames + sections.map(\.name)
+        _ = readRule(template.entryTemplate("rules"), index: 0, upstreams: ruleUpstreams, identityNames: identityNames)
+        let pagesContext = ParseContext(baseDirectory: baseDirectory, environment: environment)
+        _ = template.section("pages").read(Config.Pages.self, context: pagesContext)
         var sites: [Config.Site] = []
         var upstreams: [Config.NamedUpstream] = []
         var owner: [String: String] = [:]
-        let sections = root.sections(inNamedMap: "sites")
         for (name, at, section) in sections {
             if !section.contains("hosts") { section.requireMissing("hosts", because: "a site is the hosts it answers") }
             let errorsBefore = reader.errors.count
@@ -42,7 +47,11 @@ extension ConfigSchema {
             var upstream = Config.NamedUpstream(name: name, target: target, timeout: timeout, connectTimeout: connectTimeout)
             upstream.maxConnections = maxConnections
             upstreams.append(upstream)
-            sites.append(Config.Site(name: name, hosts: hosts))
+            let own = readSiteSignIn(section, hosts: hosts, context: signIn)
+            var site = Config.Site(name: name, hosts: hosts, publicURL: own.publicURL, clientID: own.clientID)
+            site.rules = readSiteRules(section, upstreams: ruleUpstreams, identityNames: identityNames)
+            if section.contains("pages") { site.pages = section.section("pages").read(Config.Pages.self, context: pagesContext) }
+            sites.append(site)
         }
         let defaultSite = root.optional("default_site") { name -> Result<String, ValueError> in
             sites.contains { $0.name == name } ? .success(name)
@@ -59,6 +68,28 @@ extension ConfigSchema {
                           "\(upstreamNames.count + upstreams.count) upstreams with the sites'; at most \(Self.maxUpstreams)")
         }
         return (sites, upstreams, defaultSite)
+    }
+
+    /// A site's own `rules`, read as the top-level ones are (their errors at `sites.<name>.rules[i]`);
+    /// nil when it has none.
+    private func readSiteRules(_ section: Section, upstreams: [String], identityNames: [String]) -> [Config.Rule]? {
+        guard section.contains("rules") else { return nil }
+        let entries = section.sections(inList: "rules")
+        if entries.count > Self.maxRules {
+            reader.report(.invalidValue, "\(section.path).rules", at: section.location(of: "rules"),
+                          "\(entries.count) rules; at most \(Self.maxRules)")
+        }
+        let rules = entries.enumerated().compactMap { index, entry in
+            readRule(entry, index: index, upstreams: upstreams, identityNames: identityNames)
+        }
+        // The fields rules set are rendered, and every client copy of them stripped, from the
+        // top-level rules alone: a site's own rules cannot add fields (a site without rules of
+        // its own is decided by the top-level rules, which can).
+        for (entry, rule) in zip(entries, rules) where !rule.setHeaders.isEmpty {
+            reader.report(.invalidValue, "\(entry.path).set_headers", at: entry.location(of: "set_headers"),
+                          "not in a site's own rules: only top-level rules add fields (they decide a site that has no rules)")
+        }
+        return rules
     }
 
     /// `app.example.com`, `10.0.0.7`, `[::1]`: compared with the request's host without its port.

@@ -61,7 +61,11 @@ struct ConfigSchema {
         let rules = readRules(root, upstreams: upstreams, access: access, headers: headers)
         let sites = readSites(
             root, publicURL: publicURL, upstreamNames: upstreams.map(\.name), timeout: topLevel.upstreamTimeout,
-            connectTimeout: topLevel.upstreamConnectTimeout, maxConnections: topLevel.upstreamMaxConnections)
+            connectTimeout: topLevel.upstreamConnectTimeout, maxConnections: topLevel.upstreamMaxConnections,
+            signIn: SiteSignInContext(
+                clientIDs: apple.map { $0.clientIDs.isEmpty ? [$0.clientID] : $0.clientIDs } ?? [],
+                sessionDomain: session?.domain),
+            identityNames: headers.strippedIdentityHeaders)
         let paths = readPaths(root.section("paths"), context: context, access: access, rules: rules)
 
         guard let publicURL, let upstream, let apple, let session else { return nil }

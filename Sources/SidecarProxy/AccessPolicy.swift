@@ -1,4 +1,5 @@
 import Logging
+import SidecarConfig
 import SidecarHTTP
 
 /// What happens to a request before anything reaches the upstream. The one
@@ -23,8 +24,14 @@ final class AccessPolicy {
     /// `access.api_paths` as written and folded, for the readings of a CORS preflight.
     private let apiPathReadings: PublicPaths
     private let auth: Authenticator?
-    /// `rules`, compiled for this configuration.
+    /// `rules`, compiled for this configuration (a site's own, in a site's policy).
     let route: Route
+    /// The policy of each site with rules of its own (`sites.<name>.rules`), nil for a site
+    /// that keeps this one's: the requests of its hosts are decided there, so a configuration
+    /// without them pays nothing for them.
+    private let sitePolicies: [AccessPolicy?]
+    /// Each site's own pages; nil when no site has any (then `pages` and `signInPage` are all).
+    private let sitePages: SitePages?
     let pages: PageRenderer
     private let signInPage: Bool
     /// `{prefix}/check/<original path>` (Envoy's ext_authz).
@@ -33,8 +40,10 @@ final class AccessPolicy {
     /// paths of other requests are told apart without touching `checkTarget`'s arrays.
     private let checkTargetMinimum: Int
     private let checkTargetSecondByte: UInt8
-    /// `sites`, nil without them.
-    private let sites: SiteTable?
+    /// `sites`, nil without them (and in a site's policy, which its requests reach decided).
+    let sites: SiteTable?
+    /// Requests go to their site's upstream unless a rule names one.
+    private let hasSites: Bool
     private let separators: EncodedSeparators
     /// Neither rules nor public paths: every request outside the prefix needs a session,
     /// whatever its readings.
@@ -43,22 +52,28 @@ final class AccessPolicy {
     /// worker decides one request at a time; the capacity is kept).
     private var lenient: [UInt8] = []
 
-    init(options: ProxyOptions, auth: Authenticator?) {
+    /// `siteRules`: for a site's policy, the site's rules in place of the top-level ones.
+    init(options: ProxyOptions, auth: Authenticator?, siteRules: [Config.Rule]? = nil) {
         self.auth = auth
         pages = options.pages
+        sitePages = options.sitePages
         signInPage = options.config.pages.signIn
         var prefix = Array(options.config.routes.prefix.utf8)
         while prefix.last == UInt8(ascii: "/") { prefix.removeLast() }
         self.prefix = prefix
         checkTarget = ForwardAuthTarget(prefix: prefix, headers: options.config.headers)
-        sites = options.config.sites.isEmpty ? nil : SiteTable(options.config)
+        hasSites = !options.config.sites.isEmpty
+        sites = !hasSites || siteRules != nil ? nil : SiteTable(options.config)
         checkTargetMinimum = prefix.isEmpty ? .max : prefix.count + "/check/".utf8.count
         checkTargetSecondByte = prefix.count > 1 ? prefix[1] : UInt8(ascii: "c")
         separators = options.encodedSlashes
         publicPaths = PublicPaths(options.config.access.publicPaths)
         apiPaths = PathGlobSet(options.config.access.apiPaths)
         apiPathReadings = PublicPaths(options.config.access.apiPaths)
-        route = Route(options.config.rules, upstreams: options.config.upstreams)
+        route = Route(siteRules ?? options.config.rules, upstreams: options.config.upstreams)
+        sitePolicies = siteRules != nil ? [] : options.config.sites.map { site in
+            site.rules.map { AccessPolicy(options: options, auth: auth, siteRules: $0) }
+        }
         sessionAlwaysNeeded = route.isEmpty && publicPaths.isEmpty
     }
 
@@ -66,16 +81,29 @@ final class AccessPolicy {
     /// `head`'s borrowed bytes; `path` the normalized path; `upstream` the upstream of the rule that decided
     /// (left as it is, the top-level one, when none did).
     /// `trace`: the request's, whose span a session revalidation started here records its calls under.
+    /// `site`: the site the request's host names (`sites`), left as it is without sites.
     func decide(
         _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], trace: TraceContext = TraceContext(),
-        identity: inout RequestIdentity, upstream: inout Int
+        identity: inout RequestIdentity, upstream: inout Int, site: inout Int
     ) -> Decision {
         if let sites {
-            guard let site = sites.upstream(forHost: (head.authority ?? head.host).map { view[$0] }) else {
+            guard let found = sites.site(forHost: (head.authority ?? head.host).map { view[$0] }) else {
                 return .respond(localError(421, head, path: path))
             }
-            upstream = site
+            upstream = sites.upstream(ofSite: found)
+            site = found
+            if let policy = sitePolicies[found] {
+                return policy.decideOnSite(head, view, path: path, trace: trace, identity: &identity, upstream: &upstream)
+            }
         }
+        return decideOnSite(head, view, path: path, trace: trace, identity: &identity, upstream: &upstream)
+    }
+
+    /// `decide` once the site is known: this policy's rules decide.
+    private func decideOnSite(
+        _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], trace: TraceContext,
+        identity: inout RequestIdentity, upstream: inout Int
+    ) -> Decision {
         let rawPath = view[head.path]
         if rawPath.count >= checkTargetMinimum, rawPath[1] == checkTargetSecondByte,
            let original = checkTarget.original(of: rawPath) {
@@ -110,7 +138,7 @@ final class AccessPolicy {
                 head, view, path: path, original: original, trace: trace, identity: &identity, verdict: RuleVerdict())
         }
         let verdict = verdict(head, view, path: path)
-        if let rule = verdict.rule, sites == nil || route.action(rule).namesUpstream {
+        if let rule = verdict.rule, !hasSites || route.action(rule).namesUpstream {
             upstream = route.action(rule).upstream
         }
         if let rule = verdict.deny {
@@ -177,7 +205,7 @@ final class AccessPolicy {
         _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], upstream: inout Int
     ) -> Decision {
         let verdict = verdict(head, view, path: path)
-        if let rule = verdict.rule, sites == nil || route.action(rule).namesUpstream {
+        if let rule = verdict.rule, !hasSites || route.action(rule).namesUpstream {
             upstream = route.action(rule).upstream
         }
         if let rule = verdict.deny {
@@ -241,7 +269,7 @@ final class AccessPolicy {
         identity: inout RequestIdentity, verdict: RuleVerdict
     ) -> Decision {
         if let auth {
-            auth.identify(view, trace: trace, into: &identity)
+            auth.identify(view, host: head.authority ?? head.host, trace: trace, into: &identity)
             if identity.isAuthenticated {
                 guard verdict.restricting.count > 0, let session = identity.session else { return .forward(verdict.headers) }
                 guard let (rule, reason) = route.refusal(
@@ -260,7 +288,7 @@ final class AccessPolicy {
         if api || isAPIClient(head, path: path) {
             return AuthPages.json(403, .object(["error": .string("forbidden")]))
         }
-        return pages.ruleRefused(loginURL: prefix + Array("/login".utf8), for: head)
+        return pages(for: head).renderer.ruleRefused(loginURL: prefix + Array("/login".utf8), for: head)
     }
 
     private func isUnderPrefix(_ path: [UInt8]) -> Bool {
@@ -271,7 +299,18 @@ final class AccessPolicy {
     /// A status the proxy answers itself: the error page for browsers, one plain line for
     /// API clients (a program reads the status, not a page).
     func localError(_ status: Int, _ head: HTTPRequestHead, path: [UInt8]) -> LocalResponse {
-        isAPIClient(head, path: path) ? .plain(status) : pages.proxyError(status, for: head)
+        isAPIClient(head, path: path) ? .plain(status) : pages(for: head).renderer.proxyError(status, for: head)
+    }
+
+    /// The pages of `head`'s site, and whether its browsers without a session get the sign-in page.
+    private func pages(for head: HTTPRequestHead) -> (renderer: PageRenderer, signIn: Bool) {
+        sitePages?.pages(for: head) ?? (pages, signInPage)
+    }
+
+    /// The rules that decide requests for `host`: its site's, else the top-level ones.
+    func route(forHost host: UnsafeRawBufferPointer?) -> Route {
+        guard let sites, let site = sites.site(forHost: host), let policy = sitePolicies[site] else { return route }
+        return policy.route
     }
 
     /// Browsers are redirected (GET/HEAD), or with `pages.sign_in` get the sign-in
@@ -299,8 +338,11 @@ final class AccessPolicy {
             location += Array("%3F".utf8)
             PercentEncoding.append(head.bytes(query), keepingSlashes: true, into: &location)
         }
-        guard head.method == .get || head.method == .head else { return pages.unauthorized(loginURL: location, for: head) }
-        if signInPage { return pages.signIn(loginURL: location, for: head) }
+        let pages = pages(for: head)
+        guard head.method == .get || head.method == .head else {
+            return pages.renderer.unauthorized(loginURL: location, for: head)
+        }
+        if pages.signIn { return pages.renderer.signIn(loginURL: location, for: head) }
         return LocalResponse(
             status: 302, reason: "Found", contentType: "text/html; charset=utf-8",
             body: Array("<!doctype html><a href=\"".utf8) + location + Array("\">Sign in</a>\n".utf8),

@@ -10,6 +10,8 @@ public struct ProxyOptions: Sendable {
     public var config: Config
     /// The sidecar's own pages: built-in or the operator's `pages.templates`.
     public var pages: PageRenderer = .builtIn
+    /// Each site's own pages (`sites.<name>.pages`); nil when no site has any.
+    public var sitePages: SitePages?
     /// Sign in with Apple and sessions; nil: no sessions (non-public paths are refused and
     /// the endpoints under `routes.prefix` answer 404).
     public var auth: AuthSettings?

@@ -125,6 +125,7 @@ public final class ProxyServer {
         let settings = SharedSettings(options, upstreams: upstreamAddresses)
         let board = MetricsBoard(workers: listenFDs.count)
         let exporter = SpanExporter(workers: listenFDs.count, version: options.version)
+        board.setSiteNames(options.config.sites.map(\.name))
         do {
             try exporter.configure(endpoint: options.config.tracing.otlpEndpoint, caFile: options.config.tracing.otlpCAFile)
         } catch {
@@ -188,6 +189,7 @@ public final class ProxyServer {
                 let targets = ReadinessTarget.all(new, addresses: addresses)
                 readiness.resolvedNames.keep(only: ReadinessTarget.names(targets))
                 admin?.upstreams = targets
+                board.setSiteNames(new.config.sites.map(\.name))
                 for channel in reloadChannels { channel.notify() }
                 logger.info("configuration reloaded")
             } catch {

@@ -1,37 +1,43 @@
 import SidecarConfig
 import SidecarHTTP
 
-/// `sites`: the upstream of the site a request's host names (the `Host` value, or an
-/// absolute-form target's authority, read as `rules[].host` is: case, port and trailing dots
-/// ignored), the default site's for any other host, or none: 421.
-final class SiteTable {
+/// `sites`: the site a request's host names (the `Host` value, or an absolute-form target's
+/// authority, read as `rules[].host` is: case, port and trailing dots ignored), the default
+/// site for any other host, or none: 421. Sites are numbered as `Config.sites` lists them.
+final class SiteTable: Sendable {
     private let hosts: [[UInt8]]
-    /// The upstream (as `Worker.upstreams` numbers them) of each entry of `hosts`.
+    /// The site of each entry of `hosts`.
+    private let siteOfHost: [Int]
+    /// The upstream (as `Worker.upstreams` numbers them) of each site.
     private let upstreams: [Int]
-    private let defaultUpstream: Int?
+    /// Each site's name, for the access line.
+    let names: [[UInt8]]
+    private let defaultSite: Int?
 
     init(_ config: Config) {
-        func upstream(of site: String) -> Int {
-            config.upstreams.firstIndex { $0.name == site }.map { $0 + 1 } ?? 0
-        }
         var hosts: [[UInt8]] = []
-        var upstreams: [Int] = []
-        for site in config.sites {
+        var siteOfHost: [Int] = []
+        for (index, site) in config.sites.enumerated() {
             for host in site.hosts {
                 hosts.append(Array(host.utf8))
-                upstreams.append(upstream(of: site.name))
+                siteOfHost.append(index)
             }
         }
         self.hosts = hosts
-        self.upstreams = upstreams
-        defaultUpstream = config.defaultSite.map(upstream(of:))
+        self.siteOfHost = siteOfHost
+        upstreams = config.sites.map { site in config.upstreams.firstIndex { $0.name == site.name }.map { $0 + 1 } ?? 0 }
+        names = config.sites.map { Array($0.name.utf8) }
+        defaultSite = config.defaultSite.flatMap { name in config.sites.firstIndex { $0.name == name } }
     }
 
-    /// The upstream of `host`'s site, nil when no site answers it.
-    func upstream(forHost host: UnsafeRawBufferPointer?) -> Int? {
+    /// `host`'s site, nil when no site answers it.
+    func site(forHost host: UnsafeRawBufferPointer?) -> Int? {
         if let host {
-            for k in hosts.indices where PathRuleTable.hostEquals(host, hosts[k]) { return upstreams[k] }
+            for k in hosts.indices where PathRuleTable.hostEquals(host, hosts[k]) { return siteOfHost[k] }
         }
-        return defaultUpstream
+        return defaultSite
     }
+
+    /// The upstream (as `Worker.upstreams` numbers them) of a site.
+    func upstream(ofSite site: Int) -> Int { upstreams[site] }
 }

@@ -106,6 +106,15 @@ struct CheckCommand: ParsableCommand {
             let count = config.rules.count
             rows.append(("rules", "\(count) rule\(count == 1 ? "" : "s"), first match wins, before the lists above"))
         }
+        for site in config.sites {
+            // Each site's own sign-in is a redirect_uri to register with its Services ID.
+            let signIn = site.redirectURI(prefix: config.routes.prefix).map {
+                "sign-in \($0) with \(site.clientID ?? config.apple.clientID)"
+            } ?? "sign-in through public_url"
+            rows.append(("site \(site.name)", site.hosts.joined(separator: ", ")
+                            + (config.defaultSite == site.name ? " and any other host" : "") + "; \(signIn)"))
+        }
+        if !config.sites.isEmpty, config.defaultSite == nil { rows.append(("other hosts", "421 Misdirected Request")) }
         for upstream in config.upstreams {
             rows.append(("upstream \(upstream.name)", "\(upstream.target) (timeout \(upstream.timeout), connect \(upstream.connectTimeout))"))
         }

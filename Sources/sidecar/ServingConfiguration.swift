@@ -56,6 +56,22 @@ struct ServingConfiguration {
         } catch {
             throw Refusal(lines: error.lines.map { "\($0) (pages.templates in \(label(file)))" })
         }
+        if config.sites.contains(where: { $0.pages != nil }) {
+            var bySite: [PageRenderer?] = []
+            for site in config.sites {
+                guard let pages = site.pages else {
+                    bySite.append(nil)
+                    continue
+                }
+                do {
+                    bySite.append(try PageRenderer.load(
+                        templates: pages.templates, language: pages.language, languageOverride: pages.languageOverride))
+                } catch {
+                    throw Refusal(lines: error.lines.map { "\($0) (sites.\(site.name).pages.templates in \(label(file)))" })
+                }
+            }
+            options.sitePages = SitePages(config, topLevel: options.pages, bySite: bySite)
+        }
         var tlsWarnings: [String] = []
         if let acme = config.acme {
             options.scheme = "https"
@@ -85,7 +101,7 @@ struct ServingConfiguration {
         }
         let shared = try makeShared(config)
         do {
-            options.auth = try AuthSettings(config: config, shared: shared, pages: options.pages)
+            options.auth = try AuthSettings(config: config, shared: shared, pages: options.pages, sitePages: options.sitePages)
         } catch {
             throw Refusal(lines: ["\(label(file)): \(error)"])
         }

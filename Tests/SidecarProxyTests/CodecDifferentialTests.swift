@@ -113,8 +113,8 @@ final class CodecDifferentialTests: XCTestCase {
                 return "400 path \(error)"
             }
             var identity = RequestIdentity()
-            var upstream = 0
-            switch policy.decide(head, view, path: path, identity: &identity, upstream: &upstream) {
+            var upstream = 0, site = -1
+            switch policy.decide(head, view, path: path, identity: &identity, upstream: &upstream, site: &site) {
             case .respond(let answer):
                 return "respond \(answer.status) \(String(decoding: answer.body, as: UTF8.self)) \(answer.extraFields.map { "\($0.name)=\(String(decoding: $0.value, as: UTF8.self))" })"
             case .refuse(let answer, let rule, let reason):

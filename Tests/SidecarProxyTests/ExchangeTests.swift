@@ -11,7 +11,7 @@ final class ExchangeTests: XCTestCase {
     /// and listed here (and set in `testResetReturnsEveryFieldToItsStart`).
     static let resetFields = [
         "request", "facts", "path", "requestId", "trace", "spanStartNs", "upstreamSpanStartNs", "identity", "startedMs", "upstreamStartedMs", "lastProgressMs",
-        "requestRelay", "requestTrailers", "upstreamIndex", "ruleHeaders", "upstream", "upstreamMetricsSlot", "replayBody", "response", "responseRelay",
+        "requestRelay", "requestTrailers", "upstreamIndex", "ruleHeaders", "site", "upstream", "upstreamMetricsSlot", "replayBody", "response", "responseRelay",
         "responseTrailers", "status", "bytesSent", "incomplete",
         "upstreamFailure", "clientWriteMark", "clientWriteProgressMs", "localEndpoint", "localRelay", "localBody",
         "actedForUser",
@@ -43,6 +43,7 @@ final class ExchangeTests: XCTestCase {
         exchange.upstreamIndex = 2
         exchange.ruleHeaders = 1
         exchange.upstreamMetricsSlot = 3
+        exchange.site = 1
         exchange.replayBody = [1, 2, 3]
         exchange.response = UpstreamResponse(keepAlive: true)
         exchange.responseRelay = BodyRelay(framing: .chunked, chunkOutput: true)

@@ -111,7 +111,7 @@ final class AdminServer {
         for (index, target) in upstreams.enumerated() {
             guard let reason = readiness.upstreamFailure(index) else { continue }
             known.insert(index)
-            keys.append("\(index == 0 ? "upstream" : "upstream \(target.name)") failing: \(reason)")
+            keys.append("\(target.label) failing: \(reason)")
         }
         let probed = upstreams.enumerated().filter { index, _ in
             !known.contains(index) && !readiness.upstreamRecentlyReachable(index, nowMs: now, windowMs: options.readinessWindowMs)
@@ -139,8 +139,7 @@ final class AdminServer {
                     if answers == servers[slot].count, !reached {
                         // One server at a fixed address: the upstream names it; else each is named.
                         let list = named ? " (\(servers[slot].map(\.text).joined(separator: ", ")))" : ""
-                        unreachable[slot] = (index == 0 ? "upstream unreachable" : "upstream \(target.name) unreachable")
-                            + list
+                        unreachable[slot] = "\(target.label) unreachable" + list
                     }
                     pending -= 1
                     if pending == 0 { done(keys + unreachable.compactMap { $0 }) }

@@ -8,6 +8,8 @@ struct WorkerMetrics: Sendable {
 
     /// [route][status class 1xx…5xx, other]
     var requests = [UInt64](repeating: 0, count: Route.allCases.count * 6)
+    /// With `sites`: [site index][status class], the site the request's host named.
+    var siteRequests = [UInt64](repeating: 0, count: maxUpstreams * 6)
     /// Requests answered [over HTTP/1.x, over HTTP/2].
     var requestsByProtocol: [UInt64] = [0, 0]
     /// At most this many upstreams (the top-level one and `upstreams`), each a label value.
@@ -61,6 +63,11 @@ struct WorkerMetrics: Sendable {
         requestsByProtocol[http2 ? 1 : 0] &+= 1
     }
 
+    mutating func recordSiteRequest(_ site: Int, status: Int) {
+        guard site < Self.maxUpstreams else { return }
+        siteRequests[site * 6 + ((1...5).contains(status / 100) ? status / 100 - 1 : 5)] &+= 1
+    }
+
     mutating func recordSession(_ outcome: SessionOutcome, via carrier: SessionCarrier) {
         sessions[carrier.rawValue * SessionOutcome.allCases.count + outcome.rawValue] &+= 1
     }
@@ -73,6 +80,7 @@ struct WorkerMetrics: Sendable {
         var sum = a
         add(b.requests, to: &sum.requests)
         add(b.requestsByProtocol, to: &sum.requestsByProtocol)
+        add(b.siteRequests, to: &sum.siteRequests)
         add(b.sessionCache, to: &sum.sessionCache)
         for i in sum.upstreamLatency.indices { sum.upstreamLatency[i] = a.upstreamLatency[i] + b.upstreamLatency[i] }
         for i in sum.requestDuration.indices { sum.requestDuration[i] = a.requestDuration[i] + b.requestDuration[i] }

@@ -6,8 +6,14 @@ final class MetricsBoard: Sendable {
     private let slots: Mutex<[WorkerMetrics]>
     /// The `server` label of each slot of the upstream metrics.
     let serverLabels = ServerLabels()
+    /// The sites' names, by index (the `site` label); empty without sites; replaced on reload.
+    private let siteNames = Mutex<[String]>([])
 
     init(workers: Int) { slots = Mutex([WorkerMetrics](repeating: WorkerMetrics(), count: workers)) }
+
+    func setSiteNames(_ names: [String]) {
+        siteNames.withLock { $0 = Array(names.prefix(WorkerMetrics.maxUpstreams)) }
+    }
 
     func publish(_ metrics: WorkerMetrics, worker: Int) {
         slots.withLock { $0[worker] = metrics }
@@ -16,9 +22,11 @@ final class MetricsBoard: Sendable {
     var total: WorkerMetrics { slots.withLock { $0.reduce(WorkerMetrics(), +) } }
 
     /// Prometheus text exposition format 0.0.4.
-    func render() -> String { Self.render(total, servers: serverLabels.assigned) }
+    func render() -> String { Self.render(total, servers: serverLabels.assigned, sites: siteNames.withLock { $0 }) }
 
-    static func render(_ total: WorkerMetrics, servers: [(slot: Int, upstream: String, server: String)]) -> String {
+    static func render(
+        _ total: WorkerMetrics, servers: [(slot: Int, upstream: String, server: String)], sites: [String] = []
+    ) -> String {
         var out = Exposition()
         out.family("sidecar_requests_total", "counter", "Requests answered, by who answered and status class.")
         for route in WorkerMetrics.Route.allCases {
@@ -27,6 +35,17 @@ final class MetricsBoard: Sendable {
                 let code = statusClass < 5 ? "\(statusClass + 1)xx" : "other"
                 out.sample("sidecar_requests_total", "route=\"\(name)\",code=\"\(code)\"",
                            total.requests[route.rawValue * 6 + statusClass])
+            }
+        }
+        if !sites.isEmpty {
+            out.family("sidecar_site_requests_total", "counter",
+                       "Requests answered, by the site their host named (sites) and status class.")
+            for (index, site) in sites.enumerated() {
+                for statusClass in 0..<6 {
+                    let code = statusClass < 5 ? "\(statusClass + 1)xx" : "other"
+                    out.sample("sidecar_site_requests_total", "site=\"\(site)\",code=\"\(code)\"",
+                               total.siteRequests[index * 6 + statusClass])
+                }
             }
         }
         out.family("sidecar_requests_by_protocol_total", "counter",

@@ -32,6 +32,11 @@ final class MetricsRecorder {
         changed()
     }
 
+    /// Part of a request's record (its site), published with `recordRequest`, which follows it.
+    func recordSiteRequest(_ site: Int, status: Int) {
+        metrics.recordSiteRequest(site, status: status)
+    }
+
     /// Part of a request's record: published with the request that follows it.
     func recordUpstreamLatency(server slot: Int, ms: Int64) {
         metrics.upstreamLatency[slot].record(ms: ms)

@@ -5,6 +5,9 @@ import SidecarEvent
 /// the workers' lookups found last (`ResolvedNames`), else at the one found at start or reload.
 struct ReadinessTarget {
     var name: String
+    /// How `/readyz` names it: `upstream` (the top-level one), `upstream <name>`, or
+    /// `site <name>: upstream` for a site's.
+    var label: String
     /// Each configured server, and the address it was found at when the settings were loaded.
     var entries: [(server: Upstream, address: SocketAddress)]
     var connectTimeoutMs: Int64
@@ -27,9 +30,12 @@ struct ReadinessTarget {
     /// Every upstream of `options`, the top-level one first, its servers at `addresses`.
     static func all(_ options: ProxyOptions, addresses: [[SocketAddress]]) -> [ReadinessTarget] {
         zip(options.allUpstreams, addresses).enumerated().map { index, pair in
-            ReadinessTarget(
-                name: options.upstreamName(index), entries: zip(pair.0.servers, pair.1).map { ($0.target, $1) },
-                connectTimeoutMs: pair.0.connectTimeoutMs)
+            let name = options.upstreamName(index)
+            return ReadinessTarget(
+                name: name,
+                label: index == 0 ? "upstream"
+                    : options.config.sites.contains { $0.name == name } ? "site \(name): upstream" : "upstream \(name)",
+                entries: zip(pair.0.servers, pair.1).map { ($0.target, $1) }, connectTimeoutMs: pair.0.connectTimeoutMs)
         }
     }
 

@@ -18,6 +18,8 @@ public final class AuthSettings: Sendable {
     let publicOrigin: String
     let redirectURI: String
     let redirects: RedirectPolicy
+    /// The top-level sign-in and each site's own (`sites.<name>.public_url`).
+    let realms: SignInRealms
 
     // Apple.
     let appleEndpoint: AppleEndpoint
@@ -58,7 +60,6 @@ public final class AuthSettings: Sendable {
     let cookieNameBytes: [UInt8]
     /// `__Secure-sidecar-login-` or `sidecar-login-`: followed by a short hash of the state.
     let loginCookiePrefix: String
-    let cookieDomain: String?
     let secureCookies: Bool
     let lifetime: Int64
     let idleTimeout: Int64
@@ -92,6 +93,11 @@ public final class AuthSettings: Sendable {
     /// The sign-in failure, signed-out and account pages; the same renderer as
     /// `ProxyOptions.pages`.
     let pages: PageRenderer
+    /// Each site's own pages; nil when no site has any.
+    let sitePages: SitePages?
+
+    /// The pages of the request's site.
+    func pages(for head: HTTPRequestHead) -> PageRenderer { sitePages?.pages(for: head).renderer ?? pages }
 
     /// A worker's own copy: the same values and the same shared parts (store, sealers, keys),
     /// in an object of its own, with its own copies of the byte arrays every request reads.
@@ -105,6 +111,7 @@ public final class AuthSettings: Sendable {
         publicOrigin = other.publicOrigin
         redirectURI = other.redirectURI
         redirects = other.redirects
+        realms = other.realms
         appleEndpoint = other.appleEndpoint
         appleBaseURL = other.appleBaseURL
         appleCAFile = other.appleCAFile
@@ -126,7 +133,6 @@ public final class AuthSettings: Sendable {
         cookieName = other.cookieName
         cookieNameBytes = other.cookieNameBytes.ownStorageCopy()
         loginCookiePrefix = other.loginCookiePrefix
-        cookieDomain = other.cookieDomain
         secureCookies = other.secureCookies
         lifetime = other.lifetime
         idleTimeout = other.idleTimeout
@@ -142,15 +148,19 @@ public final class AuthSettings: Sendable {
         assertion = other.assertion
         lifecycle = other.lifecycle
         pages = other.pages
+        sitePages = other.sitePages
     }
 
     /// Login cookies in flight from one browser; more start a fresh set.
     static let maximumLoginCookies = 8
     static let loginStateSeconds: Int64 = 600
 
-    public init(config: Config, shared: AuthShared, pages: PageRenderer = .builtIn) throws(AuthSetupError) {
+    public init(
+        config: Config, shared: AuthShared, pages: PageRenderer = .builtIn, sitePages: SitePages? = nil
+    ) throws(AuthSetupError) {
         self.shared = shared
         self.pages = pages
+        self.sitePages = sitePages
         prefix = config.routes.prefix
         publicOrigin = config.publicURL.origin
         redirectURI = config.redirectURI
@@ -189,6 +199,7 @@ public final class AuthSettings: Sendable {
         }
         verifier = AppleIDTokenVerifier(
             issuer: base, audiences: [apple.clientID], leeway: apple.leeway.seconds)
+        realms = SignInRealms(config: config, issuer: base, leeway: apple.leeway.seconds)
         jwksRefreshSeconds = max(60, apple.jwksRefresh.seconds)
         nativeAudiences = apple.nativeAudiences
         androidPackages = apple.androidPackages
@@ -211,7 +222,6 @@ public final class AuthSettings: Sendable {
         cookieName = session.cookieName
         cookieNameBytes = Array(session.cookieName.utf8)
         loginCookiePrefix = session.secure ? "__Secure-sidecar-login-" : "sidecar-login-"
-        cookieDomain = session.domain
         secureCookies = session.secure
         lifetime = session.lifetime.seconds
         idleTimeout = session.idleTimeout.seconds

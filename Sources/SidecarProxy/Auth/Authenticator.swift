@@ -22,8 +22,9 @@ final class Authenticator {
     /// Sessions opened on this worker (checked again after a revocation; emptied when the
     /// settings change, made anew when its size does).
     private(set) var cache: SessionCache
-    /// Opens what the cache does not hold, with AES contexts keyed once per secret.
-    private var opener: SessionOpener
+    /// Opens what the cache does not hold, with AES contexts keyed once per secret: one per
+    /// sign-in realm (`AuthSettings.realms`), each bound to its realm's context.
+    private var openers: [SessionOpener]
     /// Reused by every entry this worker renders (the percent-encoded name).
     private var renderScratch: [UInt8] = []
     /// Assertions signed on this worker by session id; nil when `assertion.enabled` is false.
@@ -46,7 +47,7 @@ final class Authenticator {
         api = try Self.makeAPI(loop: loop, settings: settings, timeout: appleTimeoutSeconds)
         keys = AppleKeys(loop: loop, api: api, refreshSeconds: settings.jwksRefreshSeconds, logger: logger, metrics: metrics)
         revocations = settings.shared.store.makeRevocationView()
-        opener = try Self.makeOpener(settings)
+        openers = try Self.makeOpeners(settings)
         cache = SessionCache(capacity: settings.sessionCacheEntries)
         assertions = settings.assertion.map { AssertionCache(signer: $0.signer) }
     }
@@ -54,7 +55,7 @@ final class Authenticator {
     /// A reload: new settings; a new Apple client only if Apple's address changed (if that
     /// client cannot be built, the old settings stay).
     func apply(_ new: AuthSettings) throws(AuthSetupError) {
-        let newOpener = try Self.makeOpener(new)
+        let newOpeners = try Self.makeOpeners(new)
         if new.appleEndpoint != settings.appleEndpoint || new.appleCAFile != settings.appleCAFile {
             api = try Self.makeAPI(loop: loop, settings: new, timeout: appleTimeoutSeconds)
             keys.use(api)
@@ -65,7 +66,7 @@ final class Authenticator {
         }
         let resized = new.sessionCacheEntries != settings.sessionCacheEntries
         settings = new
-        opener = newOpener
+        openers = newOpeners
         if resized {
             cache = SessionCache(capacity: new.sessionCacheEntries)
         } else {
@@ -78,9 +79,13 @@ final class Authenticator {
     /// The loop's clock in milliseconds, for timing calls to Apple.
     var clockMs: Int64 { loop.nowMilliseconds }
 
-    private static func makeOpener(_ settings: AuthSettings) throws(AuthSetupError) -> SessionOpener {
+    private static func makeOpeners(_ settings: AuthSettings) throws(AuthSetupError) -> [SessionOpener] {
         do {
-            return try SessionOpener(settings.sessions, context: settings.cookieName)
+            var openers: [SessionOpener] = []
+            for realm in settings.realms.all {
+                openers.append(try SessionOpener(settings.sessions, context: realm.sessionContext))
+            }
+            return openers
         } catch {
             throw AuthSetupError(description: "session keys: \(error)")
         }
@@ -106,22 +111,26 @@ final class Authenticator {
         _ head: HTTPRequestHead, now: Int64 = UnixTime.now(), trace: TraceContext = TraceContext(),
         into identity: inout RequestIdentity
     ) {
-        head.withView { identify($0, now: now, trace: trace, into: &identity) }
+        head.withView { identify($0, host: head.authority ?? head.host, now: now, trace: trace, into: &identity) }
     }
 
-    /// `identify` on the borrowed view the request path holds.
+    /// `identify` on the borrowed view the request path holds; `host`: the request's host
+    /// (an absolute-form target's authority first), whose sign-in realm (`SignInRealms`) is
+    /// the only one whose sessions it accepts.
     func identify(
-        _ view: HeadView, now: Int64 = UnixTime.now(), trace: TraceContext = TraceContext(),
+        _ view: HeadView, host: ByteRange?, now: Int64 = UnixTime.now(), trace: TraceContext = TraceContext(),
         into identity: inout RequestIdentity
     ) {
         let settings = self.settings
+        let realm = settings.realms.isSingle ? 0 : settings.realms.realm(forHost: host.map { view[$0] })
         forgetRevokedSessions()
         let typed = view.bytes.assumingMemoryBound(to: UInt8.self)
         var refusal = SessionOutcome.accepted
         for field in view.fields where view.name(of: field, is: "authorization") {
             guard let token = Self.bearerToken(view.bytes, field.value) else { continue }
             var outcome = SessionOutcome.accepted
-            let opened = session(UnsafeBufferPointer(rebasing: typed[token]), via: .bearer, now: now, refusal: &outcome)
+            let opened = session(
+                UnsafeBufferPointer(rebasing: typed[token]), via: .bearer, realm: realm, now: now, refusal: &outcome)
             if outcome.isOwnToken { identity.stripBearer = true }
             if outcome != .accepted { refusal = outcome }
             if let opened {
@@ -136,14 +145,19 @@ final class Authenticator {
                 break
             }
         }
+        // Another realm's token opens as nothing here, yet it is this sidecar's: never forwarded.
+        if identity.opened == nil, !identity.stripBearer, !settings.realms.isSingle, refusal != .accepted {
+            noteBearer(view, into: &identity)
+        }
         defer { if identity.opened == nil { identity.refusal = refusal } }
         guard let value = cookieValue(view, settings: settings, into: &identity) else { return }
         guard identity.opened == nil,
-              let opened = session(UnsafeBufferPointer(rebasing: typed[value]), via: .cookie, now: now, refusal: &refusal)
+              let opened = session(
+                UnsafeBufferPointer(rebasing: typed[value]), via: .cookie, realm: realm, now: now, refusal: &refusal)
         else { return }
         identity.opened = opened
         let revalidatedAt = now >= opened.nextRevalidation ? revalidate(opened, now: now, trace: trace) : nil
-        if let resealed = reseal(opened, now: now, revalidatedAt: revalidatedAt) {
+        if let resealed = reseal(opened, realm: realm, now: now, revalidatedAt: revalidatedAt) {
             identity.opened = resealed.opened
             identity.setCookie = resealed.cookie
         }
@@ -222,13 +236,15 @@ final class Authenticator {
 
     func bearerSession(_ head: HTTPRequestHead, now: Int64 = UnixTime.now()) -> BearerLookup {
         forgetRevokedSessions()
+        let realm = settings.realms.realm(of: head)
         return head.withView { view in
             let typed = view.bytes.assumingMemoryBound(to: UInt8.self)
             var first: SessionOutcome?
             for field in view.fields where view.name(of: field, is: "authorization") {
                 guard let token = Self.bearerToken(view.bytes, field.value) else { continue }
                 var refusal = SessionOutcome.accepted
-                if let opened = session(UnsafeBufferPointer(rebasing: typed[token]), via: .bearer, now: now, refusal: &refusal) {
+                if let opened = session(
+                    UnsafeBufferPointer(rebasing: typed[token]), via: .bearer, realm: realm, now: now, refusal: &refusal) {
                     return .session(opened)
                 }
                 if first == nil { first = refusal }
@@ -237,16 +253,22 @@ final class Authenticator {
         }
     }
 
-    /// The session sealed in `token`: from the cache (expiry checked again), else opened,
-    /// checked against the revocations and cached. When it is refused, `refusal` says why.
+    /// The session sealed in `token` for `realm`: from the cache (expiry checked again), else
+    /// opened, checked against the revocations and cached. When it is refused, `refusal` says why.
     private func session(
-        _ token: UnsafeBufferPointer<UInt8>, via carrier: SessionCarrier, now: Int64, refusal: inout SessionOutcome
+        _ token: UnsafeBufferPointer<UInt8>, via carrier: SessionCarrier, realm: Int, now: Int64,
+        refusal: inout SessionOutcome
     ) -> OpenedSession? {
         let found = cache.lookup(UnsafeRawBufferPointer(token))
         metrics.recordSessionCache(found: found != nil)
         if let cached = found {
             let outcome: SessionOutcome
-            if now >= cached.expiresAt {
+            if cached.realm != realm {
+                // Sealed for another site's sign-in: its context would not open it here either.
+                metrics.recordSession(.authenticationFailed, via: carrier)
+                refusal = .authenticationFailed
+                return nil
+            } else if now >= cached.expiresAt {
                 outcome = .expired
             } else if now >= cached.idleDeadline {
                 outcome = .idleExpired
@@ -264,7 +286,7 @@ final class Authenticator {
         // Opened into the opener's buffer and read in place: the entry is the only allocation.
         let opened: OpenedSession?
         do {
-            opened = try opener.withOpened(token, now: now) { fields, needsReseal in
+            opened = try openers[realm].withOpened(token, now: now) { fields, needsReseal in
                 let payload = UnsafeRawBufferPointer(fields.payload)
                 guard !revocations.isRevoked(
                     sessionID: UnsafeRawBufferPointer(rebasing: payload[fields.id]),
@@ -286,6 +308,7 @@ final class Authenticator {
         }
         metrics.recordSession(.accepted, via: carrier)
         entry.checkedRevocations = revocations.generation
+        entry.realm = realm
         cache.admit(entry)
         return entry
     }
@@ -307,7 +330,7 @@ final class Authenticator {
     /// (`revalidatedAt`: then the session is not due again for a period). The new value is
     /// cached too, and remembered by the old entry (`OpenedSession.renewal`).
     private func reseal(
-        _ opened: OpenedSession, now: Int64, revalidatedAt: Int64?
+        _ opened: OpenedSession, realm: Int, now: Int64, revalidatedAt: Int64?
     ) -> (opened: OpenedSession, cookie: [UInt8])? {
         // The times are the entry's own: decoding the whole session is left to the rare
         // request that is re-sealed.
@@ -319,13 +342,15 @@ final class Authenticator {
                 || (now - lastSealed >= settings.refreshAfter && idleDeadline > sessionIdleDeadline)
         else { return nil }
         if !revalidated, let renewal = opened.renewal, now - renewal.sealedAt < settings.refreshAfter {
-            return (renewal.opened, SetCookie.session(renewal.value, maxAge: renewal.opened.expiresAt - now, settings: settings))
+            return (renewal.opened, SetCookie.session(
+                renewal.value, maxAge: renewal.opened.expiresAt - now, settings: settings, realm: settings.realms.all[realm]))
         }
         let session = opened.session
         var renewed = session
         renewed.idleDeadline = max(idleDeadline, session.idleDeadline)
         if revalidated, let revalidatedAt { renewed.lastRevalidation = revalidatedAt }
-        guard let value = try? settings.sessions.sealSession(renewed, cookieName: settings.cookieName) else {
+        guard let value = try? settings.sessions.sealSession(renewed, cookieName: settings.realms.all[realm].sessionContext)
+        else {
             return nil
         }
         metrics.recordReseal(oldSecret ? .oldSecret : revalidated ? .revalidated : .refresh)
@@ -334,9 +359,11 @@ final class Authenticator {
             revalidate: settings.revalidateSeconds, scratch: &renderScratch)
         else { return nil }
         entry.checkedRevocations = opened.checkedRevocations
+        entry.realm = realm
         cache.insert(entry)
         opened.renewal = SessionRenewal(opened: entry, value: value, sealedAt: now)
-        return (entry, SetCookie.session(value, maxAge: renewed.expiresAt - now, settings: settings))
+        return (entry, SetCookie.session(
+            value, maxAge: renewed.expiresAt - now, settings: settings, realm: settings.realms.all[realm]))
     }
 
     /// `Bearer <token>` (scheme case-insensitive) → the token's index range.

@@ -9,6 +9,8 @@ import SidecarHTTP
 final class CallbackFlow {
     private let auth: Authenticator
     private let settings: AuthSettings
+    /// The sign-in of the host the callback came to: its state, Services ID and sessions.
+    private let realm: SignInRealm
     private let request: EndpointRequest
     private let completion: (LocalResponse) -> Void
     private var answered = false
@@ -19,6 +21,7 @@ final class CallbackFlow {
     init(auth: Authenticator, request: EndpointRequest, completion: @escaping (LocalResponse) -> Void) {
         self.auth = auth
         settings = auth.settings
+        realm = settings.realms.all[settings.realms.realm(of: request.head)]
         self.request = request
         self.completion = completion
     }
@@ -59,7 +62,7 @@ final class CallbackFlow {
         guard let code = form.single("code"), !code.isEmpty else { return fail(.codeMissing) }
         let secret: String
         do {
-            secret = try settings.secrets.secret(forClientID: settings.clientID)
+            secret = try settings.secrets.secret(forClientID: realm.clientID)
         } catch {
             request.logger.error("client secret could not be signed", metadata: ["error": "\(error)"])
             return fail(.internalError)
@@ -67,8 +70,8 @@ final class CallbackFlow {
         let startedMs = auth.clockMs
         let spanStartNs = auth.spans == nil ? 0 : SpanClock.nowNs()
         auth.api.exchangeCode(
-            code: code, redirectURI: settings.redirectURI, codeVerifier: login.codeVerifier,
-            clientID: settings.clientID, clientSecret: secret
+            code: code, redirectURI: realm.redirectURI, codeVerifier: login.codeVerifier,
+            clientID: realm.clientID, clientSecret: secret
         ) { [self] result in
             auth.metrics.recordAppleCall(.token, ms: auth.clockMs - startedMs)
             if spanStartNs != 0 {
@@ -97,7 +100,7 @@ final class CallbackFlow {
         let secrets = settings.secrets
         request.logger.error(
             "\(Self.clientRefusedMessage)",
-            metadata: ["key_id": "\(secrets.keyID)", "team_id": "\(secrets.teamID)", "client_id": "\(settings.clientID)"])
+            metadata: ["key_id": "\(secrets.keyID)", "team_id": "\(secrets.teamID)", "client_id": "\(realm.clientID)"])
     }
 
     /// Step 1: the login cookie named by this state, authentic, unexpired, same state.
@@ -112,7 +115,7 @@ final class CallbackFlow {
         }
         loginCookie = name
         do {
-            let login = try settings.loginStates.open(value, context: name, now: UnixTime.now()).payload
+            let login = try settings.loginStates.open(value, context: name + realm.loginContextSuffix, now: UnixTime.now()).payload
             guard ConstantTime.equals(login.state.utf8, state.utf8) else { throw LoginFailure.stateMismatch }
             return login
         } catch let error as LoginFailure {
@@ -156,7 +159,7 @@ final class CallbackFlow {
     private func check(_ token: String, _ keys: JWKSet) -> Result<AppleIdentity, JWTError> {
         guard let login else { return .failure(.nonceMissing) }
         return Result { () throws(JWTError) in
-            try settings.verifier.verify(
+            try realm.verifier.verify(
                 token, keys: keys, now: UnixTime.now(), nonce: .oneOf([Authenticator.nonceHash(login.nonce)]))
         }
     }
@@ -191,6 +194,8 @@ final class CallbackFlow {
             privateEmail: identity.isPrivateEmail, name: name, issuedAt: now, expiresAt: now + settings.lifetime,
             idleDeadline: min(now + settings.idleTimeout, now + settings.lifetime), lastRevalidation: now,
             appleRefreshToken: tokens.refreshToken.flatMap { $0.utf8.count <= 2048 && !$0.isEmpty ? $0 : nil }, issuedAtMillis: UInt16(nowMs % 1000))
+        // Revalidation and revocation ask Apple with the Services ID the code was exchanged with.
+        if realm.clientID != settings.clientID { session.appleClientID = realm.clientID }
         session.extras = settings.sessionExtras(for: identity)
         guard var cookie = seal(session, now: now) else { return fail(.sessionTooLarge) }
         if cookie.count > 4000, session.appleRefreshToken != nil {
@@ -214,8 +219,8 @@ final class CallbackFlow {
     }
 
     private func seal(_ session: Session, now: Int64) -> [UInt8]? {
-        guard let value = try? settings.sessions.sealSession(session, cookieName: settings.cookieName) else { return nil }
-        return SetCookie.session(value, maxAge: session.expiresAt - now, settings: settings)
+        guard let value = try? settings.sessions.sealSession(session, cookieName: realm.sessionContext) else { return nil }
+        return SetCookie.session(value, maxAge: session.expiresAt - now, settings: settings, realm: realm)
     }
 
     private func fail(_ failure: LoginFailure, subject: String? = nil) {
@@ -225,7 +230,7 @@ final class CallbackFlow {
         if let subject { metadata["sub"] = "\(subject)" }
         request.logger.warning("login failed", metadata: metadata)
         respond(AuthPages.failure(
-            failure, json: request.isAPIClient, loginPath: auth.loginPath, pages: auth.settings.pages, for: request.head),
+            failure, json: request.isAPIClient, loginPath: auth.loginPath, pages: auth.settings.pages(for: request.head), for: request.head),
             outcome: failure.reason)
     }
 

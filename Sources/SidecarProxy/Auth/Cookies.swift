@@ -92,16 +92,19 @@ enum CookieHeader {
 
 /// `Set-Cookie` values for the session and login-state cookies.
 enum SetCookie {
-    /// The session cookie: `HttpOnly; Secure` (an https `public_url`); `SameSite=Lax; Path=/; Domain` if set.
-    static func session(_ value: String, maxAge: Int64, settings: AuthSettings) -> [UInt8] {
+    /// The session cookie: `HttpOnly; Secure` (an https `public_url`); `SameSite=Lax; Path=/`;
+    /// `Domain` for the top-level sign-in with `session.domain` (`realm`: the sign-in it is of).
+    static func session(_ value: String, maxAge: Int64, settings: AuthSettings, realm: SignInRealm) -> [UInt8] {
         var text = "\(settings.cookieName)=\(value); Path=/; Max-Age=\(max(0, maxAge)); HttpOnly; SameSite=Lax"
         if settings.secureCookies { text += "; Secure" }
-        if let domain = settings.cookieDomain { text += "; Domain=\(domain)" }
+        if let domain = realm.cookieDomain { text += "; Domain=\(domain)" }
         return Array(text.utf8)
     }
 
-    /// Deletes the session cookie.
-    static func clearSession(settings: AuthSettings) -> [UInt8] { session("", maxAge: 0, settings: settings) }
+    /// Deletes the session cookie of the sign-in of `head`'s host.
+    static func clearSession(settings: AuthSettings, for head: HTTPRequestHead) -> [UInt8] {
+        session("", maxAge: 0, settings: settings, realm: settings.realms.all[settings.realms.realm(of: head)])
+    }
 
     /// A login-state cookie: it must come back with Apple's cross-site form_post, hence
     /// `SameSite=None; Secure`; only the prefix's endpoints see it.

@@ -47,7 +47,9 @@ enum ForwardedIdentity {
     ) -> Bool {
         guard let token = Authenticator.bearerToken(buf, value) else { return false }
         let typed = buf.assumingMemoryBound(to: UInt8.self)
-        return (try? settings.sessions.sealer.open(UnsafeBufferPointer(rebasing: typed[token]), context: settings.cookieName)) != nil
+        let value = UnsafeBufferPointer(rebasing: typed[token])
+        // Any realm's: a token of one site's sign-in is still this sidecar's on another's host.
+        return settings.realms.all.contains { (try? settings.sessions.sealer.open(value, context: $0.sessionContext)) != nil }
     }
 
     /// What `append` may add beyond bytes of the client's head: the rebuilt Cookie field and

@@ -7,12 +7,15 @@ import SidecarHTTP
 /// Each login gets its own cookie, `<prefix>-login-<first 12 hex digits of SHA-256(state)>`,
 /// so several tabs can sign in at once; the callback finds its cookie by the state Apple
 /// returns. A browser already holding `maximumLoginCookies` of them gets them all cleared
-/// (abandoned attempts), which bounds the Cookie header.
+/// (abandoned attempts), which bounds the Cookie header. On a site with a public_url of its
+/// own, the site's Services ID and callback, and the state sealed to the site
+/// (`SignInRealm.loginContextSuffix`).
 extension Authenticator {
     func login(_ request: EndpointRequest) -> LocalResponse {
         let settings = self.settings
         let now = UnixTime.now()
         let head = request.head
+        let realm = settings.realms.all[settings.realms.realm(of: head)]
         let fields = head.query.flatMap { FormFields(head.bytes($0)) }
         let target = fields?.single("rd").flatMap { settings.redirects.safeTarget($0) } ?? "/"
 
@@ -24,22 +27,22 @@ extension Authenticator {
         } catch {
             request.logger.error("login failed", metadata: ["reason": "random_failed"])
             metrics.recordLogin("random_failed")
-            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages,
+            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages(for: head),
                                      for: request.head)
         }
         let login = LoginState(
             state: state, nonce: nonce, codeVerifier: verifier, redirectTarget: target, createdAt: now,
             expiresAt: now + AuthSettings.loginStateSeconds)
         let cookieName = loginCookieName(forState: state)
-        guard login.isEncodable, let sealed = try? settings.loginStates.seal(login, context: cookieName) else {
+        guard login.isEncodable, let sealed = try? settings.loginStates.seal(login, context: cookieName + realm.loginContextSuffix) else {
             request.logger.error("login failed", metadata: ["reason": "state_seal_failed"])
             metrics.recordLogin("state_seal_failed")
-            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages,
+            return AuthPages.failure(.internalError, json: request.isAPIClient, loginPath: loginPath, pages: settings.pages(for: head),
                                      for: request.head)
         }
 
         var query: [(String, String)] = [
-            ("client_id", settings.clientID), ("redirect_uri", settings.redirectURI), ("response_type", "code"),
+            ("client_id", realm.clientID), ("redirect_uri", realm.redirectURI), ("response_type", "code"),
             ("response_mode", "form_post"),
         ]
         if !settings.scopes.isEmpty { query.append(("scope", settings.scopes.joined(separator: " "))) }

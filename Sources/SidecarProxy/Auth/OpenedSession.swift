@@ -34,6 +34,9 @@ final class OpenedSession: ManagedBuffer<OpenedSession.Header, UInt8> {
         var assertionField: [UInt8] = []
         var assertionRenewAt: Int64 = .min
         var checkedRevocations: UInt64 = 0
+        /// The sign-in realm (`SignInRealms`) whose context opened it: the cache serves it to
+        /// requests of that realm only.
+        var realm: UInt16 = 0
         var renewal: SessionRenewal?
         /// Boxed: a `Session` kept inline would add its 136 bytes to every cached entry, though
         /// only the rarer paths ever decode it.
@@ -74,6 +77,10 @@ final class OpenedSession: ManagedBuffer<OpenedSession.Header, UInt8> {
     var checkedRevocations: UInt64 {
         get { header.checkedRevocations }
         set { header.checkedRevocations = newValue }
+    }
+    var realm: Int {
+        get { Int(header.realm) }
+        set { header.realm = UInt16(truncatingIfNeeded: newValue) }
     }
     /// This token's re-sealed successor while clients still send this token: a client that
     /// ignores `Set-Cookie` (scripts, load generators) or requests already in flight get the

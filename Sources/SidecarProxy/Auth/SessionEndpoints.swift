@@ -15,7 +15,7 @@ extension Authenticator {
         if head.method == .get && !isSameSite(head) {
             request.logger.warning("logout refused", metadata: ["reason": "logout_cross_site", "status": .stringConvertible(403)])
             if request.isAPIClient { return .now(AuthPages.json(403, .object(["error": .string("cross_site")]))) }
-            return .now(settings.pages.confirmSignOut(logoutURL: Array((settings.prefix + "/logout").utf8), for: head))
+            return .now(settings.pages(for: head).confirmSignOut(logoutURL: Array((settings.prefix + "/logout").utf8), for: head))
         }
         var identity = RequestIdentity()
         identify(head, trace: request.trace, into: &identity)
@@ -35,7 +35,7 @@ extension Authenticator {
                     "reason": "store_failed", "error": "\(error)",
                 ])
                 return completion(AuthPages.storeUnavailable(
-                    json: request.isAPIClient, loginPath: loginPath, pages: settings.pages, for: head))
+                    json: request.isAPIClient, loginPath: loginPath, pages: settings.pages(for: head), for: head))
             }
             if let refreshToken = session.appleRefreshToken {
                 revokeAtApple(refreshToken, clientID: session.appleClientID ?? settings.clientID, trace: request.trace)
@@ -60,21 +60,22 @@ extension Authenticator {
                 answer = AuthPages.redirect(303, to: target)
             } else {
                 // Redirecting to "/" would send a protected site straight back into the login.
-                answer = settings.pages.signedOut(
+                answer = settings.pages(for: head).signedOut(
                     loginURL: Array((loginPath + "?rd=%2F").utf8), userName: userName ?? "", for: head)
             }
         }
-        answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings)))
+        answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings, for: request.head)))
         return answer
     }
 
-    /// `Sec-Fetch-Site: same-origin|none`, else `Origin` or `Referer` on public_url's origin.
+    /// `Sec-Fetch-Site: same-origin|none`, else `Origin` or `Referer` on the origin of the
+    /// request's sign-in (public_url's, or its site's own).
     /// Shared by logout and account deletion (`/revoke`).
     func isSameSite(_ head: HTTPRequestHead) -> Bool {
         if let site = head.firstValueString("sec-fetch-site") {
             return site == "same-origin" || site == "none"
         }
-        let origin = settings.publicOrigin
+        let origin = settings.realms.all[settings.realms.realm(of: head)].origin
         if let value = head.firstValueString("origin") { return value == origin }
         if let referer = head.firstValueString("referer") {
             return referer == origin || referer.hasPrefix(origin + "/") || referer.hasPrefix(origin + "?")

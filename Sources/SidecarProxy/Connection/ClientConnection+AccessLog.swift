@@ -11,6 +11,7 @@ extension ClientConnection {
         let reachedUpstream = exchange.response != nil
         let route: WorkerMetrics.Route = reachedUpstream || exchange.upstreamFailure ? .upstream : .sidecar
         let now = context.nowMs
+        if exchange.site >= 0 { metrics.recordSiteRequest(exchange.site, status: exchange.status) }
         metrics.recordRequest(route: route, status: exchange.status, http2: isHTTP2)
         metrics.recordRequestDuration(route: route, ms: now - exchange.startedMs)
         if let incomplete = exchange.incomplete { metrics.recordIncomplete(incomplete) }
@@ -20,6 +21,7 @@ extension ClientConnection {
         // Moved out and back (no copy, so no retain): a read of the optional stored head copies it.
         let head = exchange.request.take()
         defer { exchange.request = head }
+        let site = exchange.site
         let refusal = exchange.identity.refusal
         exchange.requestId.withUnsafeBytes { id in
             peerText.withUnsafeBytes { peer in
@@ -39,19 +41,19 @@ extension ClientConnection {
                         entry.http2 = isHTTP2
                         guard let opened = exchange.identity.opened else {
                             guard var user = exchange.actedForUser else {
-                                record(&entry, head, log)
+                                record(&entry, head, site: site, log)
                                 return
                             }
                             user.withUTF8 { bytes in
                                 entry.userId = UnsafeRawBufferPointer(bytes)
-                                record(&entry, head, log)
+                                record(&entry, head, site: site, log)
                             }
                             return
                         }
                         opened.withSubject { subject in
                             entry.userId = subject
                             entry.userIdIsBare = opened.subjectIsBare
-                            record(&entry, head, log)
+                            record(&entry, head, site: site, log)
                         }
                     }
                 }
@@ -60,8 +62,8 @@ extension ClientConnection {
     }
 
     /// Adds what the request head says (method, host, query, user agent, the trusted
-    /// proxy's client address) and writes the line.
-    private func record(_ entry: inout AccessLog.Entry, _ head: HTTPRequestHead?, _ log: AccessLog) {
+    /// proxy's client address, the site its host names) and writes the line.
+    private func record(_ entry: inout AccessLog.Entry, _ head: HTTPRequestHead?, site: Int, _ log: AccessLog) {
         guard let head else {
             log.record(entry)
             return
@@ -73,7 +75,11 @@ extension ClientConnection {
             if let query = head.query { entry.query = view[query] }
             if let agent = view.firstValue("user-agent") { entry.userAgent = view[agent] }
             if peerTrusted, let address = Self.forwardedClient(in: view) { entry.client = address }
-            log.record(entry)
+            guard site >= 0, let sites = context.settings.policy.sites else { return log.record(entry) }
+            sites.names[site].withUnsafeBytes { name in
+                entry.site = name
+                log.record(entry)
+            }
         }
     }
 

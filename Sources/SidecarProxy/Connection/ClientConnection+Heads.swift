@@ -102,11 +102,12 @@ extension ClientConnection {
 
         // One inout access to `exchange` at a time (two overlap: a debug build's exclusivity
         // check traps), so the upstream's index goes through a local.
-        var upstreamIndex = exchange.upstreamIndex
+        var upstreamIndex = exchange.upstreamIndex, site = exchange.site
         let decision = context.settings.policy.decide(
             head, view, path: exchange.path, trace: exchange.trace, identity: &exchange.identity,
-            upstream: &upstreamIndex)
+            upstream: &upstreamIndex, site: &site)
         exchange.upstreamIndex = upstreamIndex
+        exchange.site = site
         switch decision {
         case .respond(let answer):
             machine.answerWithoutReadingBody()

@@ -79,7 +79,8 @@ extension ClientConnection {
         if endpoint == .check {
             call.forwardAuth = request.withView { view in
                 ForwardAuthRoute(
-                    context.settings.policy.route, request, view, peerTrusted: peerTrusted,
+                    context.settings.policy.route(forHost: (request.authority ?? request.host).map { view[$0] }),
+                    request, view, peerTrusted: peerTrusted,
                     separators: context.settings.options.encodedSlashes)
             }
         }

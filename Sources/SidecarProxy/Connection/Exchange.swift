@@ -33,6 +33,8 @@ struct Exchange {
     var upstreamIndex = 0
     /// The `set_headers` of the rule that decided the request (`RuleHeaders`; 0: none).
     var ruleHeaders: RuleHeaders.Group = 0
+    /// With `sites`: the site the request's host named (as `Config.sites` lists them); -1: none.
+    var site = -1
     var upstream: UpstreamConnection?
     /// The metrics slot of the server `upstream` belongs to (`ServerLabels`), copied when it
     /// is attached: the response head records under it without loading the pool again.
@@ -90,6 +92,7 @@ struct Exchange {
         if requestTrailers != nil { requestTrailers = nil }
         upstreamIndex = 0
         ruleHeaders = 0
+        site = -1
         if upstream != nil { upstream = nil }
         upstreamMetricsSlot = 0
         if replayBody != nil { replayBody = nil }

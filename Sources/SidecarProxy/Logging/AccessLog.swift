@@ -46,6 +46,8 @@ final class AccessLog {
         var client: UnsafeRawBufferPointer
         var method = AccessLog.none
         var host = AccessLog.none
+        /// The name of the site (`sites`) the host names; nil without sites.
+        var site: UnsafeRawBufferPointer?
         var path: UnsafeRawBufferPointer
         /// Raw query; values of sensitive parameters are masked when written.
         var query = AccessLog.none
@@ -106,6 +108,8 @@ final class AccessLog {
         if e.methodIsToken, !e.method.isEmpty { line.bare(Key.method, e.method) } else { line.string(Key.method, e.method) }
         if e.http2 { line.bare(Key.protocolName, Self.http2Name) }
         if !e.host.isEmpty { line.string(Key.host, e.host) }
+        // A site's name is [a-z0-9_-] (checked when the configuration is read): bare.
+        if let site = e.site { line.bare(Key.site, site) }
         line.string(Key.path, e.path)
         if !e.query.isEmpty { line.maskedQuery("query", e.query, redaction) }
         line.int(Key.status, Int64(e.status))
@@ -148,6 +152,7 @@ extension LogLineWriter.Key {
     static let method = Self(json: ",\"method\":", text: " method=")
     static let protocolName = Self(json: ",\"protocol\":", text: " protocol=")
     static let host = Self(json: ",\"host\":", text: " host=")
+    static let site = Self(json: ",\"site\":", text: " site=")
     static let path = Self(json: ",\"path\":", text: " path=")
     static let status = Self(json: ",\"status\":", text: " status=")
     static let bytes = Self(json: ",\"bytes\":", text: " bytes=")

@@ -68,7 +68,7 @@ final class AccountRevocationFlow {
                     "reason": "store_failed", "error": "\(error)",
                 ])
                 return finish(.storeFailed, session: session, answer: AuthPages.storeUnavailable(
-                    json: request.isAPIClient, loginPath: auth.loginPath, pages: settings.pages, for: request.head))
+                    json: request.isAPIClient, loginPath: auth.loginPath, pages: settings.pages(for: request.head), for: request.head))
             }
             // The account is gone: a token kept for the operator has nothing left to revoke.
             settings.forgetRefreshToken(session.subject, logger: request.logger)
@@ -143,9 +143,9 @@ final class AccountRevocationFlow {
         } else if let target {
             answer = AuthPages.redirect(303, to: target)
         } else {
-            answer = settings.pages.accountDeleted(loginURL: Array(auth.loginPath.utf8), for: request.head)
+            answer = settings.pages(for: request.head).accountDeleted(loginURL: Array(auth.loginPath.utf8), for: request.head)
         }
-        answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings)))
+        answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings, for: request.head)))
         return answer
     }
 
@@ -161,13 +161,13 @@ final class AccountRevocationFlow {
         if request.isAPIClient {
             return AuthPages.json(502, .object(["error": .string("apple_unavailable"), "reason": .string(reason)]))
         }
-        return settings.pages.error(
+        return settings.pages(for: request.head).error(
             502, reason: reason, title: .accountNotDeletedTitle, message: .revocationFailedMessage, for: request.head)
     }
 
     private func crossSite() -> LocalResponse {
         if request.isAPIClient { return AuthPages.json(403, .object(["error": .string("cross_site")])) }
-        return settings.pages.error(
+        return settings.pages(for: request.head).error(
             403, reason: "cross_site", title: .accountNotDeletedTitle, message: .deletionCrossSiteMessage,
             for: request.head)
     }
@@ -178,7 +178,7 @@ final class AccountRevocationFlow {
             answer.extraFields.append(("WWW-Authenticate", Array("Bearer realm=\"sidecar\"".utf8)))
             return answer
         }
-        return settings.pages.unauthorized(
+        return settings.pages(for: request.head).unauthorized(
             loginURL: Array(auth.loginPath.utf8), message: .deletionNeedsSignInMessage, for: request.head)
     }
 }

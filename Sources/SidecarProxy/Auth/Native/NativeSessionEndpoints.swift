@@ -69,7 +69,8 @@ extension Authenticator {
         renewed.idleDeadline = max(renewed.idleDeadline, min(now + settings.idleTimeout, renewed.expiresAt))
         let token: String
         do {
-            token = try settings.sessions.sealSession(renewed, cookieName: settings.cookieName)
+            token = try settings.sessions.sealSession(
+                renewed, cookieName: settings.realms.all[settings.realms.realm(of: request.head)].sessionContext)
         } catch {
             request.logger.error("native refresh failed", metadata: ["reason": "internal_error", "status": .stringConvertible(500)])
             return Self.nativeError(500, "internal_error")

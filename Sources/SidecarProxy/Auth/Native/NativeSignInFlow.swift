@@ -190,7 +190,9 @@ final class NativeSignInFlow {
             appleRefreshToken: refreshToken.flatMap { $0.utf8.count <= 2048 && !$0.isEmpty ? $0 : nil },
             appleClientID: identity.audience == settings.clientID ? nil : identity.audience, issuedAtMillis: UInt16(nowMs % 1000))
         session.extras = settings.sessionExtras(for: identity)
-        guard let token = try? settings.sessions.sealSession(session, cookieName: settings.cookieName) else {
+        // Bound to the realm of the host it was asked on, where the app is to present it.
+        let context = settings.realms.all[settings.realms.realm(of: request.head)].sessionContext
+        guard let token = try? settings.sessions.sealSession(session, cookieName: context) else {
             return fail(.sessionTooLarge, subject: identity.subject)
         }
         var metadata: [String: Logger.MetadataValue] = [
