@@ -46,6 +46,13 @@ final class SitesConfigTests: XCTestCase {
             ("sites:\n  app:\n    hosts: []\n    upstream: http://127.0.0.1:1\n", "sites.app.hosts", [13, 12], "needs a host"),
             ("sites:\n  admin:\n    hosts: [admin.example.com]\n    upstream: http://127.0.0.1:1\n", "sites", [12, 3],
              "public_url's host app.example.com"),
+            // The rewriter renders the fields rules set from the top-level rules alone.
+            (twoSites.replacingOccurrences(of: "upstream: http://127.0.0.1:3001", with: """
+                upstream: http://127.0.0.1:3001
+                    rules:
+                      - path: /**
+                        set_headers: {X-Team: ops}
+                """), "sites.admin.rules[0].set_headers", [19, 9], "not in a site's own rules"),
         ]
         for (yaml, path, position, message) in cases {
             let found = try errors(minimal(plus: yaml))
