@@ -85,7 +85,11 @@ extension ConfigSchema {
         return rules
     }
 
-    func readRule(_ section: Section, index: Int, upstreams: [String], identityNames: [String]) -> Config.Rule? {
+    /// `setsHeaders`: whether the rule may have `set_headers` (a site's own rules may not: the
+    /// rewriter renders the fields from the top-level rules alone).
+    func readRule(
+        _ section: Section, index: Int, upstreams: [String], identityNames: [String], setsHeaders: Bool = true
+    ) -> Config.Rule? {
         let path = section.required("path", Names.pathGlob)
         var refused = false
         let methods = section.list("methods", default: []) { text -> Result<String, ValueError> in
@@ -123,7 +127,7 @@ extension ConfigSchema {
             Config.CORSPreflight(rawValue: text).map { .success($0) }
                 ?? .failure(ValueError("\(quoted(text)) is not forward or refuse"))
         }
-        rule.setHeaders = readSetHeaders(section, identityNames: identityNames)
+        if setsHeaders { rule.setHeaders = readSetHeaders(section, identityNames: identityNames) }
         rule.line = section.location.line
         rule.column = section.location.column
 

@@ -15,7 +15,8 @@ extension ConfigSchema {
         template.declare("public_url", "client_id")
         let sections = root.sections(inNamedMap: "sites")
         let ruleUpstreams = upstreamNames + sections.map(\.name)
-        _ = readRule(template.entryTemplate("rules"), index: 0, upstreams: ruleUpstreams, identityNames: identityNames)
+        _ = readRule(template.entryTemplate("rules"), index: 0, upstreams: ruleUpstreams, identityNames: identityNames,
+                     setsHeaders: false)
         let pagesContext = ParseContext(baseDirectory: baseDirectory, environment: environment)
         _ = template.section("pages").read(Config.Pages.self, context: pagesContext)
         var sites: [Config.Site] = []
@@ -79,17 +80,17 @@ extension ConfigSchema {
             reader.report(.invalidValue, "\(section.path).rules", at: section.location(of: "rules"),
                           "\(entries.count) rules; at most \(Self.maxRules)")
         }
-        let rules = entries.enumerated().compactMap { index, entry in
-            readRule(entry, index: index, upstreams: upstreams, identityNames: identityNames)
-        }
         // The fields rules set are rendered, and every client copy of them stripped, from the
         // top-level rules alone: a site's own rules cannot add fields (a site without rules of
         // its own is decided by the top-level rules, which can).
-        for (entry, rule) in zip(entries, rules) where !rule.setHeaders.isEmpty {
+        for entry in entries where entry.contains("set_headers") {
+            entry.declare("set_headers")
             reader.report(.invalidValue, "\(entry.path).set_headers", at: entry.location(of: "set_headers"),
                           "not in a site's own rules: only top-level rules add fields (they decide a site that has no rules)")
         }
-        return rules
+        return entries.enumerated().compactMap { index, entry in
+            readRule(entry, index: index, upstreams: upstreams, identityNames: identityNames, setsHeaders: false)
+        }
     }
 
     /// `app.example.com`, `10.0.0.7`, `[::1]`: compared with the request's host without its port.

@@ -52,7 +52,7 @@ final class SitesConfigTests: XCTestCase {
                     rules:
                       - path: /**
                         set_headers: {X-Team: ops}
-                """), "sites.admin.rules[0].set_headers", [19, 9], "not in a site's own rules"),
+                """), "sites.admin.rules[0].set_headers", [20, 22], "not in a site's own rules"),
         ]
         for (yaml, path, position, message) in cases {
             let found = try errors(minimal(plus: yaml))

@@ -63,7 +63,7 @@ final class ServerLabelsTests: XCTestCase {
         let resolved = ResolvedNames()
         let start = try SocketAddress(host: "127.0.0.2", port: 3000)
         let target = ReadinessTarget(
-            name: "default", entries: [(.http(host: "app.test", port: 3000, basePath: ""), start)], connectTimeoutMs: 1_000)
+            name: "default", label: "upstream", entries: [(.http(host: "app.test", port: 3000, basePath: ""), start)], connectTimeoutMs: 1_000)
         XCTAssertEqual(target.servers(resolved: resolved).map(\.text), ["app.test:3000@127.0.0.2"], "before any lookup")
         resolved.record("APP.test", port: 3000, [try SocketAddress(host: "127.0.0.3", port: 3000),
                                                  try SocketAddress(host: "127.0.0.4", port: 3000)])
@@ -74,7 +74,7 @@ final class ServerLabelsTests: XCTestCase {
         XCTAssertEqual(target.servers(resolved: resolved).map(\.text), ["app.test:3000@127.0.0.2"], "forgotten on reload")
         XCTAssertTrue(target.namesServers(target.servers(resolved: resolved)), "a name's address is named")
         let fixed = ReadinessTarget(
-            name: "default", entries: [(.http(host: "127.0.0.2", port: 3000, basePath: ""), start)], connectTimeoutMs: 1_000)
+            name: "default", label: "upstream", entries: [(.http(host: "127.0.0.2", port: 3000, basePath: ""), start)], connectTimeoutMs: 1_000)
         XCTAssertFalse(fixed.namesServers(fixed.servers(resolved: resolved)))
     }
 }
