@@ -2,7 +2,7 @@
 /// operator can revoke it at Apple when signing the user out everywhere. The store holds it
 /// only sealed with the session keys (`sealed`, base64url text): a copy of the store alone
 /// reveals no token.
-public struct KeptRefreshToken: Sendable, Equatable {
+public struct KeptRefreshToken: Sendable, Equatable, DatedPerUser {
     /// When the sign-in that obtained it happened (Unix milliseconds): a later one replaces it.
     public var atMs: Int64
     public var sealed: String
@@ -16,31 +16,6 @@ public struct KeptRefreshToken: Sendable, Equatable {
     public static let maximumSealedBytes = 4096
     /// Kept as long as a sign-in is: a user gone longer has it forgotten.
     public static let retentionSeconds = SignInRecord.retentionSeconds
-}
-
-/// The kept tokens of a memory or file store, bounded as the sign-ins are.
-struct RefreshTokenTable {
-    static let capacity = SignInTable.capacity
-
-    private(set) var entries: [String: KeptRefreshToken] = [:]
-
-    mutating func keep(_ subject: String, _ token: KeptRefreshToken, nowMs: Int64) {
-        if entries[subject] == nil, entries.count >= Self.capacity {
-            sweep(nowMs: nowMs)
-            if entries.count >= Self.capacity, let oldest = entries.min(by: { $0.value.atMs < $1.value.atMs })?.key {
-                entries[oldest] = nil
-            }
-        }
-        if let previous = entries[subject], previous.atMs > token.atMs { return }  // a replayed older one
-        entries[subject] = token
-    }
-
-    mutating func forget(_ subject: String) { entries[subject] = nil }
-
-    mutating func sweep(nowMs: Int64) {
-        let cutoff = nowMs - KeptRefreshToken.retentionSeconds * 1000
-        entries = entries.filter { $0.value.atMs > cutoff }
-    }
 }
 
 /// A token a store can keep: a subject within the codec's bounds, a sealed text of a size

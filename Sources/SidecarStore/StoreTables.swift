@@ -8,8 +8,8 @@ struct StoreTables {
 
     var claims: SingleUseKeySets
     var forwards: ForwardQueue
-    var signIns = SignInTable()
-    var refreshTokens = RefreshTokenTable()
+    var signIns = LatestPerUser<SignInRecord>()
+    var refreshTokens = LatestPerUser<KeptRefreshToken>()
 
     /// `claimCapacity` keys of each `ClaimKind`.
     init(claimCapacity: Int, limits: StoreLimits) {
@@ -77,7 +77,7 @@ struct StoreTables {
 
     mutating func recordSignIn(_ subject: String, _ signIn: SignInRecord, nowMs: Int64, persist: Persist) throws(StoreError) {
         try persist(.signIn(subject, signIn))
-        signIns.record(subject, signIn, nowMs: nowMs)
+        signIns.keep(subject, signIn, nowMs: nowMs)
     }
 
     mutating func keepRefreshToken(
@@ -112,7 +112,7 @@ struct StoreTables {
         case .forwardSequence(let next):
             if next > 0 { forwards.advanceSequence(past: next - 1) }
         case .signIn(let subject, let signIn):
-            signIns.record(subject, signIn, nowMs: signIn.atMs)
+            signIns.keep(subject, signIn, nowMs: signIn.atMs)
         case .keepRefreshToken(let subject, let token):
             refreshTokens.keep(subject, token, nowMs: token.atMs)
         case .forgetRefreshToken(let subject):
