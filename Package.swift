@@ -48,7 +48,7 @@ let package = Package(
         // HTTP/1.1 codec and URL/path rules: no I/O.
         .target(name: "SidecarHTTP", dependencies: ["CByteScan"], swiftSettings: hotPathSettings),
         // HTTP/2 sessions over libnghttp2: frames in, typed request heads and stream events out.
-        .target(name: "SidecarHTTP2", dependencies: ["CNGHTTP2", "SidecarHTTP"], swiftSettings: hotPathSettings),
+        .target(name: "SidecarHTTP2", dependencies: ["CNGHTTP2", "CByteScan", "SidecarHTTP"], swiftSettings: hotPathSettings),
         // Event loop & sockets on libevent.
         .target(
             name: "SidecarEvent", dependencies: ["CEvent", "CEventMemory", "COpenSSL", "CSendRing", "SidecarHTTP"],

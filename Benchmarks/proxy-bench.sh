@@ -39,6 +39,8 @@
 #      costs, demangled), BENCH_PROFILE_OUT [none]: where to keep that perf.data,
 #      BENCH_SYSCALLS [0]: 1 also counts each server's system calls per request (perf stat on
 #      the raw_syscalls tracepoint, which slows every call a little: not for throughput runs),
+#      BENCH_H2_REQUESTS [none]: the h2 cases send this many requests instead of running for
+#      DURATION (under callgrind, builds then share their connections' setup alike).
 #      BENCH_INSTRUCTIONS [0]: 1 runs the proxies (nginx proxy_pass, the sidecars) under
 #      callgrind instead and reports user-space instructions per request, a count that does
 #      not move with other work on the machine (wrk -c10 for DURATION per case and round;

@@ -54,8 +54,11 @@ if [ "$INSTRUCTIONS" = 1 ]; then H2LOAD_CONNS=10; fi
 # h2load in place of wrk, its summary printed in wrk's words (requests, Requests/sec, the 99%
 # line from the mean request time: h2load reports no percentiles, only min/max/mean/sd).
 h2load_run() {  # h2load_run STREAMS
-  local out seconds=${DURATION%s}
-  out=$("${CLIENT_CPU[@]}" h2load -t1 -c"$H2LOAD_CONNS" -m"$1" -D"$seconds" --warm-up-time=1 \
+  local out span=(-D"${DURATION%s}" --warm-up-time=1)
+  # BENCH_H2_REQUESTS=N: N requests instead of $DURATION, so that builds compared under callgrind
+  # on a busy machine share the connections' setup over the same number of requests.
+  if [ -n "${BENCH_H2_REQUESTS:-}" ]; then span=(-n"$BENCH_H2_REQUESTS"); fi
+  out=$("${CLIENT_CPU[@]}" h2load -t1 -c"$H2LOAD_CONNS" -m"$1" "${span[@]}" \
         -H "Cookie: $AUTH_COOKIE" -H "X-Auth-User-Id: evil" "$CASE_SCHEME://127.0.0.1:$CASE_PORT/" 2>&1)
   awk '
     /^finished in/ { for (i = 1; i <= NF; i++) if ($(i) ~ /req\/s,?$/) rps = $(i - 1) + 0 }

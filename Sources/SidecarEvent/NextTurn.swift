@@ -4,10 +4,15 @@ import CEvent
 /// promised "later" then cannot reach a caller that has not yet returned. Costs no system
 /// call (`event_active`). Loop thread only; one per loop (`EventLoop.nextTurn`).
 public final class NextTurn {
-    private var queued: [() -> Void] = []
+    private enum Work {
+        case closure(() -> Void)
+        case task(any NextTurnTask)
+    }
+
+    private var queued: [Work] = []
     /// The batch being run, kept between turns with its capacity (swapped with `queued`):
     /// a turn allocates no array.
-    private var running: [() -> Void] = []
+    private var running: [Work] = []
     private var event: OpaquePointer?
 
     init(loop: EventLoop) {
@@ -28,13 +33,34 @@ public final class NextTurn {
     }
 
     public func run(_ work: @escaping () -> Void) {
+        enqueue(.closure(work))
+    }
+
+    /// Queues `task` (held strongly until its turn): for an object that queues the same work
+    /// again and again, with no closure made per call nor one kept with a `weak` capture (a
+    /// weak reference moves every retain and release of its object to the slow path).
+    public func run(_ task: any NextTurnTask) {
+        enqueue(.task(task))
+    }
+
+    private func enqueue(_ work: Work) {
         queued.append(work)
         if queued.count == 1, let event { event_active(event, EV_TIMEOUT, 0) }
     }
 
     private func runQueued() {
         swap(&queued, &running)
-        for work in running { work() }
+        for work in running {
+            switch work {
+            case .closure(let closure): closure()
+            case .task(let task): task.runOnNextTurn()
+            }
+        }
         running.removeAll(keepingCapacity: true)
     }
+}
+
+/// Work an object queues on `NextTurn` as itself.
+public protocol NextTurnTask: AnyObject {
+    func runOnNextTurn()
 }

@@ -6,6 +6,9 @@ import Glibc
 /// its methods are still on the stack. Costs no syscall (`event_active`).
 public final class Reaper {
     private var objects: [AnyObject] = []
+    /// The batch being released, kept between turns with its capacity (swapped with `objects`):
+    /// retiring allocates no array.
+    private var releasing: [AnyObject] = []
     private var event: OpaquePointer?
     /// Its event belongs to the loop's base: freeing it after the base would touch freed memory.
     private let loop: EventLoop
@@ -26,8 +29,9 @@ public final class Reaper {
     }
 
     private func reap() {
-        let batch = objects
-        objects = []
-        _ = batch  // released here, outside any connection callback
+        swap(&objects, &releasing)
+        // Released here, outside any connection callback; a deinit that retires another
+        // object appends to `objects`, for the next turn.
+        releasing.removeAll(keepingCapacity: true)
     }
 }

@@ -24,6 +24,29 @@ struct ConnectionDeadline {
         timerAtMs = dueMs
     }
 
+    /// A deadline at `atMs` on the loop's clock (`now`: its cached time), the timer left alone
+    /// when it fires in time. For an owner that computes absolute deadlines (HTTP/2's).
+    mutating func start(at atMs: Int64, now: Int64) {
+        dueMs = atMs
+        guard timerAtMs > atMs || timerAtMs < now else { return }
+        timer.schedule(afterMilliseconds: max(1, atMs - now))
+        timerAtMs = atMs
+    }
+
+    /// No deadline for now. The timer stays set: it fires once for nothing (`firedIfDue`), which
+    /// costs less than removing and adding it again around every request.
+    mutating func suspend() { dueMs = .max }
+
+    /// The timer fired: true when the deadline `start` set is due; false when none is (after
+    /// `suspend`), or when it is later (the timer is set again for it).
+    mutating func firedIfDue(now: Int64) -> Bool {
+        guard dueMs != .max else {
+            timerAtMs = .max
+            return false
+        }
+        return fired(now: now, armed: true)
+    }
+
     mutating func cancel() {
         timer.cancel()
         timerAtMs = .max

@@ -13,7 +13,7 @@ import SidecarHTTP2
 /// The connection keeps what is HTTP/2's own: the session, the streams by id, request-body
 /// windows acknowledged as each exchange takes the bytes, responses framed as the client's
 /// windows allow, the connection's idle and header deadlines, GOAWAY on drain.
-final class HTTP2Connection: StreamDelegate, FrontConnection {
+final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
     /// Strong, as `ClientConnection.context`: an unretained one is retained around each call.
     let context: ConnectionContext
     let stream: Stream
@@ -37,7 +37,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     /// next one (at most as many as streams were open at once): a stream then costs no new
     /// connection, stream buffers and timer.
     var idleClients: [ClientConnection] = []
-    var deadline: Timer!
+    var deadline: ConnectionDeadline
     var lastActiveMs: Int64
     /// When the first of the request heads now being received began (0: none is).
     var headBeganMs: Int64 = 0
@@ -59,6 +59,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
         self.peerTrusted = peerTrusted
         self.openedMs = openedMs
         lastActiveMs = context.nowMs
+        deadline = ConnectionDeadline(loop: context.loop)
         let options = context.settings.options
         socketHoldLimit = max(64 * 1024, options.responseBufferBytes)
         machine = HTTP2ConnectionStateMachine(timeouts: .init(idleMs: options.idleTimeoutMs, headerMs: options.headerTimeoutMs))
@@ -71,7 +72,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
             nowMs: context.nowMs)
         session.delegate = self
         stream.delegate = self
-        deadline = Timer(loop: context.loop) { [unowned self] in self.deadlineFired() }
+        deadline.onFire { [unowned self] in self.deadlineFired() }
         context.metrics.recordHTTP2Connection()
     }
 
@@ -195,12 +196,12 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
     /// (a drained stream's `streamDidDrain` would otherwise arrive inside its own flush), and
     /// every stream's output of one turn goes out in one pass.
     func scheduleSend() {
-        if machine.sendWanted() { context.loop.nextTurn.run(sendOnNextTurn) }
+        if machine.sendWanted() { context.loop.nextTurn.run(self) }
     }
 
-    /// Made once per connection, so that queuing it allocates nothing.
-    private lazy var sendOnNextTurn: () -> Void = { [weak self] in
-        guard let self, machine.scheduledSendRuns() else { return }
+    /// The send `scheduleSend` queued (the connection itself is queued: nothing allocated).
+    func runOnNextTurn() {
+        guard machine.scheduledSendRuns() else { return }
         takeResponses()
         send()
     }
@@ -234,13 +235,14 @@ final class HTTP2Connection: StreamDelegate, FrontConnection {
             answered: stream.bytesWritten > 256)
         {
         case .at(let at):
-            deadline.schedule(afterMilliseconds: max(1, at - now))
+            deadline.start(at: at, now: now)
         case .cancel:
-            deadline.cancel()
+            deadline.suspend()
         }
     }
 
     private func deadlineFired() {
+        guard deadline.firedIfDue(now: context.nowMs) else { return }
         switch machine.deadlineFired(headInProgress: headBeganMs > 0, streamsOpen: !exchanges.isEmpty) {
         case .none:
             break
