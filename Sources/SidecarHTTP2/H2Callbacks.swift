@@ -77,10 +77,15 @@ enum H2Callbacks {
         // retained and released each time.
         return Unmanaged<H2Session>.fromOpaque(userData!)._withUnsafeGuaranteedRef { session in
             guard stream == session.headStream else {
-                if sidecar_h2_headers_category(frame) == trailerCategory {
-                    session.delegate?.h2RequestTrailer(
-                        stream, name: UnsafeRawBufferPointer(start: name, count: nameLength),
-                        value: UnsafeRawBufferPointer(start: value, count: valueLength))
+                if sidecar_h2_headers_category(frame) == trailerCategory, session.trailerRefused != stream {
+                    let name = UnsafeRawBufferPointer(start: name, count: nameLength)
+                    let value = UnsafeRawBufferPointer(start: value, count: valueLength)
+                    // Refused at the block's end (a stream error); nothing of it is delivered after this field.
+                    guard H2FieldRules.isValidTrailer(name: name, value: value) else {
+                        session.trailerRefused = stream
+                        return 0
+                    }
+                    session.delegate?.h2RequestTrailer(stream, name: name, value: value)
                 }
                 return 0
             }
@@ -109,16 +114,31 @@ enum H2Callbacks {
                 session.activeStreams += 1
                 do {
                     let outcome = try session.head.finish(bodyFollows: !endStream)
+                    if !endStream, let length = session.head.contentLength {
+                        session.declaredBodies.expect(stream, length: length)
+                    }
                     session.delegate?.h2Request(stream, outcome, endStream: endStream)
                 } catch {
                     session.reset(stream, code: NGHTTP2_PROTOCOL_ERROR.rawValue)
                 }
-            } else if endStream {
-                session.delegate?.h2RequestEnded(stream)
+            } else {
+                // Trailers: they end the stream (RFC 9113 §8.1), with fields it allows, after
+                // as many body bytes as the content-length said.
+                let refused = session.trailerRefused == stream
+                if refused { session.trailerRefused = 0 }
+                if refused || !endStream || !session.declaredBodies.ended(stream) {
+                    session.reset(stream, code: NGHTTP2_PROTOCOL_ERROR.rawValue)
+                } else {
+                    session.delegate?.h2RequestEnded(stream)
+                }
             }
         case NGHTTP2_DATA.rawValue:
             if endStream {
-                session.delegate?.h2RequestEnded(stream)
+                if session.declaredBodies.ended(stream) {
+                    session.delegate?.h2RequestEnded(stream)
+                } else {
+                    session.reset(stream, code: NGHTTP2_PROTOCOL_ERROR.rawValue)
+                }
             } else if sidecar_h2_frame_length(frame) == 0 {
                 guard session.guardian.control.take(nowMs: session.now) else {
                     session.refuse(.controlFlood)
@@ -143,12 +163,28 @@ enum H2Callbacks {
 
     static let onDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, stream, data, length, userData in
         guard let data else { return 0 }
-        owner(userData).delegate?.h2RequestData(stream, UnsafeRawBufferPointer(start: data, count: length))
+        let session = owner(userData)
+        if !session.declaredBodies.isEmpty {
+            switch session.declaredBodies.received(stream, count: length) {
+            case .deliver:
+                break
+            case .refuse:
+                session.reset(stream, code: NGHTTP2_PROTOCOL_ERROR.rawValue)
+                session.discard(length)
+                return 0
+            case .drop:
+                session.discard(length)
+                return 0
+            }
+        }
+        session.delegate?.h2RequestData(stream, UnsafeRawBufferPointer(start: data, count: length))
         return 0
     }
 
     static let onStreamClose: nghttp2_on_stream_close_callback = { _, stream, errorCode, userData in
         let session = owner(userData)
+        session.declaredBodies.forget(stream)
+        if session.trailerRefused == stream { session.trailerRefused = 0 }
         if stream == session.headStream {
             session.headStream = 0
         } else if session.activeStreams > 0 {

@@ -4,10 +4,12 @@ import SidecarHTTP
 /// through `RequestHeadBuilder`: the same typed head, checked by the same field rules, as a
 /// request parsed from a socket, with no HTTP/1.1 text in between.
 ///
-/// libnghttp2 has already checked the list against RFC 9113 §8.1.1–§8.3 (lowercase names,
-/// no connection-specific fields, `te` only `trailers`, every pseudo-header once, before the
-/// regular fields, values without CR, LF, NUL or surrounding whitespace); what is left here is
-/// what belongs to HTTP/2 itself:
+/// Each field is held here to RFC 9113 §8.2–§8.3 (`H2FieldRules`: lowercase token names, no
+/// connection-specific fields, `te` only `trailers`, one numeric content-length, every
+/// pseudo-header once, non-empty and before the regular fields, values without control bytes
+/// or surrounding whitespace — a request that breaks one is malformed, a stream error); the
+/// same reading covers HTTP/1.1's grammar, so the builder does not read the fields again.
+/// What belongs to HTTP/2 itself:
 /// - `:authority` becomes the `host` field, first of the fields; a `host` field that differs
 ///   from it makes the request malformed (RFC 9113 §8.3.1: the two must agree);
 /// - `cookie` crumbs are joined with "; " into one field, after the others (RFC 9113 §8.2.3);
@@ -36,6 +38,10 @@ public struct H2RequestHead {
     private var sawHost = false
     private var cookie: [UInt8] = []
     private var sawScheme = false
+    /// The pseudo-header fields seen so far (`Pseudo`'s bits): each may come once.
+    private var pseudoSeen: UInt8 = 0
+    /// The request's content-length, when it has one: its DATA frames must add up to it.
+    public private(set) var contentLength: Int64?
     private var failure: Failure?
     /// Begun once the pseudo-header fields are all in (they come first): at the first regular
     /// field, or at the end of a list without any.
@@ -62,6 +68,8 @@ public struct H2RequestHead {
         sawHost = false
         cookie.removeAll(keepingCapacity: true)
         sawScheme = false
+        pseudoSeen = 0
+        contentLength = nil
         failure = nil
         listBytes = 0
         builder = nil
@@ -77,28 +85,46 @@ public struct H2RequestHead {
         }
         guard failure == nil else { return true }
         if name.first == UInt8(ascii: ":") {
-            addPseudo(name, value)
+            // Pseudo-header fields come first (§8.3): one after a regular field is malformed.
+            if builder != nil || !addPseudo(name, value) { failure = .malformed }
+            return true
+        }
+        guard H2FieldRules.isValidName(name), H2FieldRules.isValidValue(value) else {
+            failure = .malformed
             return true
         }
         if builder == nil { begin() }
-        if Self.equals(name, "host") {
-            if sawHost {
+        switch H2FieldRules.kind(of: name) {
+        case .other:
+            break
+        case .host:
+            if sawHost || value.isEmpty {
                 failure = .malformed
             } else if authority.isEmpty {
-                builder?.add(name: name, value: value)
+                builder?.addChecked(name: name, value: value)
             } else if !Self.sameHost(value, authority) {
                 failure = .malformed
             }
             sawHost = true
             return true
-        }
-        if Self.equals(name, "cookie") {
+        case .cookie:
             if !cookie.isEmpty { cookie.append(contentsOf: "; ".utf8) }
             cookie.appendBytes(value)
             return true
+        case .te:
+            if !H2FieldRules.isTrailersOnly(value) { failure = .malformed }
+            return true
+        case .contentLength:
+            guard contentLength == nil, let length = H2FieldRules.contentLength(value) else {
+                failure = .malformed
+                return true
+            }
+            contentLength = length
+        case .connectionSpecific:
+            failure = .malformed
+            return true
         }
-        if Self.equals(name, "te") { return true }
-        builder?.add(name: name, value: value)
+        builder?.addChecked(name: name, value: value)
         return true
     }
 
@@ -113,7 +139,7 @@ public struct H2RequestHead {
         if !authority.isEmpty {
             let authority = self.authority
             authority.withUnsafeBytes { value in
-                Self.hostName.withUTF8Buffer { begun.add(name: UnsafeRawBufferPointer($0), value: value) }
+                Self.hostName.withUTF8Buffer { begun.addChecked(name: UnsafeRawBufferPointer($0), value: value) }
             }
         }
         builder = begun
@@ -121,25 +147,45 @@ public struct H2RequestHead {
 
     private static let hostName: StaticString = "host"
 
-    private mutating func addPseudo(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) {
-        // Pseudo-header fields come before the regular ones (libnghttp2 holds a client to it).
+    private enum Pseudo {
+        static let method: UInt8 = 1
+        static let path: UInt8 = 2
+        static let authority: UInt8 = 4
+        static let scheme: UInt8 = 8
+    }
+
+    /// False when the field makes the request malformed: an unknown or repeated pseudo-header,
+    /// an empty value, or a value outside the field grammar.
+    private mutating func addPseudo(_ name: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Bool {
+        let bit: UInt8
         if Self.equals(name, ":method") {
-            method.appendBytes(value)
+            bit = Pseudo.method
         } else if Self.equals(name, ":path") {
-            path.appendBytes(value)
+            bit = Pseudo.path
         } else if Self.equals(name, ":authority") {
-            authority.appendBytes(value)
+            bit = Pseudo.authority
         } else if Self.equals(name, ":scheme") {
-            sawScheme = true
+            bit = Pseudo.scheme
         } else {
-            failure = .malformed
+            return false
         }
+        guard pseudoSeen & bit == 0, !value.isEmpty, H2FieldRules.isValidValue(value) else { return false }
+        pseudoSeen |= bit
+        switch bit {
+        case Pseudo.method: method.appendBytes(value)
+        case Pseudo.path: path.appendBytes(value)
+        case Pseudo.authority: authority.appendBytes(value)
+        default: sawScheme = true
+        }
+        return true
     }
 
     /// The request, once its header block is complete. `bodyFollows`: DATA frames follow.
     public mutating func finish(bodyFollows: Bool) throws(Failure) -> Outcome {
         if let failure { throw failure }
         guard sawScheme, !method.isEmpty, !path.isEmpty else { throw .malformed }
+        // A content-length its DATA frames cannot match (§8.1.1): none follow.
+        if !bodyFollows, let contentLength, contentLength != 0 { throw .malformed }
         // CONNECT (and so the extended CONNECT of RFC 8441) is not offered.
         guard !(method.count == 7 && method.elementsEqual("CONNECT".utf8)) else { throw .malformed }
         // Origin form only: `*` (OPTIONS) has no path for the rules to judge.
@@ -150,7 +196,7 @@ public struct H2RequestHead {
         if !cookie.isEmpty {
             let cookie = self.cookie
             cookie.withUnsafeBytes { value in
-                Self.cookieName.withUTF8Buffer { builder.add(name: UnsafeRawBufferPointer($0), value: value) }
+                Self.cookieName.withUTF8Buffer { builder.addChecked(name: UnsafeRawBufferPointer($0), value: value) }
             }
         }
         do throws(HTTPHeadError) {

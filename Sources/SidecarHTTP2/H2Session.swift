@@ -29,8 +29,9 @@ public protocol H2SessionDelegate: AnyObject {
 /// A server-side HTTP/2 session over libnghttp2: bytes in (`receive`), frames out (`send`),
 /// stream events to the delegate. It knows nothing of sockets, sessions or upstreams.
 ///
-/// libnghttp2 does the framing, HPACK, flow control, stream states and RFC 9113's message
-/// checks; this type adds the bounds a public-facing proxy needs on top (`H2FloodGuard`):
+/// libnghttp2 does the framing, HPACK, flow control and stream states; RFC 9113's message
+/// checks are this module's (`H2FieldRules`, `H2RequestHead`, `H2DeclaredBodies`), and so are
+/// the bounds a public-facing proxy needs on top (`H2FloodGuard`):
 /// the decoded header list per `limits.max_header_bytes` (HPACK bombs), the header block
 /// per the same bound (CONTINUATION floods), and rates for resets and control frames.
 public final class H2Session {
@@ -83,6 +84,10 @@ public final class H2Session {
     var continuations = 0
     static let maxContinuations = 16
     var guardian: H2FloodGuard
+    /// Content-lengths the request bodies must match.
+    var declaredBodies = H2DeclaredBodies()
+    /// The stream whose trailer block (being received) had a field RFC 9113 refuses (0: none).
+    var trailerRefused: Int32 = 0
     public private(set) var refusal: Refusal?
 
     public init(limits: Limits, nowMs: Int64) {
@@ -103,6 +108,9 @@ public final class H2Session {
         // Above `H2FloodGuard`'s control-frame burst, so the guard (which names it) acts first.
         nghttp2_option_set_max_outbound_ack(option, 4000)
         nghttp2_option_set_max_settings(option, 32)
+        // RFC 9113's field and message rules are held by `H2FieldRules`, `H2RequestHead` and
+        // `H2DeclaredBodies`, which read each field once for both protocols' grammars.
+        nghttp2_option_set_no_http_messaging(option, 1)
         var created: OpaquePointer?
         _ = nghttp2_session_server_new2(&created, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
         session = created
@@ -205,6 +213,13 @@ public final class H2Session {
     public func consume(_ stream: Int32, _ count: Int) {
         guard let session, count > 0 else { return }
         _ = nghttp2_session_consume(session, stream, count)
+    }
+
+    /// `count` request body bytes were dropped (their stream is reset): the connection's window
+    /// takes them back, as it would had they been consumed.
+    func discard(_ count: Int) {
+        guard let session, count > 0 else { return }
+        _ = nghttp2_session_consume_connection(session, count)
     }
 
     /// Graceful shutdown: GOAWAY naming the last stream that will be served; streams already

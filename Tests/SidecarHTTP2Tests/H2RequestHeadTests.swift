@@ -62,12 +62,13 @@ final class H2RequestHeadTests: XCTestCase {
     }
 
     func testFieldsAreHeldToTheHTTP11Grammar() throws {
-        // Bytes HTTP/2 lets through and a strict HTTP/1.1 reader refuses are refused alike,
-        // with the status the parser would give.
-        XCTAssertThrowsError(try head(basics + [("x", "a\u{1}b")])) { XCTAssertEqual($0 as? HTTPHeadError, .controlCharacter) }
-        XCTAssertThrowsError(try head(basics + [("x y", "1")])) { XCTAssertEqual($0 as? HTTPHeadError, .invalidFieldName) }
+        // What RFC 9113 makes malformed (a stream error) is refused before the HTTP/1.1 grammar
+        // is asked; what HTTP/2 lets through and a strict HTTP/1.1 reader refuses gets the
+        // status the parser would give.
+        XCTAssertThrowsError(try head(basics + [("x", "a\u{1}b")])) { XCTAssertEqual($0 as? H2RequestHead.Failure, .malformed) }
+        XCTAssertThrowsError(try head(basics + [("x y", "1")])) { XCTAssertEqual($0 as? H2RequestHead.Failure, .malformed) }
         XCTAssertThrowsError(try head(basics + [("content-length", "1, 2")], body: true)) {
-            XCTAssertEqual($0 as? HTTPHeadError, .conflictingContentLength)
+            XCTAssertEqual($0 as? H2RequestHead.Failure, .malformed)
         }
         XCTAssertThrowsError(try head([(":method", "GET"), (":scheme", "https"), (":authority", "a b"), (":path", "/")])) {
             XCTAssertEqual($0 as? HTTPHeadError, .invalidHost)
@@ -93,6 +94,52 @@ final class H2RequestHeadTests: XCTestCase {
         XCTAssertEqual(head.framing, .contentLength(3))
         XCTAssertEqual(head.firstValueString("cookie"), "a=1; b=2")
         XCTAssertTrue(head.connection.keepAlive)
+    }
+
+    /// RFC 9113 §8.2–§8.3, held by the codec itself (libnghttp2's HTTP messaging checks are off).
+    func testWhatRFC9113MakesMalformed() {
+        let malformed: [[(String, String)]] = [
+            basics + [("X-Auth-Email", "a")],  // uppercase (§8.2.1)
+            basics + [("", "1")],  // empty name
+            basics + [("x", " lead")], basics + [("x", "trail\t")],  // edge whitespace
+            basics + [("x", "a\u{0}b")], basics + [("x", "a\rb")], basics + [("x", "a\nb")], basics + [("x", "a\u{7f}")],
+            basics + [("connection", "close")], basics + [("keep-alive", "1")], basics + [("proxy-connection", "x")],
+            basics + [("transfer-encoding", "chunked")], basics + [("upgrade", "h2c")],  // connection-specific (§8.2.2)
+            basics + [("te", "gzip")], basics + [("te", "trailers, gzip")],
+            basics + [(":path", "/again")], basics + [(":method", "POST")],  // a pseudo-header twice
+            [(":method", "GET"), (":scheme", "https"), ("x", "1"), (":authority", "a"), (":path", "/")],  // after a regular field
+            [(":method", "GET"), (":scheme", "https"), (":authority", ""), (":path", "/")],
+            [(":method", "GET"), (":scheme", "https"), (":authority", "a "), (":path", "/")],
+            [(":method", ""), (":scheme", "https"), (":authority", "a"), (":path", "/")],
+            basics + [(":status", "200")], basics + [(":protocol", "websocket")],
+            basics + [("host", "")],
+            basics + [("content-length", "3"), ("content-length", "3")], basics + [("content-length", "+3")],
+            basics + [("content-length", "")], basics + [("content-length", "99999999999999999999")],
+        ]
+        for fields in malformed {
+            XCTAssertThrowsError(try head(fields, body: true), "\(fields.suffix(2))") {
+                XCTAssertEqual($0 as? H2RequestHead.Failure, .malformed, "\(fields.suffix(2))")
+            }
+        }
+        // A content-length no DATA can match: the head ended the stream.
+        XCTAssertThrowsError(try head(basics + [("content-length", "5")], body: false)) {
+            XCTAssertEqual($0 as? H2RequestHead.Failure, .malformed)
+        }
+        XCTAssertNoThrow(try head(basics + [("content-length", "0")], body: false))
+        XCTAssertNoThrow(try head(basics + [("te", "Trailers"), ("x", "a b\tc"), ("y", ""), ("z", "caf\u{e9}")]))
+    }
+
+    func testTrailerFields() {
+        func valid(_ name: String, _ value: String) -> Bool {
+            Array(name.utf8).withUnsafeBytes { n in Array(value.utf8).withUnsafeBytes { v in H2FieldRules.isValidTrailer(name: n, value: v) } }
+        }
+        XCTAssertTrue(valid("grpc-status", "0"))
+        XCTAssertTrue(valid("te", "trailers"))
+        XCTAssertTrue(valid("content-length", "1"))  // dropped on the way, as from HTTP/1.1 trailers
+        for (name, value) in [(":status", "200"), ("Grpc-Status", "0"), ("x", " 1"), ("x", "a\nb"), ("transfer-encoding", "chunked"),
+                              ("connection", "close"), ("te", "gzip")] {
+            XCTAssertFalse(valid(name, value), "\(name): \(value)")
+        }
     }
 
     func testDropsTeTrailers() throws {

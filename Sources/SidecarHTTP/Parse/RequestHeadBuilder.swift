@@ -57,6 +57,18 @@ public struct RequestHeadBuilder {
             failure = .controlCharacter
             return
         }
+        append(name: name, value: trimmed)
+    }
+
+    /// Takes one field its codec has already held to the grammar `add` checks (a token name,
+    /// a value of field-vchar, obs-text, SP and HTAB with no whitespace at either end): HTTP/2's
+    /// own rules are stricter, so its fields are checked once, by its codec.
+    public mutating func addChecked(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
+        append(name: name, value: value)
+    }
+
+    private mutating func append(name: UnsafeRawBufferPointer, value trimmed: UnsafeRawBufferPointer) {
         guard fields.count < maxFields else {
             failure = .tooManyFields
             return
