@@ -180,7 +180,7 @@ extension Section {
 
     /// Every declared key of `type` but `skipped`, read over `initial` (an entry of a map
     /// whose unset keys take the top-level values); a skipped key is read, if at all, by
-    /// `read(_:into:context:)` once the rules between keys allow it.
+    /// `read(_:into:context:)` once the rules between keys allow it (`apple`'s two keys).
     func read<S: ConfigSection>(
         _ type: S.Type, over initial: S, context: ParseContext, skipping skipped: Set<String> = []
     ) -> S {

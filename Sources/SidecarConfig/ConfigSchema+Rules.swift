@@ -77,12 +77,10 @@ extension ConfigSchema {
         return rules
     }
 
-    /// One entry of `rules` (`context` names the upstreams it may route to and the identity
-    /// headers it may not set); `setsHeaders`: whether it may have `set_headers` (a site's own
-    /// rules may not: the rewriter renders the fields from the top-level rules alone).
-    func readRule(_ section: Section, index: Int, context: ParseContext, setsHeaders: Bool = true) -> Config.Rule? {
-        var rule = section.read(Config.Rule.self, over: Config.Rule(index: index, path: "/"), context: context,
-                                skipping: setsHeaders ? [] : ["set_headers"])
+    /// One entry of `rules`, or of a site's (`context` names the upstreams it may route to and
+    /// the identity headers it may not set).
+    func readRule(_ section: Section, index: Int, context: ParseContext) -> Config.Rule? {
+        var rule = section.read(Config.Rule.self, over: Config.Rule(index: index, path: "/"), context: context)
         if section.contains("methods"), rule.methods.isEmpty, !reader.hasErrors(at: "\(section.path).methods") {
             reader.report(.invalidValue, "\(section.path).methods", at: section.location(of: "methods"),
                           "an empty list would match no request; leave methods out to match every method")

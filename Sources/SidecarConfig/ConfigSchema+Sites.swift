@@ -15,7 +15,7 @@ extension ConfigSchema {
         let sections = root.sections(inNamedMap: "sites")
         var ruleContext = context
         ruleContext.upstreamNames = upstreamNames + sections.map(\.name)
-        _ = readRule(template.entryTemplate("rules"), index: 0, context: ruleContext, setsHeaders: false)
+        _ = readRule(template.entryTemplate("rules"), index: 0, context: ruleContext)
         _ = template.section("pages").read(Config.Pages.self, context: context)
         var sites: [Config.Site] = []
         var upstreams: [Config.NamedUpstream] = []
@@ -78,16 +78,6 @@ extension ConfigSchema {
             reader.report(.invalidValue, "\(section.path).rules", at: section.location(of: "rules"),
                           "\(entries.count) rules; at most \(Self.maxRules)")
         }
-        // The fields rules set are rendered, and every client copy of them stripped, from the
-        // top-level rules alone: a site's own rules cannot add fields (a site without rules of
-        // its own is decided by the top-level rules, which can).
-        for entry in entries where entry.contains("set_headers") {
-            entry.declare("set_headers")
-            reader.report(.invalidValue, "\(entry.path).set_headers", at: entry.location(of: "set_headers"),
-                          "not in a site's own rules: only top-level rules add fields (they decide a site that has no rules)")
-        }
-        return entries.enumerated().compactMap { index, entry in
-            readRule(entry, index: index, context: context, setsHeaders: false)
-        }
+        return entries.enumerated().compactMap { index, entry in readRule(entry, index: index, context: context) }
     }
 }

@@ -88,7 +88,7 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 115)
+        XCTAssertEqual(uncommented, 116)
         // apple.private_key is the alternative to private_key_file: loaded on its own.
         let keyLines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let keyLine = try XCTUnwrap(keyLines.first { $0.hasPrefix("  private_key: ") })
