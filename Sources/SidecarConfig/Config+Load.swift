@@ -63,8 +63,9 @@ extension Config {
         [
             TopLevel.self, TLSFiles.self, ACME.self, Endpoints.self, UpstreamTLS.self, HealthCheck.self, Routes.self,
             AppleIdentity.self, AppleOptions.self, AppleTransfer.self, Session.self, Access.self, Paths.self,
-            UpstreamEntry.self, Rule.self, SiteEntry.self, Headers.self, Assertion.self, Notifications.self,
-            Revocations.self, Admin.self, Users.self, Log.self, Limits.self, Pages.self, Tracing.self,
+            UpstreamEntry.self, Rule.self, SiteEntry.self, DefaultSite.self, Headers.self, Assertion.self,
+            Notifications.self, Revocations.self, Admin.self, Users.self, Log.self, Limits.self, Pages.self,
+            Tracing.self,
         ]
     }
 

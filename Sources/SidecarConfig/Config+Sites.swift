@@ -57,3 +57,23 @@ extension Config {
         ]
     }
 }
+
+extension Config {
+    /// `default_site`, read once the sites are: one of those that loaded.
+    struct DefaultSite: Sendable, ConfigSection {
+        var name: String?
+
+        init() {}
+
+        static let path = ""
+        static let keys: [ConfigKey<Self>] = [
+            .optional(\.name, "default_site", "the site of any other host (left out: such requests get 421)") {
+                name, context in
+                let names = context.siteNames
+                return names.contains(name) ? .success(name)
+                    : .failure(ValueError("no site named \(quoted(name)) (sites: "
+                        + "\(names.isEmpty ? "none" : names.joined(separator: ", ")))"))
+            },
+        ]
+    }
+}

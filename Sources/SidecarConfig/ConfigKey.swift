@@ -161,6 +161,8 @@ struct ParseContext: Sendable {
     var upstreamNames: [String] = []
     /// Once read: the identity headers' names, configured and default, which no rule may set.
     var identityHeaders: [String] = []
+    /// Once read: the sites that loaded (`default_site` names one).
+    var siteNames: [String] = []
 }
 
 /// A mapping of `sidecar.yaml` whose keys are all declared (`ConfigKey`): made with every

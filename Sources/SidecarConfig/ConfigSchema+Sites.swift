@@ -52,10 +52,9 @@ extension ConfigSchema {
             if section.contains("pages") { site.pages = section.section("pages").read(Config.Pages.self, context: context) }
             sites.append(site)
         }
-        let defaultSite = root.optional("default_site") { name -> Result<String, ValueError> in
-            sites.contains { $0.name == name } ? .success(name)
-                : .failure(ValueError("no site named \(quoted(name)) (sites: \(sites.isEmpty ? "none" : sites.map(\.name).joined(separator: ", ")))"))
-        }
+        var siteContext = context
+        siteContext.siteNames = sites.map(\.name)
+        let defaultSite = root.read(Config.DefaultSite.self, context: siteContext).name
         // Only once every site read: a site in error has already been reported.
         if let publicURL = context.publicURL, !sites.isEmpty, sites.count == sections.count, defaultSite == nil,
            owner[publicURL.host.lowercased()] == nil {

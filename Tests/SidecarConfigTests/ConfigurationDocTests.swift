@@ -133,7 +133,7 @@ final class ConfigurationDocTests: XCTestCase {
         XCTAssertEqual(Config.declaredKeys.map(\.path).filter { !known.contains($0) }, [])
         for path in ["public_url", "upstream", "apple.team_id", "apple.client_id", "apple.key_id",
                      "apple.private_key_file", "apple.private_key", "upstreams.<name>.url", "rules.path",
-                     "rules.set_headers", "sites.<name>.hosts", "sites.<name>.public_url"] {
+                     "rules.set_headers", "sites.<name>.hosts", "sites.<name>.public_url", "default_site"] {
             XCTAssertTrue(Config.declaredKeys.contains { $0.path == path }, "\(path) is not declared")
         }
     }
