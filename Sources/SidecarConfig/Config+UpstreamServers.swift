@@ -98,6 +98,13 @@ extension Section {
                        mismatch + " (the servers of one upstream must be alike)")
                 return nil
             }
+            // Listed twice, one server would be balanced as two (two pools, its failures
+            // counted apart); a weight says what was meant.
+            if servers[..<index].contains(where: { $0.target == server.target }) {
+                report(.invalidValue, "\(keyPath)[\(index)]", at: location(of: key),
+                       "\(server.target) is listed twice (weight=N gives a server a larger share)")
+                return nil
+            }
         }
         return servers
     }
