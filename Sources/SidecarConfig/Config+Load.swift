@@ -56,12 +56,16 @@ extension Config {
     /// for the documentation to be checked against.
     public static let declaredKeys: [ConfigKeyDeclaration] = declaredSections.flatMap { ConfigKeyDeclaration.all(of: $0) }
 
-    /// The sections whose keys are all declared, in the order of `sidecar.yaml`.
+    /// The sections whose keys are all declared, in the order of `sidecar.yaml`; an entry of
+    /// `upstreams`, `rules` or `sites` is declared once, at `upstreams.<name>`, `rules` and
+    /// `sites.<name>` (a site's `rules` are `rules` entries).
     static var declaredSections: [any ConfigSection.Type] {
         [
-            TopLevel.self, TLSFiles.self, ACME.self, UpstreamTLS.self, HealthCheck.self, Routes.self, AppleOptions.self,
-            AppleTransfer.self, Session.self, Access.self, Paths.self, Headers.self, Assertion.self, Notifications.self,
-            Revocations.self, Admin.self, Users.self, Log.self, Limits.self, Pages.self, Tracing.self,
+            TopLevel.self, TLSFiles.self, ACME.self, Endpoints.self, UpstreamTLS.self, HealthCheck.self, Routes.self,
+            AppleIdentity.self, AppleOptions.self, AppleTransfer.self, Session.self, Access.self, Paths.self,
+            UpstreamEntry.self, Rule.self, SiteEntry.self, DefaultSite.self, Headers.self, Assertion.self,
+            Notifications.self, Revocations.self, Admin.self, Users.self, Log.self, Limits.self, Pages.self,
+            Tracing.self,
         ]
     }
 

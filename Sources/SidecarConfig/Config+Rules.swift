@@ -95,3 +95,67 @@ extension Config {
         case refuse
     }
 }
+
+/// The keys of an entry of `rules` (and of a site's `rules`), declared once for every entry.
+/// The schema sets `index` and the position, and checks the keys against each other.
+extension Config.Rule: ConfigSection {
+    init() { self.init(index: 0, path: "/") }
+
+    static let path = "rules"
+    static let keys: [ConfigKey<Self>] = [
+        .requiredValue(\.path, "path", "required: a glob on the normalized path, as public_paths", Names.pathGlob),
+        .list(\.methods, "methods", "only these methods; left out: every method", method),
+        .optional(\.host, "host", "only this Host (its port ignored); left out: any host") { text, _ in host(text) },
+        .bool(\.isPublic, "public", "no session needed, as public_paths"),
+        .bool(\.isAPI, "api", "without a session: 401 JSON, as api_paths"),
+        .bool(\.deny, "deny", "403 for everyone"),
+        .list(\.allowedEmails, "allowed_emails", "who may pass, on top of access.*: others signed in get 403",
+              Names.email),
+        .list(\.allowedEmailDomains, "allowed_email_domains", "the domains of addresses that may pass",
+              Names.emailDomain),
+        .list(\.allowedSubjects, "allowed_subjects", "the Apple user ids (sub) that may pass", Parse.nonEmpty),
+        .optional(\.allowPrivateRelay, "allow_private_relay",
+                  "false: refuse private relay addresses here; left out: as access.allow_private_relay") { text, _ in
+            Parse.bool(text)
+        },
+        .value(\.upstream, "upstream", "an upstreams name; left out (or default): the top-level upstream",
+               upstreamName),
+        .optional(\.corsPreflight, "cors_preflight",
+                  "CORS preflights to the upstream without identity (forward, the default of an API path) or "
+                      + "needing a session (refuse)") { text, _ in
+            Config.CORSPreflight(rawValue: text).map { .success($0) }
+                ?? .failure(ValueError("\(quoted(text)) is not forward or refuse"))
+        },
+        .staticHeaders(\.setHeaders, "set_headers",
+                       "fixed fields added to each request the rule decides; a client's own copies are removed "
+                           + "(Docs/configuration.md#rules-per-path)"),
+    ]
+
+    private static func method(_ text: String) -> Result<String, ValueError> {
+        let upper = text.uppercased()
+        guard HTTPMethodSet.method(named: upper) != nil else {
+            return .failure(ValueError(
+                "unknown method \(quoted(text)) (GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH, TRACE or CONNECT)"))
+        }
+        return .success(upper)
+    }
+
+    /// `admin.example.com`, `10.0.0.7`, `[::1]`: compared with the request's `Host` without its port.
+    static func host(_ text: String) -> Result<String, ValueError> {
+        var bare = text
+        if bare.hasPrefix("["), bare.hasSuffix("]") { bare = String(bare.dropFirst().dropLast()) }
+        guard let host = HostName.normalized(bare), !host.hasSuffix(".") else {
+            return .failure(ValueError("invalid host \(quoted(text)) (a name or an IP address, without a port)"))
+        }
+        return .success(host.contains(":") ? "[\(host)]" : host)
+    }
+
+    /// One of `upstreams` (or a site's), or `default`: the top-level upstream, as left out.
+    private static func upstreamName(_ name: String, _ context: ParseContext) -> Result<String?, ValueError> {
+        if name == Config.defaultUpstreamName { return .success(nil) }
+        let names = context.upstreamNames
+        return names.contains(name) ? .success(name)
+            : .failure(ValueError("no upstream named \(quoted(name)) (upstreams: "
+                + "\(names.isEmpty ? "none" : names.joined(separator: ", ")))"))
+    }
+}

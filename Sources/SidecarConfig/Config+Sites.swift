@@ -30,3 +30,50 @@ extension Config {
         public func redirectURI(prefix: String) -> String? { publicURL.map { $0.origin + prefix + "/callback" } }
     }
 }
+
+extension Config {
+    /// The keys of an entry of `sites` (`sites.<name>`), declared once for every name: the
+    /// site's own fields and its upstream. Its `rules` are `Rule` entries and its `pages` a
+    /// `Pages` section; the schema checks the keys against each other and the other sites.
+    struct SiteEntry: Sendable, ConfigSection {
+        var site = Site(name: "", hosts: [])
+        var upstream: Upstream?
+
+        init() {}
+
+        static let path = "sites.<name>"
+        static let keys: [ConfigKey<Self>] = [
+            .required(\.site.hosts, "hosts", "required: the hosts it answers, without a port",
+                      missing: "a site is the hosts it answers") { text, _ in Rule.host(text) },
+            .required(\.upstream, "upstream", "required: as upstream") { text, context in
+                Upstream.parse(text, baseDirectory: context.baseDirectory)
+            },
+            .optional(\.site.publicURL, "public_url",
+                      "its own sign-in: its callback, a host-only cookie valid on its hosts only (never under "
+                          + "session.domain)") { text, _ in HTTPURL.parse(text, allowPath: false, allowQuery: false) },
+            .optional(\.site.clientID, "client_id", "its Services ID, one of apple.client_id (needs public_url)") {
+                text, _ in Names.bundleID(text, what: "client id (Services ID)")
+            },
+        ]
+    }
+}
+
+extension Config {
+    /// `default_site`, read once the sites are: one of those that loaded.
+    struct DefaultSite: Sendable, ConfigSection {
+        var name: String?
+
+        init() {}
+
+        static let path = ""
+        static let keys: [ConfigKey<Self>] = [
+            .optional(\.name, "default_site", "the site of any other host (left out: such requests get 421)") {
+                name, context in
+                let names = context.siteNames
+                return names.contains(name) ? .success(name)
+                    : .failure(ValueError("no site named \(quoted(name)) (sites: "
+                        + "\(names.isEmpty ? "none" : names.joined(separator: ", ")))"))
+            },
+        ]
+    }
+}

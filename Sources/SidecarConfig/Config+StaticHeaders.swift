@@ -74,3 +74,53 @@ extension Config {
         }
     }
 }
+
+extension ConfigKey {
+    /// `set_headers`: a mapping of header names to values, checked against each other and
+    /// against the identity headers (`ParseContext.identityHeaders`).
+    static func staticHeaders(
+        _ field: WritableKeyPath<Root, [Config.StaticHeader]> & Sendable, _ name: String, _ doc: String
+    ) -> ConfigKey {
+        ConfigKey(
+            name: name, doc: doc,
+            read: { section, root, context in
+                root[keyPath: field] = section.staticHeaders(name, identityNames: context.identityHeaders)
+            },
+            shown: { root in root[keyPath: field].isEmpty ? "{}" : "" },
+            parsedShown: { text, _ in text == "{}" ? "{}" : nil })
+    }
+}
+
+extension Section {
+    /// Each name a token no other part of the request depends on, given once (however spelt:
+    /// `X-Tenant`, `x_tenant`), each value one every reader reads alike.
+    fileprivate func staticHeaders(_ key: String, identityNames: [String]) -> [Config.StaticHeader] {
+        let entries = values(inNamedMap: key, Config.StaticHeader.value)
+        let keyPath = Section.join(path, key)
+        if entries.count > Config.StaticHeader.maxPerRule {
+            report(.invalidValue, keyPath, at: location(of: key),
+                   "\(entries.count) headers; at most \(Config.StaticHeader.maxPerRule)")
+        }
+        var fields: [Config.StaticHeader] = []
+        var seen: [String: String] = [:]
+        for (name, at, value) in entries {
+            if case .failure(let error) = Names.headerName(name) {
+                report(error.kind, "\(keyPath).\(name)", at: at, error.message)
+                continue
+            }
+            if let why = Config.StaticHeader.refusal(of: name, identityNames: identityNames) {
+                report(.invalidValue, "\(keyPath).\(name)", at: at, why)
+                continue
+            }
+            let folded = Config.StaticHeader.fold(name)
+            if let first = seen[folded] {
+                report(.duplicateKey, "\(keyPath).\(name)", at: at,
+                       "\(quoted(name)) is \(quoted(first)) again (upstreams read names without case, _ as -)")
+                continue
+            }
+            seen[folded] = name
+            if let value { fields.append(Config.StaticHeader(name: name, value: value)) }
+        }
+        return fields
+    }
+}

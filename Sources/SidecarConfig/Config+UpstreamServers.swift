@@ -50,24 +50,41 @@ extension Config {
     }
 }
 
-extension ConfigSchema {
-    /// `key` of `section`: one URL, or a list of them (each with an optional weight). The
-    /// servers of one upstream share a scheme family (TLS or not) and a base path, since the
-    /// request is written once for the upstream, whichever server takes it.
-    func readServers(_ section: Section, key: String, required: Bool) -> [Config.UpstreamServer]? {
+extension ConfigKey {
+    /// `upstream`, or an entry's `url`: one server or a list of them, required.
+    static func servers(
+        _ field: WritableKeyPath<Root, [Config.UpstreamServer]> & Sendable, _ name: String, _ doc: String
+    ) -> ConfigKey {
+        var key = ConfigKey(
+            name: name, doc: doc,
+            read: { section, root, context in
+                if let servers = section.servers(name, baseDirectory: context.baseDirectory) {
+                    root[keyPath: field] = servers
+                }
+            },
+            shown: { _ in "" },
+            parsedShown: { _, _ in nil })
+        key.isRequired = true
+        return key
+    }
+}
+
+extension Section {
+    /// `key`: one URL, or a list of them (each with an optional weight). The servers of one
+    /// upstream share a scheme family (TLS or not) and a base path, since the request is
+    /// written once for the upstream, whichever server takes it.
+    fileprivate func servers(_ key: String, baseDirectory: String) -> [Config.UpstreamServer]? {
         let parse = { (text: String) in Config.UpstreamServer.parse(text, baseDirectory: baseDirectory) }
+        let keyPath = Section.join(path, key)
         let servers: [Config.UpstreamServer]?
-        if section.isSequence(key) {
-            servers = section.optionalList(key, parse)
-            if servers?.isEmpty == true, !reader.hasErrors(at: Section.join(section.path, key)) {
-                reader.report(.invalidValue, Section.join(section.path, key), at: section.location(of: key),
-                              "an empty list of servers")
+        if isSequence(key) {
+            servers = optionalList(key, parse)
+            if servers?.isEmpty == true, !hasErrors(at: keyPath) {
+                report(.invalidValue, keyPath, at: location(of: key), "an empty list of servers")
                 return nil
             }
-        } else if required {
-            servers = section.required(key, parse).map { [$0] }
         } else {
-            servers = section.optional(key, parse).map { [$0] }
+            servers = required(key, parse).map { [$0] }
         }
         guard let servers, let first = servers.first else { return nil }
         for (index, server) in servers.enumerated().dropFirst() {
@@ -77,24 +94,19 @@ extension ConfigSchema {
                 "\(server.target) has another base path than \(first.target)"
             } else { nil }
             if let mismatch {
-                reader.report(.invalidValue, "\(Section.join(section.path, key))[\(index)]", at: section.location(of: key),
-                              mismatch + " (the servers of one upstream must be alike)")
+                report(.invalidValue, "\(keyPath)[\(index)]", at: location(of: key),
+                       mismatch + " (the servers of one upstream must be alike)")
+                return nil
+            }
+            // Listed twice, one server would be balanced as two (two pools, its failures
+            // counted apart); a weight says what was meant.
+            if servers[..<index].contains(where: { $0.target == server.target }) {
+                report(.invalidValue, "\(keyPath)[\(index)]", at: location(of: key),
+                       "\(server.target) is listed twice (weight=N gives a server a larger share)")
                 return nil
             }
         }
         return servers
-    }
-
-    /// An entry's `balance`, `max_fails`, `fail_timeout` and `resolve_interval`, the top-level
-    /// values by default.
-    func readBalancing(_ section: Section, defaults: Config.Balancing) -> Config.Balancing {
-        var balancing = defaults
-        balancing.balance = section.value("balance", default: defaults.balance, Parse.oneOf(Config.Balance.self))
-        balancing.maxFails = section.value("max_fails", default: defaults.maxFails, Parse.integer(in: 0...100))
-        balancing.failTimeout = section.value("fail_timeout", default: defaults.failTimeout, Parse.positiveDuration)
-        balancing.resolveInterval = section.value(
-            "resolve_interval", default: defaults.resolveInterval, Parse.positiveDuration)
-        return balancing
     }
 }
 

@@ -57,6 +57,62 @@ struct ConfigKey<Root>: Sendable {
         value(field, name, doc, Parse.bool)
     }
 
+    /// A single value the file (or a variable) must set; absent, it is reported missing.
+    static func required<Value: Sendable>(
+        _ field: WritableKeyPath<Root, Value?> & Sendable, _ name: String, _ doc: String,
+        _ parse: @escaping @Sendable (String, ParseContext) -> Result<Value, ValueError>
+    ) -> ConfigKey {
+        var key = ConfigKey(
+            name: name, doc: doc,
+            read: { section, root, context in
+                if let value = section.required(name, { parse($0, context) }) { root[keyPath: field] = value }
+            },
+            shown: { _ in "" },
+            parsedShown: { text, context in (try? parse(text, context).get()).map { String(describing: $0) } })
+        key.isRequired = true
+        return key
+    }
+
+    /// A required value whose field holds a stand-in until it is read (`rules[].path`).
+    static func requiredValue<Value: Sendable>(
+        _ field: WritableKeyPath<Root, Value> & Sendable, _ name: String, _ doc: String,
+        _ parse: @escaping @Sendable (String) -> Result<Value, ValueError>
+    ) -> ConfigKey {
+        var key = ConfigKey(
+            name: name, doc: doc,
+            read: { section, root, _ in
+                if let value = section.required(name, parse) { root[keyPath: field] = value }
+            },
+            shown: { _ in "" },
+            parsedShown: { text, _ in (try? parse(text).get()).map { String(describing: $0) } })
+        key.isRequired = true
+        return key
+    }
+
+    /// A required key that takes one value or a list of them (`apple.client_id`).
+    static func oneOrMore<Element: Sendable>(
+        _ field: WritableKeyPath<Root, [Element]> & Sendable, _ name: String, _ doc: String,
+        _ parse: @escaping @Sendable (String) -> Result<Element, ValueError>
+    ) -> ConfigKey {
+        var key = ConfigKey(
+            name: name, doc: doc,
+            read: { section, root, _ in
+                if let values = section.requiredOneOrMore(name, parse) { root[keyPath: field] = values }
+            },
+            shown: { _ in "" },
+            parsedShown: { _, _ in nil })
+        key.isRequired = true
+        return key
+    }
+
+    /// This key, shown in `sidecar.yaml` with a value though it has no default: one of two
+    /// keys of which the file must set one (`apple.private_key_file`, `apple.private_key`).
+    var requiredWithAlternative: ConfigKey {
+        var key = self
+        key.isRequired = true
+        return key
+    }
+
     /// A list (`[a, b]` in the file, `a,b` in a variable); each item parsed on its own.
     static func list<Element: Sendable>(
         _ field: WritableKeyPath<Root, [Element]> & Sendable, _ name: String, _ doc: String,
@@ -94,13 +150,19 @@ struct ConfigKey<Root>: Sendable {
     private static func flowList(_ items: [String]) -> String { "[" + items.joined(separator: ", ") + "]" }
 }
 
-/// What a parser may need besides the text: where relative paths start, and the variables
-/// `env:NAME` reads.
+/// What a parser may need besides the text: where relative paths start, the variables
+/// `env:NAME` reads, and what the sections read before it decided.
 struct ParseContext: Sendable {
     var baseDirectory: String
     var environment: [String: String]
     /// Once read: what a cookie's domain must cover (`session.domain`).
     var publicURL: HTTPURL?
+    /// Once read: the names a rule may route to (`rules[].upstream`).
+    var upstreamNames: [String] = []
+    /// Once read: the identity headers' names, configured and default, which no rule may set.
+    var identityHeaders: [String] = []
+    /// Once read: the sites that loaded (`default_site` names one).
+    var siteNames: [String] = []
 }
 
 /// A mapping of `sidecar.yaml` whose keys are all declared (`ConfigKey`): made with every
@@ -115,9 +177,23 @@ protocol ConfigSection {
 extension Section {
     /// Every declared key of `type`, read over its defaults.
     func read<S: ConfigSection>(_ type: S.Type, context: ParseContext) -> S {
-        var value = S()
-        for key in S.keys { key.read(self, &value, context) }
+        read(type, over: S(), context: context)
+    }
+
+    /// Every declared key of `type` but `skipped`, read over `initial` (an entry of a map
+    /// whose unset keys take the top-level values); a skipped key is read, if at all, by
+    /// `read(_:into:context:)` once the rules between keys allow it (`apple`'s two keys).
+    func read<S: ConfigSection>(
+        _ type: S.Type, over initial: S, context: ParseContext, skipping skipped: Set<String> = []
+    ) -> S {
+        var value = initial
+        for key in S.keys where !skipped.contains(key.name) { key.read(self, &value, context) }
         return value
+    }
+
+    /// The declared key `name` of `S`, read into `value`.
+    func read<S: ConfigSection>(_ name: String, into value: inout S, context: ParseContext) {
+        for key in S.keys where key.name == name { key.read(self, &value, context) }
     }
 }
 

@@ -288,6 +288,15 @@ final class Section {
         return section
     }
 
+    /// Reports an error at `path` (this section's, a key's or an item's) that only a rule
+    /// between values can see (two servers of one upstream that differ).
+    func report(_ kind: ConfigError.Kind, _ path: String, at location: Location, _ message: String) {
+        reader.report(kind, path, at: location, message)
+    }
+
+    /// Whether an error was reported for the key at `path` or an item of it.
+    func hasErrors(at path: String) -> Bool { reader.hasErrors(at: path) }
+
     /// Reports a missing key that another key's value makes necessary.
     func requireMissing(_ key: String, because reason: String) {
         if isMalformed { return }

@@ -2,21 +2,18 @@ import Foundation
 import SidecarHTTP
 
 /// `apple`, `session` and `assertion`, whose defaults and checks depend on each other and on
-/// `public_url`: apple's keys read one by one, session's and assertion's walked as declared
-/// and then derived and checked together.
+/// `public_url`: each walked as declared, then derived and checked together.
 extension ConfigSchema {
     static let appleBaseURL = "https://appleid.apple.com"
 
     mutating func readApple(_ apple: Section, context: ParseContext) -> Config.Apple? {
         let publicURL = context.publicURL
-        let teamID = apple.required("team_id", Placeholders.teamID)
-        let clientIDs = apple.requiredOneOrMore("client_id") { Names.bundleID($0, what: "client id (Services ID)") }
-        if let clientIDs, Set(clientIDs).count != clientIDs.count {
+        var identity = apple.read(Config.AppleIdentity.self, over: Config.AppleIdentity(), context: context,
+                                  skipping: ["private_key_file", "private_key"])
+        if Set(identity.clientIDs).count != identity.clientIDs.count {
             reader.report(.invalidValue, "apple.client_id", at: apple.location(of: "client_id"), "lists a Services ID twice")
         }
-        let clientID = clientIDs?.first
-        let keyID = apple.required("key_id", Placeholders.keyID)
-        let (privateKeyFile, privateKey) = readApplePrivateKey(apple)
+        readApplePrivateKey(apple, into: &identity, context: context)
         let options = apple.read(Config.AppleOptions.self, context: context)
         let (scopes, nativeAudiences, androidPackages) = (options.scopes, options.nativeAudiences, options.androidPackages)
         let (baseURL, nativeRequireNonce) = (options.baseURL, options.nativeRequireNonce)
@@ -50,47 +47,31 @@ extension ConfigSchema {
                     + "use it for an emulator in tests, never for Apple"))
         }
 
-        guard let teamID, let clientID, let clientIDs, let keyID, let privateKey else { return nil }
+        guard let teamID = identity.teamID, let clientID = identity.clientIDs.first, let keyID = identity.keyID,
+              let privateKey = identity.privateKeyFile ?? identity.privateKey else { return nil }
         var config = Config.Apple(
-            teamID: teamID, clientID: clientID, keyID: keyID, privateKeyFile: privateKeyFile,
+            teamID: teamID, clientID: clientID, keyID: keyID, privateKeyFile: identity.privateKeyPath,
             privateKey: privateKey, scopes: scopes, nativeAudiences: nativeAudiences, baseURL: baseURL,
             caFile: options.caFile, jwksRefresh: options.jwksRefresh, clientSecretTTL: options.clientSecretTTL,
             leeway: options.leeway, pkce: options.pkce, nativeRequireNonce: nativeRequireNonce, androidPackages: androidPackages)
-        config.clientIDs = clientIDs
+        config.clientIDs = identity.clientIDs
         return config
     }
 
-    /// Exactly one of `private_key_file` and `private_key` (which may be `env:`/`file:`).
-    func readApplePrivateKey(_ apple: Section) -> (file: String?, key: Secret?) {
+    /// Exactly one of `private_key_file` and `private_key` (which may be `env:`/`file:`): only
+    /// the one set is read.
+    private func readApplePrivateKey(_ apple: Section, into identity: inout Config.AppleIdentity, context: ParseContext) {
         apple.declare("private_key_file", "private_key")
         switch (apple.contains("private_key_file"), apple.contains("private_key")) {
         case (true, true):
             reader.report(.conflict, "apple.private_key", at: apple.location(of: "private_key"),
                           "set either apple.private_key_file or apple.private_key, not both")
-            return (nil, nil)
         case (false, true):
-            let key = apple.optional("private_key") { text in
-                Placeholders.appleKey(text).flatMap {
-                    Secret.resolve($0, environment: environment, baseDirectory: baseDirectory)
-                }.flatMap { key in
-                    AppleSigningKey.check(key, named: key.source == "inline" ? "the inline key" : key.source)
-                }
-            }
-            return (nil, key)
+            apple.read("private_key", into: &identity, context: context)
         case (true, false):
-            var path: String?
-            let key = apple.optional("private_key_file") { text in
-                Parse.path(baseDirectory: baseDirectory)(text).flatMap(Placeholders.appleKey).flatMap { resolved in
-                    path = resolved
-                    return FilePath.contents(resolved, limit: 64 * 1024)
-                        .map { Secret(bytes: $0, source: "file:\(resolved)") }
-                        .flatMap { AppleSigningKey.check($0, named: text) }
-                }
-            }
-            return (path, key)
+            apple.read("private_key_file", into: &identity, context: context)
         case (false, false):
             apple.requireMissing("private_key_file", because: "or apple.private_key: the .p8 key that signs client secrets")
-            return (nil, nil)
         }
     }
 

@@ -11,11 +11,11 @@ struct SiteSignInContext {
 /// it), its Services ID one of `apple.client_id`'s, and its session cookie host-only: with
 /// `session.domain` every site shares the sign-in on the top-level public_url instead.
 extension ConfigSchema {
-    func readSiteSignIn(
-        _ section: Section, hosts: [String], context: SiteSignInContext
+    /// `site` as its entry read: the public_url and client_id that pass these checks.
+    func checkSiteSignIn(
+        _ section: Section, _ site: Config.Site, context: SiteSignInContext
     ) -> (publicURL: HTTPURL?, clientID: String?) {
-        let url = section.optional("public_url") { HTTPURL.parse($0, allowPath: false, allowQuery: false) }
-        let clientID = section.optional("client_id") { Names.bundleID($0, what: "client id (Services ID)") }
+        let (url, clientID, hosts) = (site.publicURL, site.clientID, site.hosts)
         var publicURL: HTTPURL?
         if let url {
             let at = section.location(of: "public_url"), path = "\(section.path).public_url"

@@ -1,10 +1,9 @@
 import Foundation
 import SidecarHTTP
 
-/// Reads `sidecar.yaml` into `Config`: walks the declared sections (`ConfigSection`), reads
-/// the keys not declared yet (`public_url` and `upstream` here; `apple`'s identity
-/// keys in ConfigSchema+SignIn; `upstreams` and `rules` in ConfigSchema+Rules) and checks the rules
-/// between keys.
+/// Reads `sidecar.yaml` into `Config`: walks the declared sections (`ConfigSection`), the
+/// entries of `upstreams`, `rules` and `sites` each as its declared template, and checks the
+/// rules between keys.
 ///
 /// Reading a key makes it known; values that fail are reported by the reader and the key
 /// falls back to its default so that later rules still run and every error is collected.
@@ -29,11 +28,11 @@ struct ConfigSchema {
         checkProxyProtocol(root, topLevel)
         let tlsSection = root.section("tls")
         let tls = readTLS(tlsSection, context: context)
-        let publicURL = readPublicURL(root)
+        let endpoints = root.read(Config.Endpoints.self, context: context)
+        let publicURL = endpoints.publicURL
         context.publicURL = publicURL
         let acme = readACME(tlsSection, context: context, listen: topLevel.listen)
-        let upstreamServers = readServers(root, key: "upstream", required: true)
-        let upstream = upstreamServers?.first?.target
+        let upstream = endpoints.upstreamServers.first?.target
         let upstreamTLS = readUpstreamTLS(root, key: "upstream_tls", upstream: upstream)
         let upstreamHealthCheck = root.section("upstream_health_check").read(Config.HealthCheck.self, context: context)
         let routes = root.section("routes").read(Config.Routes.self, context: context)
@@ -55,17 +54,15 @@ struct ConfigSchema {
         let pages = root.section("pages").read(Config.Pages.self, context: context)
         let tracing = readTracing(root.section("tracing"), context: context)
 
-        let upstreams = readUpstreams(
-            root, timeout: topLevel.upstreamTimeout, connectTimeout: topLevel.upstreamConnectTimeout,
-            maxConnections: topLevel.upstreamMaxConnections, balancing: topLevel.upstreamBalancing)
-        let rules = readRules(root, upstreams: upstreams, access: access, headers: headers)
+        context.identityHeaders = headers.strippedIdentityHeaders
+        let upstreams = readUpstreams(root, topLevel: topLevel, context: context)
+        let rules = readRules(root, upstreams: upstreams, access: access, context: context)
         let sites = readSites(
-            root, publicURL: publicURL, upstreamNames: upstreams.map(\.name), timeout: topLevel.upstreamTimeout,
-            connectTimeout: topLevel.upstreamConnectTimeout, maxConnections: topLevel.upstreamMaxConnections,
+            root, upstreamNames: upstreams.map(\.name), topLevel: topLevel,
             signIn: SiteSignInContext(
                 clientIDs: apple.map { $0.clientIDs.isEmpty ? [$0.clientID] : $0.clientIDs } ?? [],
                 sessionDomain: session?.domain),
-            identityNames: headers.strippedIdentityHeaders)
+            context: context)
         let paths = readPaths(root.section("paths"), context: context, access: access, rules: rules)
 
         guard let publicURL, let upstream, let apple, let session else { return nil }
@@ -80,7 +77,7 @@ struct ConfigSchema {
         config.appleTransfer = appleTransfer
         config.users = users
         config.upstreamTLS = upstreamTLS
-        config.upstreamServers = upstreamServers ?? []
+        config.upstreamServers = endpoints.upstreamServers
         config.upstreamHealthCheck = upstreamHealthCheck
         return config
     }
@@ -138,19 +135,6 @@ struct ConfigSchema {
         }
         guard let certFile = files.certFile, let keyFile = files.keyFile else { return nil }
         return Config.TLS(certFile: certFile, keyFile: keyFile)
-    }
-
-    private func readPublicURL(_ root: Section) -> HTTPURL? {
-        guard let url = root.required("public_url", { HTTPURL.parse($0, allowPath: false, allowQuery: false) }) else {
-            return nil
-        }
-        if !url.isHTTPS && !url.isLoopback {
-            reader.report(.invalidValue, "public_url", at: root.location(of: "public_url"),
-                          "plain http is only allowed on loopback hosts (localhost, 127.0.0.0/8, [::1]): "
-                          + "Apple's cross-site form_post could never carry the state cookie back (use https)")
-            return nil
-        }
-        return url
     }
 
     /// `revocations.*`, with a warning for each key the store ignores.

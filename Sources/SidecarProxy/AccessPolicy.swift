@@ -52,8 +52,13 @@ final class AccessPolicy {
     /// worker decides one request at a time; the capacity is kept).
     private var lenient: [UInt8] = []
 
-    /// `siteRules`: for a site's policy, the site's rules in place of the top-level ones.
-    init(options: ProxyOptions, auth: Authenticator?, siteRules: [Config.Rule]? = nil) {
+    /// `siteRules`: for a site's policy, the site's rules in place of the top-level ones, list
+    /// `ruleList` of `ruleHeaders` (every site's fields in one numbering, as the rewriter's).
+    init(
+        options: ProxyOptions, auth: Authenticator?, siteRules: [Config.Rule]? = nil, ruleList: Int = 0,
+        ruleHeaders: RuleHeaders? = nil
+    ) {
+        let ruleHeaders = ruleHeaders ?? RuleHeaders(options.config)
         self.auth = auth
         pages = options.pages
         sitePages = options.sitePages
@@ -70,9 +75,12 @@ final class AccessPolicy {
         publicPaths = PublicPaths(options.config.access.publicPaths)
         apiPaths = PathGlobSet(options.config.access.apiPaths)
         apiPathReadings = PublicPaths(options.config.access.apiPaths)
-        route = Route(siteRules ?? options.config.rules, upstreams: options.config.upstreams)
-        sitePolicies = siteRules != nil ? [] : options.config.sites.map { site in
-            site.rules.map { AccessPolicy(options: options, auth: auth, siteRules: $0) }
+        route = Route(siteRules ?? options.config.rules, upstreams: options.config.upstreams, headers: ruleHeaders,
+                      list: ruleList)
+        sitePolicies = siteRules != nil ? [] : options.config.sites.enumerated().map { index, site in
+            site.rules.map {
+                AccessPolicy(options: options, auth: auth, siteRules: $0, ruleList: 1 + index, ruleHeaders: ruleHeaders)
+            }
         }
         sessionAlwaysNeeded = route.isEmpty && publicPaths.isEmpty
     }

@@ -41,7 +41,8 @@ final class RequestRewriter {
     /// everything any request's head is stripped of, whoever sent it.
     let trailerForwarding: FieldForwarding
     private let auth: AuthSettings?
-    /// `rules[].set_headers`, numbered as `Route` numbers them (both compile the same rules).
+    /// `set_headers` of every site's rules, numbered as `Route` numbers them (both compile the
+    /// same configuration).
     private let ruleHeaders: RuleHeaders
     private let trustedProxies: [CIDR]
     // Copied once into memory this object owns: written into every request without the
@@ -52,7 +53,7 @@ final class RequestRewriter {
     private let scheme: UnsafeRawBufferPointer
 
     init(options: ProxyOptions) {
-        ruleHeaders = RuleHeaders(options.config.rules)
+        ruleHeaders = RuleHeaders(options.config)
         let dropped = options.strippedHeaders + ruleHeaders.names + [
             "host", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host", "x-request-id",
             "traceparent", "tracestate",

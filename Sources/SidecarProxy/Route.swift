@@ -34,7 +34,7 @@ final class Route {
     /// when no glob has an upper-case letter).
     private let foldedTable: PathRuleTable
     private let actions: UnsafeMutableBufferPointer<Action>
-    /// `set_headers` of every rule, compiled.
+    /// `set_headers` of every rule of every site, compiled (these rules are its list `list`).
     let headers: RuleHeaders
     /// The rule's `allowed_*`, nil where it lets every signed-in user pass.
     private let access: [AccessRules?]
@@ -45,7 +45,9 @@ final class Route {
     /// Some rule lists `methods`: method-override fields take part in matching.
     let methodsMatter: Bool
 
-    init(_ rules: [Config.Rule], upstreams: [Config.NamedUpstream] = []) {
+    /// `headers`: the configuration's fields, whose list `list` are `rules`; nil: compiled from
+    /// `rules` alone.
+    init(_ rules: [Config.Rule], upstreams: [Config.NamedUpstream] = [], headers: RuleHeaders? = nil, list: Int = 0) {
         let conditions = rules.map(\.condition)
         table = PathRuleTable(conditions)
         let folded = conditions.map { condition in
@@ -56,14 +58,15 @@ final class Route {
         foldingMatters = folded.map(\.glob) != conditions.map(\.glob)
         foldedTable = foldingMatters ? PathRuleTable(folded) : table
         methodsMatter = conditions.contains { !$0.methods.isEmpty }
-        headers = RuleHeaders(rules)
+        self.headers = headers ?? RuleHeaders(lists: [rules])
+        let groups = self.headers.groupsOfList[headers == nil ? 0 : list]
         actions = .allocate(capacity: max(1, rules.count))
         for (index, rule) in rules.enumerated() {
             (actions.baseAddress! + index).initialize(to: Action(
                 upstream: rule.upstreamIndex(in: upstreams), isPublic: rule.isPublic, isAPI: rule.isAPI, deny: rule.deny,
                 restrictsUsers: rule.restrictsUsers,
                 forwardsPreflight: rule.corsPreflight.map { $0 == .forward } ?? (rule.isAPI ? true : nil),
-                namesUpstream: rule.upstream != nil, headers: headers.groupOfRule[index]))
+                namesUpstream: rule.upstream != nil, headers: groups[index]))
         }
         access = rules.map { $0.restrictsUsers ? AccessRules($0) : nil }
         isEmpty = rules.isEmpty

@@ -1,16 +1,20 @@
 import SidecarConfig
 
-/// `rules[].set_headers`, compiled once per configuration load: each distinct set of fields
-/// (a group; group 0 adds nothing) rendered as the `Name: value` CRLF lines a forwarded
-/// request gets, so the request path copies bytes and never builds them.
+/// `set_headers` of the top-level rules and of every site's own rules, compiled once per
+/// configuration load into one numbering: each distinct set of fields (a group; group 0 adds
+/// nothing) rendered as the `Name: value` CRLF lines a forwarded request gets, so the request
+/// path copies bytes and never builds them.
 ///
 /// Rules with the same fields share a group: a request whose readings fall to different rules
-/// (`Route.verdict`) is unambiguous as long as those rules add the same fields.
+/// (`Route.verdict`) is unambiguous as long as those rules add the same fields. One numbering
+/// for every site: the rewriter renders any site's group, and strips every name any rule of
+/// any site sets from every request.
 final class RuleHeaders {
     typealias Group = Int32
 
-    /// Each rule's group, by rule index.
-    let groupOfRule: [Group]
+    /// Each list's groups, by rule index: the top-level rules' (list 0), then each site's own
+    /// rules' (list 1 + the site's index; empty for a site without rules of its own).
+    let groupsOfList: [[Group]]
     /// The lines of each group, in memory this object owns (read per request without the
     /// retain and release an array costs).
     private let blocks: UnsafeMutableBufferPointer<UnsafeRawBufferPointer>
@@ -22,12 +26,20 @@ final class RuleHeaders {
     /// The longest block: what a forwarded head may grow by.
     let maxBlockCount: Int
 
-    init(_ rules: [Config.Rule]) {
+    /// The top-level rules and every site's own rules of `config`.
+    convenience init(_ config: Config) {
+        self.init(lists: [config.rules] + config.sites.map { $0.rules ?? [] })
+    }
+
+    /// List 0 of `lists` are the top-level rules, the others each site's own.
+    init(lists: [[Config.Rule]]) {
         var sets: [[Config.StaticHeader]] = [[]]
-        groupOfRule = rules.map { rule in
-            if let known = sets.firstIndex(of: rule.setHeaders) { return Group(known) }
-            sets.append(rule.setHeaders)
-            return Group(sets.count - 1)
+        groupsOfList = lists.map { rules in
+            rules.map { rule in
+                if let known = sets.firstIndex(of: rule.setHeaders) { return Group(known) }
+                sets.append(rule.setHeaders)
+                return Group(sets.count - 1)
+            }
         }
         blocks = .allocate(capacity: sets.count)
         var longest = 0

@@ -102,6 +102,42 @@ final class ConfigurationDocTests: XCTestCase {
         XCTAssertEqual(headerBytes.isDefault("16384"), true, "16KiB written another way")
     }
 
+    /// An entry of a named map or a list is shown under its template's path, by its first
+    /// showing: the entries after it need not repeat the docs.
+    func testAnnotatedKeysOfEntries() {
+        let block = """
+            # upstreams:
+            #   api:
+            #     url: http://127.0.0.1:9001  # as upstream
+            # rules:
+            #   - path: /admin/**             # required: a glob
+                                              # on the normalized path
+            #   - path: /api/**
+                                              # not the first rule's
+            # sites:
+            #   shop:
+            #     rules:
+            #       - path: /x                # a site's rule
+            """
+        let shown = Self.annotatedKeys(in: block)
+        XCTAssertEqual(shown["upstreams.<name>.url"]?.doc, "as upstream")
+        XCTAssertEqual(shown["rules.path"]?.value, "/admin/**")
+        XCTAssertEqual(shown["rules.path"]?.doc, "required: a glob on the normalized path")
+        XCTAssertEqual(shown["sites.<name>.rules.path"]?.doc, "a site's rule")
+        XCTAssertNil(shown["upstreams.api.url"])
+    }
+
+    /// Every declared key is one the schema reads, at the path the documentation shows it.
+    func testEveryDeclaredKeyIsKnown() {
+        let known = Set(Config.keyPaths)
+        XCTAssertEqual(Config.declaredKeys.map(\.path).filter { !known.contains($0) }, [])
+        for path in ["public_url", "upstream", "apple.team_id", "apple.client_id", "apple.key_id",
+                     "apple.private_key_file", "apple.private_key", "upstreams.<name>.url", "rules.path",
+                     "rules.set_headers", "sites.<name>.hosts", "sites.<name>.public_url", "default_site"] {
+            XCTAssertTrue(Config.declaredKeys.contains { $0.path == path }, "\(path) is not declared")
+        }
+    }
+
     /// Mappings whose keys are names the operator chooses.
     static let namedMaps: Set<String> = ["upstreams", "sites"]
 
@@ -162,7 +198,8 @@ final class ConfigurationDocTests: XCTestCase {
 
     /// Each key a block shows (set or commented out) with its value and its doc: the comment
     /// after it, joined with the comment-only lines under it that continue it (those indented
-    /// past any key, at 30 columns or more).
+    /// past any key, at 30 columns or more). An entry of a named map is `<name>`, as the schema
+    /// calls it; a key an entry shows again (the second rule's `path`) keeps its first showing.
     static func annotatedKeys(in block: String) -> [String: (value: String, commented: Bool, doc: String)] {
         var result: [String: (value: String, commented: Bool, doc: String)] = [:]
         var stack: [(indent: Int, key: String)] = []
@@ -179,8 +216,9 @@ final class ConfigurationDocTests: XCTestCase {
             last = nil
             guard let (indent, key, after, commented) = keyLine(line) else { continue }
             while let top = stack.last, top.indent >= indent { stack.removeLast() }
-            let path = (stack.map(\.key) + [String(key)]).joined(separator: ".")
+            let path = schemaPath(stack.map(\.key) + [String(key)])
             stack.append((indent, String(key)))
+            guard result[path] == nil else { continue }
             let text = after.dropFirst().trimmingCharacters(in: .whitespaces)
             let (value, doc): (String, String)
             if text.hasPrefix("#") {
@@ -228,6 +266,13 @@ final class ConfigurationDocTests: XCTestCase {
         return String(value.dropFirst().dropLast())
     }
 
+    /// The keys of a named map are the operator's names: the schema calls each `<name>`.
+    static func schemaPath(_ segments: [String]) -> String {
+        segments.enumerated().map { index, key in
+            index > 0 && namedMaps.contains(segments[index - 1]) ? "<name>" : key
+        }.joined(separator: ".")
+    }
+
     /// The key paths a block mentions: `keys` have a value or nothing under them, `sections`
     /// have keys under them.
     static func keyPaths(in block: String) -> (keys: [String], sections: [String]) {
@@ -241,11 +286,7 @@ final class ConfigurationDocTests: XCTestCase {
         var stack: [(indent: Int, key: String)] = []
         for (index, entry) in entries.enumerated() {
             while let last = stack.last, last.indent >= entry.indent { stack.removeLast() }
-            // The keys of a named map are the operator's names: the schema calls each `<name>`.
-            let segments = stack.map(\.key) + [entry.key]
-            let path = segments.enumerated().map { index, key in
-                index > 0 && Self.namedMaps.contains(segments[index - 1]) ? "<name>" : key
-            }.joined(separator: ".")
+            let path = schemaPath(stack.map(\.key) + [entry.key])
             let hasChildren = index + 1 < entries.count && entries[index + 1].indent > entry.indent
             if !entry.hasValue && hasChildren { sections.append(path) } else { keys.append(path) }
             stack.append((entry.indent, entry.key))

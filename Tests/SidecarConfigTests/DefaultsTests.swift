@@ -102,8 +102,8 @@ final class DefaultsTests: XCTestCase {
         XCTAssertFalse(dumped.contains("MIGTAgEAMBMG"))
         XCTAssertFalse(dumped.contains("bytes"))
     }
-    /// `apple`'s keys other than the app's identity are declared once (doc, default, parser),
-    /// so `sidecar.yaml` and the reference are checked against them.
+    /// `apple`'s keys are declared once (doc, default, parser), so `sidecar.yaml` and the
+    /// reference are checked against them; the app's identity has no defaults.
     func testAppleOptionsAreDeclaredWithTheirDefaults() throws {
         let apple = Dictionary(uniqueKeysWithValues: Config.declaredKeys.filter { $0.path.hasPrefix("apple.") && !$0.path.hasPrefix("apple.transfer.") }
             .map { ($0.path, $0.defaultShown) })
@@ -111,6 +111,8 @@ final class DefaultsTests: XCTestCase {
             "apple.scopes": "[name, email]", "apple.native_audiences": "[]", "apple.native_require_nonce": "false",
             "apple.android_packages": "[]", "apple.base_url": "https://appleid.apple.com", "apple.ca_file": "",
             "apple.jwks_refresh": "1h", "apple.client_secret_ttl": "1h", "apple.leeway": "1m", "apple.pkce": "true",
+            "apple.team_id": "", "apple.client_id": "", "apple.key_id": "", "apple.private_key_file": "",
+            "apple.private_key": "",
         ])
     }
 }

@@ -88,7 +88,15 @@ final class ExampleConfigTests: XCTestCase {
             uncommented += 1
             return String(line[indent]) + String(line[body])
         }.joined(separator: "\n")
-        XCTAssertEqual(uncommented, 114)
+        XCTAssertEqual(uncommented, 116)
+        // apple.private_key is the alternative to private_key_file: loaded on its own.
+        let keyLines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let keyLine = try XCTUnwrap(keyLines.first { $0.hasPrefix("  private_key: ") })
+        let withKey = try Config.parse(
+            yaml: Fixture.minimal.replacingOccurrences(of: "  private_key_file: AuthKey.p8", with: keyLine),
+            environment: Fixture.environment.merging(["SIDECAR_APPLE_KEY": Fixture.pem]) { $1 }, baseDirectory: directory)
+        XCTAssertEqual(withKey.apple.privateKey.source, "env:SIDECAR_APPLE_KEY")
+        text = keyLines.filter { $0 != keyLine }.joined(separator: "\n")
         // The upstreams' TLS keys belong to https:// upstreams.
         text = text.replacingOccurrences(of: "upstream: http://127.0.0.1:3000", with: "upstream: https://127.0.0.1:3000")
             .replacingOccurrences(of: "url: http://127.0.0.1:9001", with: "url: https://127.0.0.1:9001")

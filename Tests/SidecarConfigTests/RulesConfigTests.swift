@@ -103,6 +103,9 @@ final class RulesConfigTests: XCTestCase {
             ("rules:\n  - path: admin\n", "rules[0].path", [12, 11], "must start with /"),
             ("rules:\n  - path: /a\n    methods: [FETCH]\n", "rules[0].methods[0]", [13, 15], "unknown method"),
             ("rules:\n  - path: /a\n    methods: []\n", "rules[0].methods", [13, 14], "match no request"),
+            // Not a list, or an item that is none, is that one error, never also an empty list.
+            ("rules:\n  - path: /a\n    methods: GET\n", "rules[0].methods", [13, 14], "expected a list"),
+            ("rules:\n  - path: /a\n    methods: [[GET]]\n", "rules[0].methods[0]", [13, 15], "expected a single value"),
             ("rules:\n  - path: /a\n    upstream: nowhere\n", "rules[0].upstream", [13, 15], "no upstream named"),
             ("rules:\n  - path: /a\n    host: a.example.com:8080\n", "rules[0].host", [13, 11], "without a port"),
             ("rules:\n  - path: /a\n    deny: true\n    public: true\n", "rules[0].public", [14, 13], "deny rule"),

@@ -46,13 +46,13 @@ final class SitesConfigTests: XCTestCase {
             ("sites:\n  app:\n    hosts: []\n    upstream: http://127.0.0.1:1\n", "sites.app.hosts", [13, 12], "needs a host"),
             ("sites:\n  admin:\n    hosts: [admin.example.com]\n    upstream: http://127.0.0.1:1\n", "sites", [12, 3],
              "public_url's host app.example.com"),
-            // The rewriter renders the fields rules set from the top-level rules alone.
+            // A site's rule sets fields as a top-level one does, held to the same names.
             (twoSites.replacingOccurrences(of: "upstream: http://127.0.0.1:3001", with: """
                 upstream: http://127.0.0.1:3001
                     rules:
                       - path: /**
-                        set_headers: {X-Team: ops}
-                """), "sites.admin.rules[0].set_headers", [20, 22], "not in a site's own rules"),
+                        set_headers: {X-Team: ops, X-Auth-Email: x}
+                """), "sites.admin.rules[0].set_headers.X-Auth-Email", [20, 36], "identity header"),
         ]
         for (yaml, path, position, message) in cases {
             let found = try errors(minimal(plus: yaml))
@@ -60,5 +60,18 @@ final class SitesConfigTests: XCTestCase {
             XCTAssertEqual(found.first.map { [$0.line, $0.column] }, position, yaml)
             XCTAssertTrue(found.first?.message.contains(message) ?? false, "\(yaml): \(found)")
         }
+    }
+
+    /// A site's own rules may set fields: the top-level rules and every site's share one
+    /// numbering of them (the rewriter renders any site's, and strips every name from every request).
+    func testASitesOwnRulesSetHeaders() throws {
+        let config = try parse(minimal(plus: twoSites.replacingOccurrences(of: "upstream: http://127.0.0.1:3001", with: """
+            upstream: http://127.0.0.1:3001
+                rules:
+                  - path: /**
+                    set_headers: {X-Team: ops}
+            """)))
+        XCTAssertEqual(config.sites.last?.rules?.first?.setHeaders, [Config.StaticHeader(name: "X-Team", value: "ops")])
+        XCTAssertTrue(Config.keyPaths.contains("sites.<name>.rules.set_headers"))
     }
 }

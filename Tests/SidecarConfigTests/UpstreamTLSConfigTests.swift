@@ -115,6 +115,8 @@ final class UpstreamServersConfigTests: XCTestCase {
             ("[\"http://a:1 weight=101\"]", "upstream[0]"),
             ("[\"http://a:1 heavy\"]", "upstream[0]"),
             ("[]", "upstream"),
+            ("[http://a:1, \"http://a:1 weight=2\"]", "upstream[1]"),
+            ("[http://a:1, http://b:1, http://a:1]", "upstream[2]"),
         ] {
             let yaml = Fixture.minimal.replacingOccurrences(of: "upstream: http://127.0.0.1:3000", with: "upstream: \(list)")
             XCTAssertEqual(try errors(yaml).map(\.path), [path], list)

@@ -208,6 +208,24 @@ final class RouteTests: XCTestCase {
         XCTAssertEqual(route.refusal(v, subject: "s", email: "get@example.com", privateEmail: false)?.reason, "too_many_readings")
     }
 
+    /// The top-level rules and each site's own share one numbering of their fields: a site's
+    /// route reads its groups from it, and the names are every list's.
+    func testEverySitesRulesShareOneNumberingOfTheirFields() {
+        var top = rule("/**")
+        top.setHeaders = [Config.StaticHeader(name: "X-Role", value: "user")]
+        var same = rule("/a/**")
+        same.setHeaders = top.setHeaders
+        var own = rule("/**")
+        own.setHeaders = [Config.StaticHeader(name: "X_Shop", value: "eu")]
+        let headers = RuleHeaders(lists: [[top], [], [same, rule("/b/**"), own]])
+        XCTAssertEqual(headers.groupsOfList, [[1], [], [1, 0, 2]])
+        XCTAssertEqual(headers.names, ["x-role", "x-shop"])
+        let site = Route([same, rule("/b/**"), own], upstreams: Self.upstreams, headers: headers, list: 2)
+        XCTAssertEqual(verdict(site, "/a/x").headers, 1)
+        XCTAssertEqual(verdict(site, "/c").headers, 2)
+        XCTAssertEqual(String(decoding: site.headers.block(2), as: UTF8.self), "X_Shop: eu\r\n")
+    }
+
     /// `set_headers`: every reading must fall to rules adding the same fields, or the verdict
     /// names the request ambiguous.
     func testEveryReadingMustAgreeOnTheAddedFields() {
@@ -218,7 +236,7 @@ final class RouteTests: XCTestCase {
         var any = rule("/**")
         any.setHeaders = [Config.StaticHeader(name: "X-Role", value: "user")]
         let route = compile([billing, twin, rule("/plain/**"), any])
-        XCTAssertEqual(route.headers.groupOfRule, [1, 1, 0, 2])
+        XCTAssertEqual(route.headers.groupsOfList, [[1, 1, 0, 2]])
         XCTAssertEqual(String(decoding: route.headers.block(1), as: UTF8.self), "X-Readonly: 1\r\n")
         XCTAssertEqual(route.headers.block(0).count, 0)
         XCTAssertEqual(route.headers.names, ["x-readonly", "x-role"])

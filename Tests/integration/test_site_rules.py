@@ -4,14 +4,14 @@ rules keeps the top-level ones."""
 import json
 
 import rawhttp
-from conftest import free_port, merge
+from conftest import free_port, merge, seen
 from h2_support import H2Client
 from test_site_sign_in import SHOP_ID, HostBrowser, blog_upstream, shop_upstream, site_config  # noqa: F401
 
 API = [("Accept", "application/json")]
 
 
-def start(start_sidecar, start_emulator, upstream, shop_upstream, blog_upstream, **more):
+def start(start_sidecar, start_emulator, upstream, shop_upstream, blog_upstream, shop_fields=None, **more):
     port = free_port()
     callback = "http://%s:%d/.auth/callback"
     apple = start_emulator([callback % ("127.0.0.1", port), callback % ("127.0.0.2", port)],
@@ -21,7 +21,7 @@ def start(start_sidecar, start_emulator, upstream, shop_upstream, blog_upstream,
                    site_config(port, upstream, shop_upstream, blog_upstream))
     config["sites"]["shop"]["rules"] = [
         {"path": "/admin/**", "allowed_emails": ["boss@example.com"]},
-        {"path": "/**", "public": True},
+        dict({"path": "/**", "public": True}, **({"set_headers": shop_fields} if shop_fields else {})),
     ]
     sc = start_sidecar(merge(config, more), port=port)
     return sc, apple, {"app": "127.0.0.1:%d" % port, "shop": "localhost:%d" % port, "blog": "127.0.0.2:%d" % port}
@@ -83,3 +83,37 @@ def test_the_check_endpoint_decides_with_the_rules_of_its_hosts_site(
     assert ask(hosts["shop"], "/admin/x").status == 401
     assert ask(hosts["app"], "/x").status == 401
     assert ask(hosts["app"], "/open/x").status == 200
+
+
+def test_a_sites_rules_set_fields_and_every_sites_names_are_stripped_everywhere(
+        start_sidecar, start_emulator, upstream, shop_upstream, blog_upstream):
+    """A site's own rule adds its `set_headers` as a top-level rule does; the names any rule of
+    any site sets are removed from every client request on every site, in every spelling
+    (WSGI reads `X_Shop` as `X-Shop`), over HTTP/1.1 and HTTP/2."""
+    sc, apple, hosts = start(start_sidecar, start_emulator, upstream, shop_upstream, blog_upstream,
+                             shop_fields={"X-Shop": "eu"},
+                             rules=[{"path": "/open/**", "public": True, "set_headers": {"X-Role": "open"}}])
+    forged = [("X-Shop", "forged"), ("x_shop", "forged"), ("X-SHOP", "forged"),
+              ("X-Role", "forged"), ("x_role", "forged")]
+
+    def fields(echo):
+        return {name: seen(echo, name) for name in ("X-Shop", "X-Role")}
+
+    r = rawhttp.request(sc.port, "GET", "/x", API + forged, host=hosts["shop"])
+    assert r.status == 200, r.status
+    assert fields(r.json()) == {"X-Shop": ["eu"], "X-Role": []}
+    # The app and the blog keep the top-level rules: their fields, never the shop's name.
+    for site in ["app", "blog"]:
+        r = rawhttp.request(sc.port, "GET", "/open/x", API + forged, host=hosts[site])
+        assert r.status == 200, (site, r.status)
+        assert fields(r.json()) == {"X-Shop": [], "X-Role": ["open"]}, site
+    c = H2Client(sc.port)
+    try:
+        h2 = [(n.lower(), v) for n, v in forged if "_" not in n] + [("accept", "application/json")]
+        r = c.request("GET", "/x", h2, authority="localhost")
+        assert r.status == 200, r.status
+        assert fields(json.loads(r.body)) == {"X-Shop": ["eu"], "X-Role": []}
+        r = c.request("GET", "/open/x", h2, authority="127.0.0.1")
+        assert fields(json.loads(r.body)) == {"X-Shop": [], "X-Role": ["open"]}
+    finally:
+        c.close()
