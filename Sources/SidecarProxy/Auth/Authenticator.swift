@@ -33,8 +33,7 @@ final class Authenticator {
     let metrics: MetricsRecorder
     /// Where the sign-in flows record their calls to Apple; nil when spans are not exported.
     var spans: SpanSink?
-    /// A flood refused by `limits.sign_in_rate` is one log line per minute, not one per request.
-    var signInLimitLog = RateLimitedLog(intervalMs: 60_000)
+    private var rateLimit: SignInRateLimit
 
     init(loop: EventLoop, settings: AuthSettings, upstreamTimeoutMs: Int64, metrics: MetricsRecorder) throws(AuthSetupError) {
         self.loop = loop
@@ -50,6 +49,7 @@ final class Authenticator {
         openers = try Self.makeOpeners(settings)
         cache = SessionCache(capacity: settings.sessionCacheEntries)
         assertions = settings.assertion.map { AssertionCache(signer: $0.signer) }
+        rateLimit = SignInRateLimit(settings: settings, logger: logger)
     }
 
     /// A reload: new settings; a new Apple client only if Apple's address changed (if that
@@ -66,6 +66,7 @@ final class Authenticator {
         }
         let resized = new.sessionCacheEntries != settings.sessionCacheEntries
         settings = new
+        rateLimit.apply(new)
         openers = newOpeners
         if resized {
             cache = SessionCache(capacity: new.sessionCacheEntries)
@@ -75,6 +76,14 @@ final class Authenticator {
     }
 
     func stop() { keys.stop() }
+
+    /// `limits.sign_in_rate`'s 429 for a request to `endpoint`, or nil (see `SignInRateLimit`).
+    func signInRateRefusal(
+        _ endpoint: AuthEndpoint, _ head: HTTPRequestHead, peer: [UInt8], peerTrusted: Bool,
+        apiClient: @autoclosure () -> Bool
+    ) -> LocalResponse? {
+        rateLimit.refusal(endpoint, head, peer: peer, peerTrusted: peerTrusted, apiClient: apiClient())
+    }
 
     /// The loop's clock in milliseconds, for timing calls to Apple.
     var clockMs: Int64 { loop.nowMilliseconds }
