@@ -3,7 +3,7 @@ import SidecarHTTP
 
 /// The web sign-in: `GET {prefix}/login?rd=` seals a fresh state, nonce and PKCE verifier
 /// into a login cookie of its own, then a 302 to Apple's authorize page; `POST
-/// {prefix}/callback` (`CallbackFlow`) finds that cookie by the state Apple returns.
+/// {prefix}/callback` (`CallbackFlow`) finishes it.
 ///
 /// Each login gets its own cookie, `<prefix>-login-<first 12 hex digits of SHA-256(state)>`,
 /// so several tabs can sign in at once; the callback finds its cookie by the state Apple
@@ -88,6 +88,7 @@ final class WebSignIn {
     static func nonceHash(_ nonce: String) -> String { SHA256.hexDigest(Array(nonce.utf8)) }
 }
 
+/// The web sign-in's names, which the callback and the other endpoints' pages use too.
 extension AuthSettings {
     var loginPath: String { prefix + "/login" }
 
