@@ -14,7 +14,7 @@ final class AppleCalls {
     private var settings: AuthSettings
     private let metrics: MetricsRecorder
     private let logger: Logger
-    private(set) var api: AppleTokenAPI
+    private var api: AppleTokenAPI
     let keys: AppleKeys
     /// Where the sign-in flows record their calls; nil when spans are not exported.
     var spans: SpanSink?
@@ -50,10 +50,32 @@ final class AppleCalls {
     func stop() { keys.stop() }
 
     /// The loop's clock in milliseconds, for timing calls to Apple.
-    var clockMs: Int64 { loop.nowMilliseconds }
+    private var clockMs: Int64 { loop.nowMilliseconds }
 
     /// Whether the calls of `trace` are recorded: only then is a call's start time read.
     func spanStart(for trace: TraceContext) -> UInt64 { spans == nil || !trace.isSampled ? 0 : SpanClock.nowNs() }
+
+    /// An authorization code exchanged at Apple's token endpoint (the web callback, a native
+    /// sign-in): timed into the Apple-call metrics and, when `trace` is sampled, a span of it.
+    func exchangeCode(
+        code: String, redirectURI: String?, codeVerifier: String?, clientID: String, clientSecret: String,
+        trace: TraceContext, completion: @escaping (Result<TokenResponse, AppleError>) -> Void
+    ) {
+        api.exchangeCode(
+            code: code, redirectURI: redirectURI, codeVerifier: codeVerifier, clientID: clientID,
+            clientSecret: clientSecret, completion: timed(.token, span: .appleToken, trace: trace, completion))
+    }
+
+    /// A refresh token used at Apple's token endpoint (`session.revalidate`), timed and traced
+    /// as `exchangeCode` is.
+    func refresh(
+        refreshToken: String, clientID: String, clientSecret: String, trace: TraceContext,
+        completion: @escaping (Result<TokenResponse, AppleError>) -> Void
+    ) {
+        api.refresh(
+            refreshToken: refreshToken, clientID: clientID, clientSecret: clientSecret,
+            completion: timed(.token, span: .appleRefresh, trace: trace, completion))
+    }
 
     /// Revokes an Apple refresh token with the client secret of `clientID`; `completion`
     /// runs once on this loop with nil on success or why it failed (a stable reason code).
@@ -66,17 +88,28 @@ final class AppleCalls {
         do { secret = try settings.secrets.secret(forClientID: clientID) } catch {
             return completion(.failure(AppleRevokeFailure(reason: "client_secret_failed")))
         }
+        api.revoke(
+            token: refreshToken, hint: .refreshToken, clientID: clientID, clientSecret: secret,
+            completion: timed(.revoke, span: .appleRevoke, trace: trace) { result in
+                completion(result.mapError { AppleRevokeFailure(reason: $0.lifecycleReason) })
+            })
+    }
+
+    /// `completion`, after the call's time (from now) is recorded and its span when `trace`
+    /// is sampled; nothing is recorded once this worker's sign-in is gone.
+    private func timed<T>(
+        _ call: AppleCall, span: SpanName, trace: TraceContext, _ completion: @escaping (Result<T, AppleError>) -> Void
+    ) -> (Result<T, AppleError>) -> Void {
         let startedMs = clockMs
         let spanStartNs = spanStart(for: trace)
-        api.revoke(token: refreshToken, hint: .refreshToken, clientID: clientID, clientSecret: secret) {
-            [weak self] result in
+        return { [weak self] result in
             if let self {
-                metrics.recordAppleCall(.revoke, ms: clockMs - startedMs)
+                metrics.recordAppleCall(call, ms: clockMs - startedMs)
                 if spanStartNs != 0 {
-                    spans?.recordAppleCall(.appleRevoke, of: trace, method: .post, startNs: spanStartNs, result)
+                    spans?.recordAppleCall(span, of: trace, method: .post, startNs: spanStartNs, result)
                 }
             }
-            completion(result.mapError { AppleRevokeFailure(reason: $0.lifecycleReason) })
+            completion(result)
         }
     }
 

@@ -72,16 +72,10 @@ final class CallbackFlow {
             request.logger.error("client secret could not be signed", metadata: ["error": "\(error)"])
             return fail(.internalError)
         }
-        let startedMs = apple.clockMs
-        let spanStartNs = apple.spans == nil ? 0 : SpanClock.nowNs()
-        apple.api.exchangeCode(
+        apple.exchangeCode(
             code: code, redirectURI: realm.redirectURI, codeVerifier: login.codeVerifier,
-            clientID: realm.clientID, clientSecret: secret
+            clientID: realm.clientID, clientSecret: secret, trace: request.trace
         ) { [self] result in
-            metrics.recordAppleCall(.token, ms: apple.clockMs - startedMs)
-            if spanStartNs != 0 {
-                apple.spans?.recordAppleCall(.appleToken, of: request.trace, method: .post, startNs: spanStartNs, result)
-            }
             switch result {
             case .failure(let error):
                 if case .rejected(.invalidClient, _, _) = error { logClientRefused() }

@@ -79,19 +79,14 @@ final class SessionRevalidator {
         do { secret = try settings.secrets.secret(forClientID: clientID) } catch {
             return revalidationKept(session, key: key, .keptClientSecret, settings: settings)
         }
-        let startedMs = apple.clockMs
-        let spanStartNs = apple.spanStart(for: trace)
-        apple.api.refresh(refreshToken: refreshToken, clientID: clientID, clientSecret: secret) { [weak self, weak opened] result in
+        apple.refresh(refreshToken: refreshToken, clientID: clientID, clientSecret: secret, trace: trace) {
+            [weak self, weak opened] result in
             // The token's next request on this worker looks at the outcome (a confirmation is
             // re-sealed into the cookie at once); other workers' copies wait at most a second.
             opened?.nextRevalidation = 0
             guard let self else {
                 settings.shared.revalidations.finish(key, .unconfirmed(at: UnixTime.now()))
                 return
-            }
-            metrics.recordAppleCall(.token, ms: apple.clockMs - startedMs)
-            if spanStartNs != 0 {
-                apple.spans?.recordAppleCall(.appleRefresh, of: trace, method: .post, startNs: spanStartNs, result)
             }
             switch result {
             case .success:

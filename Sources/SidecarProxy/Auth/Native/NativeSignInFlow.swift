@@ -152,16 +152,10 @@ final class NativeSignInFlow {
             request.logger.error("client secret could not be signed", metadata: ["error": "\(error)"])
             return fail(.internalError, subject: identity.subject)
         }
-        let startedMs = apple.clockMs
-        let spanStartNs = apple.spans == nil ? 0 : SpanClock.nowNs()
-        apple.api.exchangeCode(
-            code: code, redirectURI: redirectURI, codeVerifier: nil, clientID: clientID, clientSecret: secret
-        ) {
-            [self] result in
-            metrics.recordAppleCall(.token, ms: apple.clockMs - startedMs)
-            if spanStartNs != 0 {
-                apple.spans?.recordAppleCall(.appleToken, of: request.trace, method: .post, startNs: spanStartNs, result)
-            }
+        apple.exchangeCode(
+            code: code, redirectURI: redirectURI, codeVerifier: nil, clientID: clientID, clientSecret: secret,
+            trace: request.trace
+        ) { [self] result in
             switch result {
             case .failure(let error):
                 if case .rejected(.invalidClient, _, _) = error {
