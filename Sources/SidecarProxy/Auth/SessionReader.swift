@@ -188,7 +188,7 @@ final class SessionReader {
 
     /// A revocation anywhere moves the store's generation: this worker's view then takes
     /// the new snapshot (one atomic load per request when nothing changed), and each cached
-    /// session is checked against it again at its next request (`session(_:via:now:refusal:)`).
+    /// session is checked against it again at its next request (`session(_:via:realm:now:refusal:)`).
     private func forgetRevokedSessions() {
         revocations.refreshIfStale()
     }
