@@ -23,7 +23,8 @@ final class AccessPolicy {
     private let apiPaths: PathGlobSet
     /// `access.api_paths` as written and folded, for the readings of a CORS preflight.
     private let apiPathReadings: PublicPaths
-    private let auth: Authenticator?
+    /// The request path's sessions; nil without sign-in.
+    private let sessions: SessionReader?
     /// `rules`, compiled for this configuration (a site's own, in a site's policy).
     let route: Route
     /// The policy of each site with rules of its own (`sites.<name>.rules`), nil for a site
@@ -55,11 +56,11 @@ final class AccessPolicy {
     /// `siteRules`: for a site's policy, the site's rules in place of the top-level ones, list
     /// `ruleList` of `ruleHeaders` (every site's fields in one numbering, as the rewriter's).
     init(
-        options: ProxyOptions, auth: Authenticator?, siteRules: [Config.Rule]? = nil, ruleList: Int = 0,
+        options: ProxyOptions, sessions: SessionReader?, siteRules: [Config.Rule]? = nil, ruleList: Int = 0,
         ruleHeaders: RuleHeaders? = nil
     ) {
         let ruleHeaders = ruleHeaders ?? RuleHeaders(options.config)
-        self.auth = auth
+        self.sessions = sessions
         pages = options.pages
         sitePages = options.sitePages
         signInPage = options.config.pages.signIn
@@ -79,7 +80,7 @@ final class AccessPolicy {
                       list: ruleList)
         sitePolicies = siteRules != nil ? [] : options.config.sites.enumerated().map { index, site in
             site.rules.map {
-                AccessPolicy(options: options, auth: auth, siteRules: $0, ruleList: 1 + index, ruleHeaders: ruleHeaders)
+                AccessPolicy(options: options, sessions: sessions, siteRules: $0, ruleList: 1 + index, ruleHeaders: ruleHeaders)
             }
         }
         sessionAlwaysNeeded = route.isEmpty && publicPaths.isEmpty
@@ -115,11 +116,11 @@ final class AccessPolicy {
         let rawPath = view[head.path]
         if rawPath.count >= checkTargetMinimum, rawPath[1] == checkTargetSecondByte,
            let original = checkTarget.original(of: rawPath) {
-            guard auth != nil else { return .respond(localError(404, head, path: path)) }
+            guard sessions != nil else { return .respond(localError(404, head, path: path)) }
             return decideForwardAuth(head, view, original: original, trace: trace, identity: &identity, upstream: &upstream)
         }
         if isUnderPrefix(path) {
-            guard auth != nil else { return .respond(localError(404, head, path: path)) }
+            guard sessions != nil else { return .respond(localError(404, head, path: path)) }
             switch AuthEndpoint.route(path[prefix.count...], method: head.method) {
             case .success(let endpoint): return .endpoint(endpoint)
             case .failure(.notFound): return .respond(localError(404, head, path: path))
@@ -150,15 +151,15 @@ final class AccessPolicy {
             upstream = route.action(rule).upstream
         }
         if let rule = verdict.deny {
-            auth?.noteCookie(view, into: &identity)
+            sessions?.noteCookie(view, into: &identity)
             return .refuse(forbidden(head, path: path, api: verdict.isAPI), rule: rule, reason: "deny")
         }
         if let rule = verdict.ambiguousHeaders {
-            auth?.noteCookie(view, into: &identity)
+            sessions?.noteCookie(view, into: &identity)
             return .refuse(localError(400, head, path: path), rule: rule, reason: "ambiguous_set_headers")
         }
         guard verdict.needsSession else {
-            auth?.noteCookie(view, into: &identity)
+            sessions?.noteCookie(view, into: &identity)
             return .forward(verdict.headers)
         }
         return authenticate(head, view, path: path, original: original, trace: trace, identity: &identity, verdict: verdict)
@@ -276,8 +277,8 @@ final class AccessPolicy {
         _ head: HTTPRequestHead, _ view: HeadView, path: [UInt8], original: UnsafeRawBufferPointer?, trace: TraceContext,
         identity: inout RequestIdentity, verdict: RuleVerdict
     ) -> Decision {
-        if let auth {
-            auth.identify(view, host: head.authority ?? head.host, trace: trace, into: &identity)
+        if let sessions {
+            sessions.identify(view, host: head.authority ?? head.host, trace: trace, into: &identity)
             if identity.isAuthenticated {
                 guard verdict.restricting.count > 0, let session = identity.session else { return .forward(verdict.headers) }
                 guard let (rule, reason) = route.refusal(

@@ -36,7 +36,7 @@ final class AssertionInjectionTests: XCTestCase {
         let text = "GET / HTTP/1.1\r\nHost: app\r\nCookie: \(auth.settings.cookieName)=\(cookie)\r\n\r\n"
         let head = try XCTUnwrap(try HTTPRequestHead.parse(Array(text.utf8)))
         var identity = RequestIdentity()
-        auth.identify(head, now: now, into: &identity)
+        auth.sessions.identify(head, now: now, into: &identity)
         let opened = try XCTUnwrap(identity.opened)
         XCTAssertGreaterThanOrEqual(ForwardedIdentity.bound(identity), opened.assertionField.count)
         return opened.assertionField
@@ -111,7 +111,7 @@ final class AssertionInjectionTests: XCTestCase {
         XCTAssertEqual(try field(auth, cookie: cookie, now: 1_500), [])
         let text = "GET / HTTP/1.1\r\nHost: app\r\nCookie: \(settings.cookieName)=\(cookie)\r\n\r\n"
         var identity = RequestIdentity()
-        auth.identify(try XCTUnwrap(try HTTPRequestHead.parse(Array(text.utf8))), now: 1_501, into: &identity)
+        auth.sessions.identify(try XCTUnwrap(try HTTPRequestHead.parse(Array(text.utf8))), now: 1_501, into: &identity)
         XCTAssertEqual(identity.opened?.assertionRenewAt, .max)
     }
 }

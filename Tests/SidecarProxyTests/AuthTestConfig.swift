@@ -5,11 +5,13 @@ import SidecarEvent
 @testable import SidecarProxy
 
 /// A configuration with sign-in set up, for tests of the authenticator and its settings: a fresh
-/// Apple key, `secret` as the one session secret, `session` lines added under `session:`, and
-/// `extra` (top-level YAML, e.g. an `assertion:` or `headers:` block) at the end.
+/// Apple key, `secret` as the one session secret, `apple` and `session` lines added under
+/// `apple:` and `session:`, and `extra` (top-level YAML, e.g. an `assertion:` or `headers:`
+/// block) at the end.
 enum AuthTestConfig {
     static func parse(
-        secret: String, publicURL: String = "http://127.0.0.1:8080", session: [String] = [], extra: String = ""
+        secret: String, publicURL: String = "http://127.0.0.1:8080", apple: [String] = [], session: [String] = [],
+        extra: String = ""
     ) throws -> Config {
         let key = try P256PrivateKey.generate().pkcs8PEM()
         let yaml = """
@@ -21,6 +23,9 @@ enum AuthTestConfig {
               client_id: com.example.web
               key_id: XYZ123ABCD
               private_key: env:APPLE_KEY
+            """
+            + apple.map { "\n  \($0)" }.joined() + """
+
             session:
               secrets: [env:SECRET]
             """
@@ -31,8 +36,11 @@ enum AuthTestConfig {
     /// An authenticator on its own loop, with a metrics recorder for one worker.
     static func authenticator(_ settings: AuthSettings) throws -> Authenticator {
         let loop = try EventLoop()
-        let metrics = MetricsRecorder(
-            loop: loop, board: MetricsBoard(workers: 1), readiness: Readiness(workers: 1), worker: 0)
-        return try Authenticator(loop: loop, settings: settings, upstreamTimeoutMs: 5_000, metrics: metrics)
+        return try Authenticator(loop: loop, settings: settings, upstreamTimeoutMs: 5_000, metrics: metrics(loop))
+    }
+
+    /// A worker's metrics recorder on `loop`.
+    static func metrics(_ loop: EventLoop) -> MetricsRecorder {
+        MetricsRecorder(loop: loop, board: MetricsBoard(workers: 1), readiness: Readiness(workers: 1), worker: 0)
     }
 }

@@ -156,7 +156,7 @@ final class CodecDifferentialTests: XCTestCase {
         let settings = try AuthSettings(config: config, shared: AuthShared())
         options.auth = settings
         let auth = try AuthTestConfig.authenticator(settings)
-        let policy = AccessPolicy(options: options, auth: auth)
+        let policy = AccessPolicy(options: options, sessions: auth.sessions)
         let rewriter = RequestRewriter(options: options)
 
         var d = Draw(state: 0x5EED)

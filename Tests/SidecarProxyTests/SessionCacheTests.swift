@@ -215,6 +215,7 @@ final class SessionCacheTests: XCTestCase {
     private struct Harness {
         let loop: EventLoop
         let auth: Authenticator
+        let metrics: MetricsRecorder
         let settings: AuthSettings
         let cookieName: String
     }
@@ -236,7 +237,7 @@ final class SessionCacheTests: XCTestCase {
         let metrics = MetricsRecorder(
             loop: loop, board: MetricsBoard(workers: 1), readiness: Readiness(workers: 1), worker: 0)
         let auth = try Authenticator(loop: loop, settings: settings, upstreamTimeoutMs: 5_000, metrics: metrics)
-        return Harness(loop: loop, auth: auth, settings: settings, cookieName: settings.cookieName)
+        return Harness(loop: loop, auth: auth, metrics: metrics, settings: settings, cookieName: settings.cookieName)
     }
 
     private func head(cookie: String) throws -> HTTPRequestHead {
@@ -246,7 +247,7 @@ final class SessionCacheTests: XCTestCase {
 
     private func identify(_ harness: Harness, _ head: HTTPRequestHead, now: Int64) -> RequestIdentity {
         var identity = RequestIdentity()
-        harness.auth.identify(head, now: now, into: &identity)
+        harness.auth.sessions.identify(head, now: now, into: &identity)
         return identity
     }
 
@@ -264,14 +265,14 @@ final class SessionCacheTests: XCTestCase {
         XCTAssertTrue(first.opened === second.opened)
         XCTAssertEqual(second.session?.subject, "001234.abcdef")
         XCTAssertTrue(second.stripCookie)
-        XCTAssertEqual(h.auth.cache.count, 1)
-        XCTAssertEqual(h.auth.metrics.metrics.sessions(.accepted, via: .cookie), 2)
+        XCTAssertEqual(h.auth.sessions.cachedSessions, 1)
+        XCTAssertEqual(h.metrics.metrics.sessions(.accepted, via: .cookie), 2)
     }
 
     func testTheCacheHasTheConfiguredSizeAndCountsItsHitsAndMisses() throws {
         let h = try makeHarness(cacheEntries: 64)
         defer { h.auth.stop() }
-        XCTAssertEqual(h.auth.cache.capacity, 64)
+        XCTAssertEqual(h.auth.sessions.cacheCapacity, 64)
         // 200 users in turn, twice: the first round only misses; in the second, the cache
         // holds at most 64 of them, so at most 64 are found.
         var sessions: [Session] = []
@@ -284,23 +285,23 @@ final class SessionCacheTests: XCTestCase {
         for round in 0..<2 {
             for request in requests { XCTAssertNotNil(identify(h, request, now: 1_500 + Int64(round)).opened) }
         }
-        let counts = h.auth.metrics.metrics.sessionCache
+        let counts = h.metrics.metrics.sessionCache
         XCTAssertEqual(counts[0] + counts[1], 400)
         XCTAssertGreaterThan(counts[0], 0, "the users a full set kept are found")
         XCTAssertLessThanOrEqual(counts[0], 64)
-        XCTAssertLessThanOrEqual(h.auth.cache.count, 64)
-        XCTAssertEqual(h.auth.metrics.metrics.sessions(.accepted, via: .cookie), 400)
+        XCTAssertLessThanOrEqual(h.auth.sessions.cachedSessions, 64)
+        XCTAssertEqual(h.metrics.metrics.sessions(.accepted, via: .cookie), 400)
 
         // A reload with another size makes the cache anew at that size; one without keeps it.
         let shared = h.settings.shared
         try h.auth.apply(AuthSettings(config: makeConfig(secret: Self.secretA, cacheEntries: 64), shared: shared))
-        XCTAssertEqual(h.auth.cache.capacity, 64)
+        XCTAssertEqual(h.auth.sessions.cacheCapacity, 64)
         try h.auth.apply(AuthSettings(config: makeConfig(secret: Self.secretA, cacheEntries: 300), shared: shared))
-        XCTAssertEqual(h.auth.cache.capacity, 512, "rounded up to a power of two")
-        XCTAssertEqual(h.auth.cache.count, 0)
+        XCTAssertEqual(h.auth.sessions.cacheCapacity, 512, "rounded up to a power of two")
+        XCTAssertEqual(h.auth.sessions.cachedSessions, 0)
         for request in requests { _ = identify(h, request, now: 1_502) }
         // 200 users over 128 sets of 4: a set overflows where more than 4 land (rarely).
-        XCTAssertGreaterThan(h.auth.cache.count, 180, "nearly every user fits now")
+        XCTAssertGreaterThan(h.auth.sessions.cachedSessions, 180, "nearly every user fits now")
     }
 
     func testRealSealedValuesSpreadOverTheSets() throws {
@@ -327,7 +328,7 @@ final class SessionCacheTests: XCTestCase {
         cookie.append(last == "A" ? "B" : "A")
         XCTAssertNil(identify(h, try head(cookie: cookie), now: 1_500).opened)
         XCTAssertNil(identify(h, try head(cookie: "\(h.cookieName)=garbage"), now: 1_500).opened)
-        XCTAssertEqual(h.auth.cache.count, 0)
+        XCTAssertEqual(h.auth.sessions.cachedSessions, 0)
     }
 
     func testExpiryIsCheckedOnEveryHit() throws {
@@ -336,13 +337,13 @@ final class SessionCacheTests: XCTestCase {
         let absolute = try head(cookie: try sealed(h, session(expiresAt: 2_000, idleDeadline: 2_000)))
         XCTAssertNotNil(identify(h, absolute, now: 1_500).opened)
         XCTAssertNil(identify(h, absolute, now: 2_000).opened)
-        XCTAssertEqual(h.auth.metrics.metrics.sessions(.expired, via: .cookie), 1)
-        XCTAssertEqual(h.auth.cache.count, 0)  // dropped, so the next request opens (and rejects) it again
+        XCTAssertEqual(h.metrics.metrics.sessions(.expired, via: .cookie), 1)
+        XCTAssertEqual(h.auth.sessions.cachedSessions, 0)  // dropped, so the next request opens (and rejects) it again
 
         let idle = try head(cookie: try sealed(h, session(expiresAt: 9_000, idleDeadline: 1_600)))
         XCTAssertNotNil(identify(h, idle, now: 1_500).opened)
         XCTAssertNil(identify(h, idle, now: 1_600).opened)
-        XCTAssertEqual(h.auth.metrics.metrics.sessions(.idleExpired, via: .cookie), 1)
+        XCTAssertEqual(h.metrics.metrics.sessions(.idleExpired, via: .cookie), 1)
     }
 
     func testARevokedCachedSessionIsRefusedAndTheOthersStayCached() throws {
@@ -355,20 +356,20 @@ final class SessionCacheTests: XCTestCase {
         let otherHead = try head(cookie: try sealed(h, other))
         XCTAssertNotNil(identify(h, revokedHead, now: 1_500).opened)
         let otherEntry = try XCTUnwrap(identify(h, otherHead, now: 1_500).opened)
-        XCTAssertEqual(h.auth.cache.count, 2)
+        XCTAssertEqual(h.auth.sessions.cachedSessions, 2)
 
         let store = try XCTUnwrap(h.settings.shared.store as? MemoryStore)
         try store.revokeSession(id: revoked.id, expiresAt: revoked.expiresAt)
         XCTAssertNil(identify(h, revokedHead, now: 1_501).opened)  // a hit, checked again
         XCTAssertNil(identify(h, revokedHead, now: 1_502).opened)  // removed, opened, refused
-        XCTAssertEqual(h.auth.metrics.metrics.sessions(.revoked, via: .cookie), 2)
+        XCTAssertEqual(h.metrics.metrics.sessions(.revoked, via: .cookie), 2)
         XCTAssertTrue(identify(h, otherHead, now: 1_501).opened === otherEntry)  // still cached
-        XCTAssertEqual(h.auth.cache.count, 1)
+        XCTAssertEqual(h.auth.sessions.cachedSessions, 1)
 
         // A revocation by subject (Apple's consent-revoked) reaches a cached session too.
         try store.revokeSubject(other.subject, issuedAtOrBeforeMs: 1_501_000, keepUntil: 2_000_000_000)
         XCTAssertNil(identify(h, otherHead, now: 1_503).opened)
-        XCTAssertEqual(h.auth.cache.count, 0)
+        XCTAssertEqual(h.auth.sessions.cachedSessions, 0)
     }
 
     func testAReloadEmptiesTheCacheAndUsesTheNewSecrets() throws {
@@ -376,13 +377,13 @@ final class SessionCacheTests: XCTestCase {
         defer { h.auth.stop() }
         let request = try head(cookie: try sealed(h, session()))
         XCTAssertNotNil(identify(h, request, now: 1_500).opened)
-        XCTAssertEqual(h.auth.cache.count, 1)
+        XCTAssertEqual(h.auth.sessions.cachedSessions, 1)
 
         let rotated = try AuthSettings(config: makeConfig(secret: Self.secretB), shared: h.settings.shared)
         try h.auth.apply(rotated)
-        XCTAssertEqual(h.auth.cache.count, 0)
+        XCTAssertEqual(h.auth.sessions.cachedSessions, 0)
         XCTAssertNil(identify(h, request, now: 1_501).opened)  // sealed under a secret no longer configured
-        XCTAssertEqual(h.auth.metrics.metrics.sessions(.unknownKey, via: .cookie), 1)
+        XCTAssertEqual(h.metrics.metrics.sessions(.unknownKey, via: .cookie), 1)
     }
 
     func testAResealedCookieIsCachedUnderItsNewValue() throws {

@@ -99,19 +99,19 @@ final class SignInRateLimiterTests: XCTestCase {
         let text = "POST /.auth/callback HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: 203.0.113.9, 198.51.100.7\r\n\r\n"
         let head = try XCTUnwrap(try HTTPRequestHead.parse(Array(text.utf8)))
         let peer = Array("10.0.0.1".utf8)
-        XCTAssertEqual(Authenticator.clientAddress(head, peer: peer, peerTrusted: true), try ip("198.51.100.7"))
-        XCTAssertEqual(Authenticator.clientAddress(head, peer: peer, peerTrusted: false), try ip("10.0.0.1"))
+        XCTAssertEqual(SignInRateLimit.clientAddress(head, peer: peer, peerTrusted: true), try ip("198.51.100.7"))
+        XCTAssertEqual(SignInRateLimit.clientAddress(head, peer: peer, peerTrusted: false), try ip("10.0.0.1"))
         let garbage = try XCTUnwrap(try HTTPRequestHead.parse(Array("GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: unknown\r\n\r\n".utf8)))
-        XCTAssertEqual(Authenticator.clientAddress(garbage, peer: peer, peerTrusted: true), try ip("10.0.0.1"))
-        XCTAssertNil(Authenticator.clientAddress(garbage, peer: [], peerTrusted: false), "a Unix-socket peer has no address")
+        XCTAssertEqual(SignInRateLimit.clientAddress(garbage, peer: peer, peerTrusted: true), try ip("10.0.0.1"))
+        XCTAssertNil(SignInRateLimit.clientAddress(garbage, peer: [], peerTrusted: false), "a Unix-socket peer has no address")
     }
 
     func testTheRefusalCarriesRetryAfterAndAShortBody() {
-        let json = Authenticator.tooManyRequests(retryAfter: 3, json: true)
+        let json = SignInRateLimit.tooManyRequests(retryAfter: 3, json: true)
         XCTAssertEqual(json.status, 429)
         XCTAssertEqual(String(decoding: json.body, as: UTF8.self), #"{"error":"rate_limited","retry_after":3}"#)
         XCTAssertTrue(json.extraFields.contains { "\($0.name)" == "Retry-After" && $0.value == Array("3".utf8) })
-        let plain = Authenticator.tooManyRequests(retryAfter: 12, json: false)
+        let plain = SignInRateLimit.tooManyRequests(retryAfter: 12, json: false)
         XCTAssertEqual(plain.status, 429)
         XCTAssertLessThan(plain.body.count, 100)
         XCTAssertTrue(plain.extraFields.contains { "\($0.name)" == "Retry-After" && $0.value == Array("12".utf8) })

@@ -89,7 +89,7 @@ final class WorkerSettingsCopyTests: XCTestCase {
         let head = try XCTUnwrap(try HTTPRequestHead.parse(
             Array("GET / HTTP/1.1\r\nHost: app\r\nCookie: \(original.cookieName)=\(value)\r\n\r\n".utf8)))
         var identity = RequestIdentity()
-        auth.identify(head, now: 1_500, into: &identity)
+        auth.sessions.identify(head, now: 1_500, into: &identity)
         let opened = try XCTUnwrap(identity.opened)
         let fields = opened.withIdentityFields { String(decoding: $0, as: UTF8.self) }
         XCTAssertTrue(fields.contains("X-Who: 001234.copy\r\n"), fields)

@@ -7,8 +7,9 @@ import SidecarHTTP
 /// exchange at Apple, id_token verification, access policy, then the session cookie and a
 /// 303. Every answer clears the login cookie; every failure is one log line with a reason.
 final class CallbackFlow {
-    private let auth: Authenticator
     private let settings: AuthSettings
+    private let apple: AppleCalls
+    private let metrics: MetricsRecorder
     /// The sign-in of the host the callback came to: its state, Services ID and sessions.
     private let realm: SignInRealm
     private let request: EndpointRequest
@@ -18,9 +19,13 @@ final class CallbackFlow {
     private var loginCookie: String?
     private var login: LoginState?
 
-    init(auth: Authenticator, request: EndpointRequest, completion: @escaping (LocalResponse) -> Void) {
-        self.auth = auth
-        settings = auth.settings
+    init(
+        settings: AuthSettings, apple: AppleCalls, metrics: MetricsRecorder, request: EndpointRequest,
+        completion: @escaping (LocalResponse) -> Void
+    ) {
+        self.settings = settings
+        self.apple = apple
+        self.metrics = metrics
         realm = settings.realms.all[settings.realms.realm(of: request.head)]
         self.request = request
         self.completion = completion
@@ -44,9 +49,9 @@ final class CallbackFlow {
         }
         // Spent before Apple is asked: a replayed form_post (at this replica or another) is
         // refused without a second code exchange.
-        let claimStartNs = auth.spans == nil ? 0 : SpanClock.nowNs()
+        let claimStartNs = apple.spans == nil ? 0 : SpanClock.nowNs()
         settings.shared.claimOnce(.loginState, SHA256.hash(Array(state.utf8)), until: login.expiresAt) { [self] claim in
-            if claimStartNs != 0 { auth.spans?.recordClaim(of: request.trace, startNs: claimStartNs, claim) }
+            if claimStartNs != 0 { apple.spans?.recordClaim(of: request.trace, startNs: claimStartNs, claim) }
             switch claim {
             case .claimed: afterStateSpent(form)
             case .alreadyUsed: fail(.stateReplayed)
@@ -67,16 +72,10 @@ final class CallbackFlow {
             request.logger.error("client secret could not be signed", metadata: ["error": "\(error)"])
             return fail(.internalError)
         }
-        let startedMs = auth.clockMs
-        let spanStartNs = auth.spans == nil ? 0 : SpanClock.nowNs()
-        auth.api.exchangeCode(
+        apple.exchangeCode(
             code: code, redirectURI: realm.redirectURI, codeVerifier: login.codeVerifier,
-            clientID: realm.clientID, clientSecret: secret
+            clientID: realm.clientID, clientSecret: secret, trace: request.trace
         ) { [self] result in
-            auth.metrics.recordAppleCall(.token, ms: auth.clockMs - startedMs)
-            if spanStartNs != 0 {
-                auth.spans?.recordAppleCall(.appleToken, of: request.trace, method: .post, startNs: spanStartNs, result)
-            }
             switch result {
             case .failure(let error):
                 if case .rejected(.invalidClient, _, _) = error { logClientRefused() }
@@ -105,13 +104,13 @@ final class CallbackFlow {
 
     /// Step 1: the login cookie named by this state, authentic, unexpired, same state.
     private func openLoginState(_ state: String) throws(LoginFailure) -> LoginState {
-        let name = auth.loginCookieName(forState: state)
+        let name = settings.loginCookieName(forState: state)
         let head = request.head
         let value: [UInt8]? = head.withView { view in
             CookieHeader.find(Array(name.utf8), in: view).map { Array(view.bytes[$0]) }
         }
         guard let value else {
-            throw auth.loginCookies(in: head).isEmpty ? .stateMissing : .stateMismatch
+            throw settings.loginCookies(in: head).isEmpty ? .stateMissing : .stateMismatch
         }
         loginCookie = name
         do {
@@ -130,16 +129,16 @@ final class CallbackFlow {
     /// Step 3: the token response's id_token (refetching keys once for an unknown kid), and
     /// the callback's own id_token if Apple sent one: same subject.
     private func verify(_ idToken: String, callbackToken: String?, tokens: TokenResponse, user: String?) {
-        auth.keys.withKeys { [self] keys in
+        apple.keys.withKeys { [self] keys in
             guard let keys else { return fail(.keysUnavailable) }
             switch check(idToken, keys) {
             case .success(let identity):
                 finish(identity, callbackToken: callbackToken, keys: keys, tokens: tokens, user: user)
             case .failure(.unknownKey):
-                let spanStartNs = auth.spans == nil ? 0 : SpanClock.nowNs()
-                auth.keys.refetchForUnknownKey { [self] fresh in
+                let spanStartNs = apple.spans == nil ? 0 : SpanClock.nowNs()
+                apple.keys.refetchForUnknownKey { [self] fresh in
                     if spanStartNs != 0 {
-                        auth.spans?.recordCall(.appleKeys, of: request.trace, method: .get, startNs: spanStartNs,
+                        apple.spans?.recordCall(.appleKeys, of: request.trace, method: .get, startNs: spanStartNs,
                                                status: 0, failed: fresh == nil)
                     }
                     guard let fresh else { return fail(.token(.unknownKey)) }
@@ -160,7 +159,7 @@ final class CallbackFlow {
         guard let login else { return .failure(.nonceMissing) }
         return Result { () throws(JWTError) in
             try realm.verifier.verify(
-                token, keys: keys, now: UnixTime.now(), nonce: .oneOf([Authenticator.nonceHash(login.nonce)]))
+                token, keys: keys, now: UnixTime.now(), nonce: .oneOf([WebSignIn.nonceHash(login.nonce)]))
         }
     }
 
@@ -230,7 +229,7 @@ final class CallbackFlow {
         if let subject { metadata["sub"] = "\(subject)" }
         request.logger.warning("login failed", metadata: metadata)
         respond(AuthPages.failure(
-            failure, json: request.isAPIClient, loginPath: auth.loginPath, pages: auth.settings.pages(for: request.head), for: request.head),
+            failure, json: request.isAPIClient, loginPath: settings.loginPath, pages: settings.pages(for: request.head), for: request.head),
             outcome: failure.reason)
     }
 
@@ -238,7 +237,7 @@ final class CallbackFlow {
     private func respond(_ answer: LocalResponse, outcome: String) {
         guard !answered else { return }
         answered = true
-        auth.metrics.recordLogin(outcome)
+        metrics.recordLogin(outcome)
         var answer = answer
         if let loginCookie {
             answer.extraFields.append(("Set-Cookie", SetCookie.clearLoginState(name: loginCookie, settings: settings)))

@@ -45,7 +45,7 @@ enum ForwardedIdentity {
     static func carriesSessionToken(
         _ buf: UnsafeRawBufferPointer, _ value: ByteRange, settings: AuthSettings
     ) -> Bool {
-        guard let token = Authenticator.bearerToken(buf, value) else { return false }
+        guard let token = SessionReader.bearerToken(buf, value) else { return false }
         let typed = buf.assumingMemoryBound(to: UInt8.self)
         let value = UnsafeBufferPointer(rebasing: typed[token])
         // Any realm's: a token of one site's sign-in is still this sidecar's on another's host.

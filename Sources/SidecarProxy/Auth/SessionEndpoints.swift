@@ -4,41 +4,54 @@ import SidecarCrypto
 import SidecarStore
 import SidecarHTTP
 
-/// `{prefix}/logout`, `/me` and `/check`: endpoints about the current
-/// session (cookie or bearer token), answered at once.
-extension Authenticator {
+/// `{prefix}/logout`, `/me`, `/check` and `/jwks.json`: endpoints about the current
+/// session (cookie or bearer token), answered at once but for logout, which waits for the store.
+final class SessionEndpoints {
+    private var settings: AuthSettings
+    private let sessions: SessionReader
+    private let apple: AppleCalls
+
+    init(settings: AuthSettings, sessions: SessionReader, apple: AppleCalls) {
+        self.settings = settings
+        self.sessions = sessions
+        self.apple = apple
+    }
+
+    func apply(_ new: AuthSettings) { settings = new }
+
     /// Clears the cookie, revokes the session id, revokes Apple's refresh token in the
     /// background, then 303 to a safe `rd` or the signed-out page (204 for API clients). A GET
     /// counts only from our own site, so a cross-site link cannot sign anyone out.
     func logout(_ request: EndpointRequest, completion: @escaping (LocalResponse) -> Void) -> EndpointAnswer {
         let head = request.head
-        if head.method == .get && !isSameSite(head) {
+        if head.method == .get && !Self.isSameSite(head, settings: settings) {
             request.logger.warning("logout refused", metadata: ["reason": "logout_cross_site", "status": .stringConvertible(403)])
             if request.isAPIClient { return .now(AuthPages.json(403, .object(["error": .string("cross_site")]))) }
             return .now(settings.pages(for: head).confirmSignOut(logoutURL: Array((settings.prefix + "/logout").utf8), for: head))
         }
         var identity = RequestIdentity()
-        identify(head, trace: request.trace, into: &identity)
+        sessions.identify(head, trace: request.trace, into: &identity)
         guard let session = identity.session else {
             request.logger.info("logout", metadata: ["reason": "no_session"])
             return .now(signedOut(request))
         }
         // The answer waits for the store (an fsync, a Redis round trip): "signed out" must
         // be true everywhere a copy of the cookie could be presented.
-        let spanStartNs = spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
+        let spanStartNs = apple.spanStart(for: request.trace)
         settings.shared.store.revokeSession(id: session.id, expiresAt: session.expiresAt) { [self] recorded in
             if spanStartNs != 0 {
-                spans?.recordStoreCall(.storeRevoke, of: request.trace, startNs: spanStartNs, failed: recorded.isFailure)
+                apple.spans?.recordStoreCall(.storeRevoke, of: request.trace, startNs: spanStartNs, failed: recorded.isFailure)
             }
             if case .failure(let error) = recorded {
                 request.logger.error("logout not recorded", metadata: [
                     "reason": "store_failed", "error": "\(error)",
                 ])
                 return completion(AuthPages.storeUnavailable(
-                    json: request.isAPIClient, loginPath: loginPath, pages: settings.pages(for: head), for: head))
+                    json: request.isAPIClient, loginPath: settings.loginPath, pages: settings.pages(for: head), for: head))
             }
             if let refreshToken = session.appleRefreshToken {
-                revokeAtApple(refreshToken, clientID: session.appleClientID ?? settings.clientID, trace: request.trace)
+                apple.revokeInBackground(
+                    refreshToken, clientID: session.appleClientID ?? settings.clientID, trace: request.trace)
             }
             request.logger.info("logout", metadata: ["reason": "ok", "sub": "\(session.subject)"])
             var answer = signedOut(request, userName: session.name)
@@ -61,7 +74,7 @@ extension Authenticator {
             } else {
                 // Redirecting to "/" would send a protected site straight back into the login.
                 answer = settings.pages(for: head).signedOut(
-                    loginURL: Array((loginPath + "?rd=%2F").utf8), userName: userName ?? "", for: head)
+                    loginURL: Array((settings.loginPath + "?rd=%2F").utf8), userName: userName ?? "", for: head)
             }
         }
         answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings, for: request.head)))
@@ -71,7 +84,7 @@ extension Authenticator {
     /// `Sec-Fetch-Site: same-origin|none`, else `Origin` or `Referer` on the origin of the
     /// request's sign-in (public_url's, or its site's own).
     /// Shared by logout and account deletion (`/revoke`).
-    func isSameSite(_ head: HTTPRequestHead) -> Bool {
+    static func isSameSite(_ head: HTTPRequestHead, settings: AuthSettings) -> Bool {
         if let site = head.firstValueString("sec-fetch-site") {
             return site == "same-origin" || site == "none"
         }
@@ -83,47 +96,10 @@ extension Authenticator {
         return false
     }
 
-    /// `clientID`: the client the token was issued to (a native session's bundle id). Logout
-    /// does not wait for the answer: the local revocation already ended the session.
-    private func revokeAtApple(_ refreshToken: String, clientID: String, trace: TraceContext) {
-        revokeAtApple(refreshToken, clientID: clientID, trace: trace) { [logger] result in
-            switch result {
-            case .success: logger.info("apple refresh token revoked", metadata: ["reason": "ok"])
-            case .failure(let failure):
-                logger.warning("apple refresh token revocation failed", metadata: ["reason": "\(failure.reason)"])
-            }
-        }
-    }
-
-    /// Revokes an Apple refresh token with the client secret of `clientID`; `completion`
-    /// runs once on this loop with nil on success or why it failed (a stable reason code).
-    /// The call is a span of `trace` (the request that asked for it) when that is sampled.
-    func revokeAtApple(
-        _ refreshToken: String, clientID: String, trace: TraceContext,
-        completion: @escaping (Result<Void, AppleRevokeFailure>) -> Void
-    ) {
-        let secret: String
-        do { secret = try settings.secrets.secret(forClientID: clientID) } catch {
-            return completion(.failure(AppleRevokeFailure(reason: "client_secret_failed")))
-        }
-        let startedMs = clockMs
-        let spanStartNs = spans == nil || !trace.isSampled ? 0 : SpanClock.nowNs()
-        api.revoke(token: refreshToken, hint: .refreshToken, clientID: clientID, clientSecret: secret) {
-            [weak self] result in
-            if let self {
-                metrics.recordAppleCall(.revoke, ms: clockMs - startedMs)
-                if spanStartNs != 0 {
-                    spans?.recordAppleCall(.appleRevoke, of: trace, method: .post, startNs: spanStartNs, result)
-                }
-            }
-            completion(result.mapError { AppleRevokeFailure(reason: $0.lifecycleReason) })
-        }
-    }
-
     /// The current identity as JSON, or 401.
     func me(_ request: EndpointRequest) -> LocalResponse {
         var identity = RequestIdentity()
-        identify(request.head, trace: request.trace, into: &identity)
+        sessions.identify(request.head, trace: request.trace, into: &identity)
         guard let session = identity.session else { return unauthenticatedJSON() }
         var answer = AuthPages.json(200, .object([
             "id": .string(session.subject),
@@ -163,7 +139,7 @@ extension Authenticator {
             rules = (verdict, route)
         }
         var identity = RequestIdentity()
-        identify(request.head, trace: request.trace, into: &identity)
+        sessions.identify(request.head, trace: request.trace, into: &identity)
         guard let opened = identity.opened else { return unauthenticatedJSON() }
         let subject = opened.withSubject { String(decoding: $0, as: UTF8.self) }
         if let rules, rules.verdict.restricting.count > 0 {
@@ -204,69 +180,8 @@ extension Authenticator {
     }
 
     private func unauthenticatedJSON() -> LocalResponse {
-        var answer = AuthPages.json(401, .object(["error": .string("unauthenticated"), "login": .string(loginPath)]))
+        var answer = AuthPages.json(401, .object(["error": .string("unauthenticated"), "login": .string(settings.loginPath)]))
         answer.extraFields.append(("WWW-Authenticate", Array("Bearer realm=\"sidecar\"".utf8)))
         return answer
-    }
-
-    /// Runs an endpoint: its answer now, or `.later` through `completion`, which then runs on
-    /// a later turn of this loop — never before this call returned, whatever the flow waited
-    /// on (a key set already cached, a store on this machine answer at once).
-    func handle(
-        _ endpoint: AuthEndpoint, _ request: EndpointRequest, completion: @escaping (LocalResponse) -> Void
-    ) -> EndpointAnswer {
-        switch endpoint {
-        case .login: return .now(login(request))
-        case .logout: return logout(request, completion: onNextTurn(completion))
-        case .me: return .now(me(request))
-        case .check: return .now(check(request))
-        case .jwks: return .now(jwks(request))
-        case .callback:
-            CallbackFlow(auth: self, request: request, completion: onNextTurn(completion)).start()
-        case .native:
-            guard settings.nativeEnabled else { return .now(.plain(404)) }  // no native apps configured
-            NativeSignInFlow(auth: self, request: request, completion: onNextTurn(completion)).start()
-        case .nativeNonce: return .now(nativeNonce(request))
-        case .nativeRefresh: return .now(nativeRefresh(request))
-        case .androidCallback: return .now(androidCallback(request))
-        case .appleNotifications:
-            NotificationFlow(auth: self, request: request, completion: onNextTurn(completion)).start()
-        case .revoke:
-            AccountRevocationFlow(auth: self, request: request, completion: onNextTurn(completion)).start()
-        }
-        return .later
-    }
-
-    /// `completion`, run on the loop's next turn (made only for the endpoints that answer later).
-    private func onNextTurn(_ completion: @escaping (LocalResponse) -> Void) -> (LocalResponse) -> Void {
-        { [nextTurn] answer in nextTurn.run { completion(answer) } }
-    }
-}
-
-/// How one of the sidecar's own endpoints answers.
-enum EndpointAnswer {
-    case now(LocalResponse)
-    /// Through the completion, on a later turn of the loop.
-    case later
-}
-
-/// Why Apple did not confirm a token revocation: an `AppleError.lifecycleReason` or
-/// `client_secret_failed` (never a secret).
-struct AppleRevokeFailure: Error {
-    let reason: String
-}
-
-extension AppleError {
-    /// A bounded reason code for revocation and revalidation logs and metrics: Apple's own
-    /// error code when it is one Apple documents (`apple_invalid_grant`, …), else the kind of
-    /// failure (`apple_server_error`, `apple_invalid_response`, `apple_timeout`, …).
-    var lifecycleReason: String {
-        switch self {
-        case .rejected(let code, _, _):
-            if case .other = code { return "apple_rejected" }
-            return "apple_" + code.code
-        default:
-            return LoginFailure.exchange(self).reason
-        }
     }
 }

@@ -17,25 +17,42 @@ extension AuthEndpoint {
     var alwaysAnswersJSON: Bool { self == .native || self == .nativeNonce || self == .nativeRefresh }
 }
 
-extension Authenticator {
+/// `limits.sign_in_rate` as a worker applies it: which requests count, the 429 it answers,
+/// and its one log line per minute. The buckets themselves are process-wide
+/// (`AuthShared.signInLimiter`); what this owns is the worker's view of the settings and the
+/// throttle on its own warnings.
+struct SignInRateLimit {
+    private var settings: AuthSettings
+    private let logger: Logger
+    /// A flood refused by `limits.sign_in_rate` is one log line per minute, not one per request.
+    private var refusalLog = RateLimitedLog(intervalMs: 60_000)
+
+    init(settings: AuthSettings, logger: Logger) {
+        self.settings = settings
+        self.logger = logger
+    }
+
+    /// A reload: the new rate; the buckets (shared, kept across reloads) and the log throttle stay.
+    mutating func apply(_ new: AuthSettings) { settings = new }
+
     /// nil when the request is within `limits.sign_in_rate` (or the endpoint is not limited);
     /// otherwise the 429 to answer. Runs before a body is read, so a refused request costs
     /// one lookup. `peer` is the connection's address as text (empty for a Unix socket);
     /// from a trusted proxy the last `X-Forwarded-For` entry is the client instead, as in
-    /// the access log.
-    func signInRateRefusal(
+    /// the access log. `nowMicros`: the monotonic clock, read when the request counts.
+    mutating func refusal(
         _ endpoint: AuthEndpoint, _ head: HTTPRequestHead, peer: [UInt8], peerTrusted: Bool,
-        apiClient: @autoclosure () -> Bool
+        apiClient: @autoclosure () -> Bool, nowMicros: Int64? = nil
     ) -> LocalResponse? {
         let rate = settings.signInRate
         guard rate.isEnabled, endpoint.isSignInRateLimited,
               let address = Self.clientAddress(head, peer: peer, peerTrusted: peerTrusted) else { return nil }
-        let now = Self.monotonicMicroseconds()
+        let now = nowMicros ?? Self.monotonicMicroseconds()
         let decision = settings.shared.signInLimiter.withLock {
             $0.admit(address, nowMicros: now, intervalMicros: rate.intervalMicroseconds, burst: rate.burst)
         }
         guard case .limited(let seconds) = decision else { return nil }
-        if let skipped = signInLimitLog.shouldLog(nowMs: now / 1000) {
+        if let skipped = refusalLog.shouldLog(nowMs: now / 1000) {
             logger.warning("sign-in requests over limits.sign_in_rate refused", metadata: [
                 "reason": "sign_in_rate_limited", "rate": "\(rate)", "endpoint": "\(endpoint)",
                 "retry_after": .stringConvertible(seconds), "others_since_last_line": .stringConvertible(skipped),

@@ -24,7 +24,7 @@ final class ExchangeSettings {
 
     init(options: ProxyOptions, auth: Authenticator?) {
         self.options = options
-        policy = AccessPolicy(options: options, auth: auth)
+        policy = AccessPolicy(options: options, sessions: auth?.sessions)
         rewriter = RequestRewriter(options: options)
         headLimits = HTTPHeadLimits(maxHeadBytes: options.maxHeaderBytes)
         holdLimit = max(0, options.responseBufferBytes - EventLoop.readScratchSize)

@@ -11,8 +11,9 @@ import SidecarStore
 /// found there drops the forward it just queued. Every answer that says 200 is recorded in
 /// the store first (fsynced with `file:`).
 final class NotificationFlow {
-    private let auth: Authenticator
     private let settings: AuthSettings
+    private let apple: AppleCalls
+    private let metrics: MetricsRecorder
     private let request: EndpointRequest
     private let completion: (LocalResponse) -> Void
 
@@ -22,24 +23,28 @@ final class NotificationFlow {
     /// replay after this fails verification on its own.
     static let jtiRetentionSeconds: Int64 = 2 * 86_400
 
-    init(auth: Authenticator, request: EndpointRequest, completion: @escaping (LocalResponse) -> Void) {
-        self.auth = auth
-        settings = auth.settings
+    init(
+        settings: AuthSettings, apple: AppleCalls, metrics: MetricsRecorder, request: EndpointRequest,
+        completion: @escaping (LocalResponse) -> Void
+    ) {
+        self.settings = settings
+        self.apple = apple
+        self.metrics = metrics
         self.request = request
         self.completion = completion
     }
 
     func start() {
         guard let payload = Self.payload(of: request.body) else { return refuse("payload_invalid") }
-        auth.keys.withKeys { [self] keys in
+        apple.keys.withKeys { [self] keys in
             guard let keys else { return unavailable("jwks_unavailable") }
             switch verify(payload, keys) {
             case .success(let event): apply(event)
             case .failure(.unknownKey):
-                let spanStartNs = auth.spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
-                auth.keys.refetchForUnknownKey { [self] fresh in
+                let spanStartNs = apple.spanStart(for: request.trace)
+                apple.keys.refetchForUnknownKey { [self] fresh in
                     if spanStartNs != 0 {
-                        auth.spans?.recordCall(.appleKeys, of: request.trace, method: .get, startNs: spanStartNs,
+                        apple.spans?.recordCall(.appleKeys, of: request.trace, method: .get, startNs: spanStartNs,
                                                status: 0, failed: fresh == nil)
                     }
                     guard let fresh else { return refuse("token_unknown_key") }
@@ -76,11 +81,11 @@ final class NotificationFlow {
         guard event.type.revokesSessions else { return queueForward(event) }
         // Every session of the user issued up to the event ends; kept until they all expired.
         let keepUntil = event.eventTimeMilliseconds / 1000 + settings.lifecycle.sessionLifetime + settings.lifecycle.leeway
-        let spanStartNs = auth.spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
+        let spanStartNs = apple.spanStart(for: request.trace)
         store.revokeSubject(event.subject, issuedAtOrBeforeMs: event.eventTimeMilliseconds, keepUntil: keepUntil) {
             [self] result in
             if spanStartNs != 0 {
-                auth.spans?.recordStoreCall(.storeRevoke, of: request.trace, startNs: spanStartNs, failed: result.isFailure)
+                apple.spans?.recordStoreCall(.storeRevoke, of: request.trace, startNs: spanStartNs, failed: result.isFailure)
             }
             if case .failure(let error) = result { return unavailable("store_failed", error: error) }
             // Apple ended the authorization: the kept token is revoked already.
@@ -92,10 +97,10 @@ final class NotificationFlow {
     private func queueForward(_ event: AppleNotification) {
         guard settings.lifecycle.forwardTo != nil else { return spendJTI(event, queued: nil) }
         let body = NotificationForwarder.eventJSON(event, source: "apple")
-        let spanStartNs = auth.spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
+        let spanStartNs = apple.spanStart(for: request.trace)
         settings.shared.store.enqueueForward(payload: body) { [self] result in
             if spanStartNs != 0 {
-                auth.spans?.recordStoreCall(.storeEnqueue, of: request.trace, startNs: spanStartNs, failed: result.isFailure)
+                apple.spans?.recordStoreCall(.storeEnqueue, of: request.trace, startNs: spanStartNs, failed: result.isFailure)
             }
             switch result {
             case .success(let id):
@@ -110,9 +115,9 @@ final class NotificationFlow {
     private func spendJTI(_ event: AppleNotification, queued: ForwardID?) {
         let store = settings.shared.store
         let expiry = max(UnixTime.now(), event.issuedAt) + Self.jtiRetentionSeconds
-        let claimStartNs = auth.spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
+        let claimStartNs = apple.spanStart(for: request.trace)
         settings.shared.claimOnce(.notification, Array(event.jwtID.utf8), until: expiry) { [self] claim in
-            if claimStartNs != 0 { auth.spans?.recordClaim(of: request.trace, startNs: claimStartNs, claim) }
+            if claimStartNs != 0 { apple.spans?.recordClaim(of: request.trace, startNs: claimStartNs, claim) }
             switch claim {
             case .claimed:
                 if queued != nil { settings.shared.forwardDoorbell?.notify() }
@@ -124,7 +129,7 @@ final class NotificationFlow {
                     } else {
                         let ackStartNs = SpanClock.nowNs()
                         store.ackForward(queued) { [self] acked in
-                            auth.spans?.recordStoreCall(.storeAck, of: request.trace, startNs: ackStartNs, failed: acked.isFailure)
+                            apple.spans?.recordStoreCall(.storeAck, of: request.trace, startNs: ackStartNs, failed: acked.isFailure)
                         }
                     }
                 }
@@ -137,7 +142,7 @@ final class NotificationFlow {
     }
 
     private func answer(_ status: Int, outcome: NotificationOutcome, event: AppleNotification) {
-        auth.metrics.recordNotification(outcome)
+        metrics.recordNotification(outcome)
         var metadata: Logger.Metadata = [
             "outcome": "\(outcome.label)", "type": "\(event.type.label)", "sub": "\(event.subject)",
             "event_time_ms": .stringConvertible(event.eventTimeMilliseconds),
@@ -148,7 +153,7 @@ final class NotificationFlow {
     }
 
     private func refuse(_ reason: String) {
-        auth.metrics.recordNotification(.invalid)
+        metrics.recordNotification(.invalid)
         request.logger.warning("apple notification refused", metadata: [
             "reason": "\(reason)", "status": .stringConvertible(400),
         ])
@@ -156,7 +161,7 @@ final class NotificationFlow {
     }
 
     private func unavailable(_ reason: String, error: StoreError? = nil) {
-        auth.metrics.recordNotification(.unavailable)
+        metrics.recordNotification(.unavailable)
         var metadata: Logger.Metadata = ["reason": "\(reason)", "status": .stringConvertible(503)]
         if let error { metadata["error"] = "\(error)" }
         request.logger.error("apple notification not processed; Apple will retry", metadata: metadata)

@@ -16,7 +16,21 @@ import Synchronization
 /// not due again for a period) or, for a bearer session, into the token `POST
 /// /native/refresh` hands out; a definite refusal revokes the session id through the store,
 /// so every worker (and, with a shared store, every replica) refuses it from then on.
-extension Authenticator {
+final class SessionRevalidator {
+    private var settings: AuthSettings
+    private let apple: AppleCalls
+    private let metrics: MetricsRecorder
+    private let logger: Logger
+
+    init(settings: AuthSettings, apple: AppleCalls, metrics: MetricsRecorder, logger: Logger) {
+        self.settings = settings
+        self.apple = apple
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    func apply(_ new: AuthSettings) { settings = new }
+
     /// Called only when `now >= opened.nextRevalidation` (one integer compare per request).
     /// Returns the time of a confirmation this session's token does not carry yet (the caller
     /// re-seals it), else nil; starts the check when it is due and nobody runs it. The check's
@@ -65,19 +79,14 @@ extension Authenticator {
         do { secret = try settings.secrets.secret(forClientID: clientID) } catch {
             return revalidationKept(session, key: key, .keptClientSecret, settings: settings)
         }
-        let startedMs = clockMs
-        let spanStartNs = spans == nil || !trace.isSampled ? 0 : SpanClock.nowNs()
-        api.refresh(refreshToken: refreshToken, clientID: clientID, clientSecret: secret) { [weak self, weak opened] result in
+        apple.refresh(refreshToken: refreshToken, clientID: clientID, clientSecret: secret, trace: trace) {
+            [weak self, weak opened] result in
             // The token's next request on this worker looks at the outcome (a confirmation is
             // re-sealed into the cookie at once); other workers' copies wait at most a second.
             opened?.nextRevalidation = 0
             guard let self else {
                 settings.shared.revalidations.finish(key, .unconfirmed(at: UnixTime.now()))
                 return
-            }
-            metrics.recordAppleCall(.token, ms: clockMs - startedMs)
-            if spanStartNs != 0 {
-                spans?.recordAppleCall(.appleRefresh, of: trace, method: .post, startNs: spanStartNs, result)
             }
             switch result {
             case .success:
@@ -98,10 +107,10 @@ extension Authenticator {
     private func endSession(
         _ session: Session, key: Key128, _ outcome: RevalidationOutcome, settings: AuthSettings, trace: TraceContext
     ) {
-        let spanStartNs = spans == nil || !trace.isSampled ? 0 : SpanClock.nowNs()
+        let spanStartNs = apple.spanStart(for: trace)
         settings.shared.store.revokeSession(id: session.id, expiresAt: session.expiresAt) { [self] result in
             if spanStartNs != 0 {
-                spans?.recordStoreCall(.storeRevoke, of: trace, startNs: spanStartNs, failed: result.isFailure)
+                apple.spans?.recordStoreCall(.storeRevoke, of: trace, startNs: spanStartNs, failed: result.isFailure)
             }
             if case .failure(let error) = result {
                 // Not recorded: the session goes on until the next attempt, 5 minutes on.

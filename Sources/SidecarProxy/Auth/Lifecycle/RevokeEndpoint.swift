@@ -13,14 +13,21 @@ import SidecarStore
 /// at Apple again, which Apple answers 200 for an already revoked token); then the upstream
 /// is told through the forward queue; then the answer, which clears the cookie.
 final class AccountRevocationFlow {
-    private let auth: Authenticator
     private let settings: AuthSettings
+    private let sessions: SessionReader
+    private let apple: AppleCalls
+    private let metrics: MetricsRecorder
     private let request: EndpointRequest
     private let completion: (LocalResponse) -> Void
 
-    init(auth: Authenticator, request: EndpointRequest, completion: @escaping (LocalResponse) -> Void) {
-        self.auth = auth
-        settings = auth.settings
+    init(
+        settings: AuthSettings, sessions: SessionReader, apple: AppleCalls, metrics: MetricsRecorder,
+        request: EndpointRequest, completion: @escaping (LocalResponse) -> Void
+    ) {
+        self.settings = settings
+        self.sessions = sessions
+        self.apple = apple
+        self.metrics = metrics
         self.request = request
         self.completion = completion
     }
@@ -28,14 +35,14 @@ final class AccountRevocationFlow {
     /// Answers through `completion` (on the next turn of the loop when Apple need not be asked).
     func start() {
         var identity = RequestIdentity()
-        auth.identify(request.head, trace: request.trace, into: &identity)
+        sessions.identify(request.head, trace: request.trace, into: &identity)
         guard let session = identity.session else {
             finish(.unauthenticated, answer: unauthenticated())
             return
         }
         // A bearer token cannot be sent by another site; a cookie can (a cross-site form
         // POST carries a SameSite=Lax cookie on some browsers and in older ones always).
-        if identity.bearer == nil && !auth.isSameSite(request.head) {
+        if identity.bearer == nil && !SessionEndpoints.isSameSite(request.head, settings: settings) {
             finish(.crossSite, session: session, answer: crossSite())
             return
         }
@@ -43,7 +50,7 @@ final class AccountRevocationFlow {
             revokeLocally(session, apple: .noRefreshToken)
             return
         }
-        auth.revokeAtApple(refreshToken, clientID: session.appleClientID ?? settings.clientID, trace: request.trace) {
+        apple.revoke(refreshToken, clientID: session.appleClientID ?? settings.clientID, trace: request.trace) {
             [self] result in
             switch result {
             case .success: revokeLocally(session, apple: .revoked)
@@ -54,26 +61,26 @@ final class AccountRevocationFlow {
 
     /// Every session of the user issued up to this millisecond ends, on every worker; kept
     /// until the longest of them has expired.
-    private func revokeLocally(_ session: Session, apple: AccountDeletionOutcome) {
+    private func revokeLocally(_ session: Session, apple outcome: AccountDeletionOutcome) {
         let nowMs = UnixTime.nowMs()
         let keepUntil = nowMs / 1000 + settings.lifecycle.sessionLifetime + settings.lifecycle.leeway
-        let spanStartNs = auth.spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
+        let spanStartNs = apple.spanStart(for: request.trace)
         settings.shared.store.revokeSubject(session.subject, issuedAtOrBeforeMs: nowMs, keepUntil: keepUntil) {
             [self] result in
             if spanStartNs != 0 {
-                auth.spans?.recordStoreCall(.storeRevoke, of: request.trace, startNs: spanStartNs, failed: result.isFailure)
+                apple.spans?.recordStoreCall(.storeRevoke, of: request.trace, startNs: spanStartNs, failed: result.isFailure)
             }
             if case .failure(let error) = result {
                 request.logger.error("account deletion not recorded", metadata: [
                     "reason": "store_failed", "error": "\(error)",
                 ])
                 return finish(.storeFailed, session: session, answer: AuthPages.storeUnavailable(
-                    json: request.isAPIClient, loginPath: auth.loginPath, pages: settings.pages(for: request.head), for: request.head))
+                    json: request.isAPIClient, loginPath: settings.loginPath, pages: settings.pages(for: request.head), for: request.head))
             }
             // The account is gone: a token kept for the operator has nothing left to revoke.
             settings.forgetRefreshToken(session.subject, logger: request.logger)
             tellUpstream(session, atMs: nowMs) { [self] in
-                finish(apple, session: session, answer: revoked(apple))
+                finish(outcome, session: session, answer: revoked(outcome))
             }
         }
     }
@@ -85,10 +92,10 @@ final class AccountRevocationFlow {
         guard settings.lifecycle.forwardTo != nil else { return next() }
         let payload = Self.eventJSON(
             subject: session.subject, eventTimeMs: atMs, audience: session.appleClientID ?? settings.clientID)
-        let spanStartNs = auth.spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
+        let spanStartNs = apple.spanStart(for: request.trace)
         settings.shared.store.enqueueForward(payload: payload) { [self] result in
             if spanStartNs != 0 {
-                auth.spans?.recordStoreCall(.storeEnqueue, of: request.trace, startNs: spanStartNs, failed: result.isFailure)
+                apple.spans?.recordStoreCall(.storeEnqueue, of: request.trace, startNs: spanStartNs, failed: result.isFailure)
             }
             switch result {
             case .success: settings.shared.forwardDoorbell?.notify()
@@ -119,7 +126,7 @@ final class AccountRevocationFlow {
     private func finish(
         _ outcome: AccountDeletionOutcome, session: Session? = nil, reason: String? = nil, answer: LocalResponse
     ) {
-        auth.metrics.recordAccountDeletion(outcome)
+        metrics.recordAccountDeletion(outcome)
         var metadata: Logger.Metadata = [
             "outcome": "\(outcome.label)", "status": .stringConvertible(answer.status),
         ]
@@ -143,7 +150,7 @@ final class AccountRevocationFlow {
         } else if let target {
             answer = AuthPages.redirect(303, to: target)
         } else {
-            answer = settings.pages(for: request.head).accountDeleted(loginURL: Array(auth.loginPath.utf8), for: request.head)
+            answer = settings.pages(for: request.head).accountDeleted(loginURL: Array(settings.loginPath.utf8), for: request.head)
         }
         answer.extraFields.append(("Set-Cookie", SetCookie.clearSession(settings: settings, for: request.head)))
         return answer
@@ -174,12 +181,12 @@ final class AccountRevocationFlow {
 
     private func unauthenticated() -> LocalResponse {
         if request.isAPIClient {
-            var answer = AuthPages.json(401, .object(["error": .string("unauthenticated"), "login": .string(auth.loginPath)]))
+            var answer = AuthPages.json(401, .object(["error": .string("unauthenticated"), "login": .string(settings.loginPath)]))
             answer.extraFields.append(("WWW-Authenticate", Array("Bearer realm=\"sidecar\"".utf8)))
             return answer
         }
         return settings.pages(for: request.head).unauthorized(
-            loginURL: Array(auth.loginPath.utf8), message: .deletionNeedsSignInMessage, for: request.head)
+            loginURL: Array(settings.loginPath.utf8), message: .deletionNeedsSignInMessage, for: request.head)
     }
 }
 

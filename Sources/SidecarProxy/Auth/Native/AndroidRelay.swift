@@ -45,27 +45,3 @@ enum AndroidRelay {
             + ";scheme=signinwithapple;end"
     }
 }
-
-extension Authenticator {
-    func androidCallback(_ request: EndpointRequest) -> LocalResponse {
-        let settings = self.settings
-        guard !settings.androidPackages.isEmpty else { return .plain(404) }
-        let head = request.head
-        do throws(AndroidRelay.Refusal) {
-            let package = try AndroidRelay.package(
-                query: head.query.flatMap { FormFields(head.bytes($0)) }, listed: settings.androidPackages)
-            guard let form = FormFields(request.body) else { throw .formInvalid }
-            let location = try AndroidRelay.intentURL(form: form, package: package)
-            // Field values are the user's and Apple's (and anyone's who posts here): not logged.
-            request.logger.info("android relay", metadata: [
-                "reason": "ok", "package": "\(package)", "apple_error": "\(form.single("error") != nil)",
-            ])
-            return LocalResponse(
-                status: 307, reason: "Temporary Redirect", contentType: "text/plain; charset=utf-8",
-                body: Array("Returning to the app.\n".utf8), extraFields: [("Location", Array(location.utf8))])
-        } catch {
-            request.logger.warning("android relay refused", metadata: ["reason": "\(error.rawValue)", "status": .stringConvertible(400)])
-            return Authenticator.nativeError(400, error.rawValue)
-        }
-    }
-}

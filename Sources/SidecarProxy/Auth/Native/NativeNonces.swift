@@ -58,20 +58,3 @@ enum NativeNonces {
         return Claim(key: digest, until: max(tokenValidUntil, now + AuthShared.nativeNonceSeconds))
     }
 }
-
-extension Authenticator {
-    /// `GET {prefix}/native/nonce` → `{"nonce": "<sealed>", "expires_at": <unix s>}`.
-    func nativeNonce(_ request: EndpointRequest) -> LocalResponse {
-        let settings = self.settings
-        guard settings.nativeEnabled else { return .plain(404) }
-        let expiresAt = UnixTime.now() + AuthShared.nativeNonceSeconds
-        let sealed: String
-        do {
-            sealed = try settings.nativeNonces.seal(NativeNonce.random(expiresAt: expiresAt), context: NativeNonces.context)
-        } catch {
-            request.logger.error("native nonce failed", metadata: ["reason": "internal_error"])
-            return AuthPages.json(500, .object(["error": .string("internal_error")]))
-        }
-        return AuthPages.json(200, .object(["nonce": .string(sealed), "expires_at": .integer(expiresAt)]))
-    }
-}

@@ -10,8 +10,9 @@ import SidecarHTTP
 /// handed back as a bearer token. Every failure is one log line and one
 /// `sidecar_native_signins_total` outcome with a reason, answered `{"error": "<reason>"}`.
 final class NativeSignInFlow {
-    private let auth: Authenticator
     private let settings: AuthSettings
+    private let apple: AppleCalls
+    private let metrics: MetricsRecorder
     private let request: EndpointRequest
     private let completion: (LocalResponse) -> Void
     private var answered = false
@@ -19,9 +20,13 @@ final class NativeSignInFlow {
     /// The body's nonce, spent once the token proved it belongs to this sign-in.
     private var nonceClaim: NativeNonces.Claim?
 
-    init(auth: Authenticator, request: EndpointRequest, completion: @escaping (LocalResponse) -> Void) {
-        self.auth = auth
-        settings = auth.settings
+    init(
+        settings: AuthSettings, apple: AppleCalls, metrics: MetricsRecorder, request: EndpointRequest,
+        completion: @escaping (LocalResponse) -> Void
+    ) {
+        self.settings = settings
+        self.apple = apple
+        self.metrics = metrics
         self.request = request
         self.completion = completion
     }
@@ -61,16 +66,16 @@ final class NativeSignInFlow {
         func check(_ keys: JWKSet) -> Result<AppleIdentity, JWTError> {
             Result { () throws(JWTError) in try verifier.verify(token, keys: keys, now: UnixTime.now(), nonce: nonce) }
         }
-        auth.keys.withKeys { [self] keys in
+        apple.keys.withKeys { [self] keys in
             guard let keys else { return fail(.keysUnavailable) }
             switch check(keys) {
             case .success(let identity):
                 next(identity, keys)
             case .failure(.unknownKey):
-                let spanStartNs = auth.spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
-                auth.keys.refetchForUnknownKey { [self] fresh in
+                let spanStartNs = apple.spans == nil || !request.trace.isSampled ? 0 : SpanClock.nowNs()
+                apple.keys.refetchForUnknownKey { [self] fresh in
                     if spanStartNs != 0 {
-                        auth.spans?.recordCall(.appleKeys, of: request.trace, method: .get, startNs: spanStartNs,
+                        apple.spans?.recordCall(.appleKeys, of: request.trace, method: .get, startNs: spanStartNs,
                                                status: 0, failed: fresh == nil)
                     }
                     guard let fresh else { return fail(failure(.unknownKey)) }
@@ -110,9 +115,9 @@ final class NativeSignInFlow {
         // Spent before Apple is asked, so two concurrent replays cannot both get through; a
         // failed exchange then costs the app a new nonce, which a retry needs anyway (new code).
         guard let claim else { return afterNonceSpent(identity, body: body, redirectURI: redirectURI) }
-        let claimStartNs = auth.spans == nil ? 0 : SpanClock.nowNs()
+        let claimStartNs = apple.spans == nil ? 0 : SpanClock.nowNs()
         settings.shared.claimOnce(.nativeNonce, claim.key, until: claim.until) { [self] result in
-            if claimStartNs != 0 { auth.spans?.recordClaim(of: request.trace, startNs: claimStartNs, result) }
+            if claimStartNs != 0 { apple.spans?.recordClaim(of: request.trace, startNs: claimStartNs, result) }
             switch result {
             case .claimed: afterNonceSpent(identity, body: body, redirectURI: redirectURI)
             case .alreadyUsed: fail(.nonceReplayed, subject: identity.subject)
@@ -147,16 +152,10 @@ final class NativeSignInFlow {
             request.logger.error("client secret could not be signed", metadata: ["error": "\(error)"])
             return fail(.internalError, subject: identity.subject)
         }
-        let startedMs = auth.clockMs
-        let spanStartNs = auth.spans == nil ? 0 : SpanClock.nowNs()
-        auth.api.exchangeCode(
-            code: code, redirectURI: redirectURI, codeVerifier: nil, clientID: clientID, clientSecret: secret
-        ) {
-            [self] result in
-            auth.metrics.recordAppleCall(.token, ms: auth.clockMs - startedMs)
-            if spanStartNs != 0 {
-                auth.spans?.recordAppleCall(.appleToken, of: request.trace, method: .post, startNs: spanStartNs, result)
-            }
+        apple.exchangeCode(
+            code: code, redirectURI: redirectURI, codeVerifier: nil, clientID: clientID, clientSecret: secret,
+            trace: request.trace
+        ) { [self] result in
             switch result {
             case .failure(let error):
                 if case .rejected(.invalidClient, _, _) = error {
@@ -201,7 +200,7 @@ final class NativeSignInFlow {
         ]
         if settings.logEmails, let email = identity.email { metadata["email"] = "\(email)" }
         request.logger.info("native sign-in succeeded", metadata: metadata)
-        var answer = Authenticator.nativeSessionAnswer(token: token, session)
+        var answer = NativeAnswers.session(token: token, session)
         answer.userID = identity.subject
         respond(answer, outcome: "ok")
         settings.recordSignIn(identity.subject, platform: "native:" + identity.audience, atMs: nowMs, logger: request.logger)
@@ -213,14 +212,14 @@ final class NativeSignInFlow {
         var metadata: [String: Logger.MetadataValue] = ["reason": "\(failure.reason)", "status": .stringConvertible(failure.status)]
         if let subject { metadata["sub"] = "\(subject)" }
         request.logger.warning("native sign-in failed", metadata: metadata)
-        respond(Authenticator.nativeError(failure.status, failure.reason), outcome: failure.reason)
+        respond(NativeAnswers.error(failure.status, failure.reason), outcome: failure.reason)
     }
 
     /// Answers once; `outcome` ("ok" or the reason code) is counted in `sidecar_native_signins_total`.
     private func respond(_ answer: LocalResponse, outcome: String) {
         guard !answered else { return }
         answered = true
-        auth.metrics.recordNativeSignIn(outcome)
+        metrics.recordNativeSignIn(outcome)
         completion(answer)
     }
 }
