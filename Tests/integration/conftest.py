@@ -627,6 +627,10 @@ def pytest_sessionstart(session):
 
 
 def pytest_configure(config):
+    if os.environ.get("SIDECAR_TEST_CPU"):  # per-test CPU of the process tree (cpu_accounting.py)
+        import cpu_accounting
+        config.pluginmanager.register(cpu_accounting.CpuAccounting(os.environ["SIDECAR_TEST_CPU"]),
+                                      "cpu-accounting")
     config.addinivalue_line("markers", "deadline(seconds): a longer per-test deadline than TEST_TIMEOUT")
     config.addinivalue_line("markers", "serial: measures memory, descriptors or floods of its own; run alone "
                             "(scripts/test runs `-m 'not serial'` in parallel, then `-m serial`)")
