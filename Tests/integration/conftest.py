@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 import rawhttp
+from browser_support import browser_ca, chromium, chromium_pool  # noqa: F401 (fixtures for every test file)
 
 HERE = Path(__file__).resolve().parent
 PACKAGE_ROOT = HERE.parents[1]

@@ -8,7 +8,8 @@ every test appends one JSON line to FILE:
 the end of its teardown: the process itself (getrusage SELF), the children it reaped
 (getrusage CHILDREN, which includes what they had reaped), and the live descendants read from
 /proc (utime + stime + cutime + cstime). That sum only grows, so its difference across a test is
-exact; the one loss is a process that daemonizes away from the tree (reparented to init).
+exact, but for a process that leaves the tree (reparented to init when its parent exits): then
+`cpu` is at least what the samples below saw of it.
 Session- and module-scoped fixtures are charged to the test that first needs them, and a
 long-lived helper (the upstream) to whichever test runs while it works.
 
@@ -115,6 +116,9 @@ class CpuAccounting:
         by_command["(pytest)"] = own
         for comm, first, last in seen.values():
             by_command[comm] += last - first
+        # A process orphaned out of the tree (Chromium's, once chromedriver has gone) takes its
+        # CPU out of `total` with it; what was sampled of it is still a lower bound.
+        total = max(total, sum(by_command.values()))
         by_command["(reaped, unsampled)"] = total - sum(by_command.values())
         record = {"test": item.nodeid, "worker": self.worker, "cpu": round(total, 3),
                   "self": round(own, 3), "wall": round(time.monotonic() - start_wall, 3),
