@@ -113,6 +113,7 @@ class BrowserPool:
             browser.set_window_size(1024, 768)
             browser.get_log("performance")
             assert browser.window_handles == [fresh] and browser.current_url == "about:blank"
+            assert browser.execute_cdp_cmd("Network.getAllCookies", {})["cookies"] == []
         except Exception:
             browser.quit()
             return

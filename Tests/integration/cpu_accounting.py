@@ -127,8 +127,22 @@ class CpuAccounting:
             f.write(json.dumps(record) + "\n")
 
 
+    def pytest_sessionfinish(self, session):
+        """One more line per process: everything it and its tree spent, collection and the
+        time between tests included (the sum over tests leaves those out)."""
+        record = {"process": self.worker, "cpu": round(self._tree_total(_descendants()), 3),
+                  "self": round(_rusage_seconds(resource.RUSAGE_SELF), 3)}
+        with open(self.path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+
 def summarize(path, top=30):
-    records = [json.loads(line) for line in open(path)]
+    lines = [json.loads(line) for line in open(path)]
+    records = [r for r in lines if "test" in r]
+    processes = [r for r in lines if "process" in r]
+    if processes:
+        print("%d pytest processes, %.1f CPU s in all with their trees (%.1f in the processes themselves)"
+              % (len(processes), sum(r["cpu"] for r in processes), sum(r["self"] for r in processes)))
     total = sum(r["cpu"] for r in records)
     by_command, by_file = defaultdict(float), defaultdict(float)
     for r in records:
