@@ -140,9 +140,14 @@ def summarize(path, top=30):
     lines = [json.loads(line) for line in open(path)]
     records = [r for r in lines if "test" in r]
     processes = [r for r in lines if "process" in r]
-    if processes:
-        print("%d pytest processes, %.1f CPU s in all with their trees (%.1f in the processes themselves)"
-              % (len(processes), sum(r["cpu"] for r in processes), sum(r["self"] for r in processes)))
+    workers = [r for r in processes if r["process"] != "main"]
+    controller = [r for r in processes if r["process"] == "main"]
+    if workers:  # under xdist the controller's tree holds the workers': only its own CPU counts
+        print("%d xdist workers: %.1f CPU s in all with their trees (%.1f in the workers themselves); "
+              "the controller %.1f" % (len(workers), sum(r["cpu"] for r in workers),
+                                      sum(r["self"] for r in workers), sum(r["self"] for r in controller)))
+    elif controller:
+        print("the pytest process: %.1f CPU s with its tree (%.1f itself)" % (controller[0]["cpu"], controller[0]["self"]))
     total = sum(r["cpu"] for r in records)
     by_command, by_file = defaultdict(float), defaultdict(float)
     for r in records:
