@@ -75,18 +75,91 @@ def wait_until(browser, condition, message):
     return WebDriverWait(browser, WAIT_TIMEOUT, ignored_exceptions=(WebDriverException,)).until(condition, message)
 
 
+class BrowserPool:
+    """This pytest process's started Chromiums that are idle between tests, one per set of SPKI
+    pins (a launch flag, so a browser only serves tests that pin the same certificates).
+    Starting Chromium costs more CPU than most of the tests that drive it."""
+
+    def __init__(self, directory):
+        self.dir, self.idle, self.started = directory, {}, 0
+
+    def take(self, spki_pins):
+        key = tuple(sorted(spki_pins))
+        browser = self.idle.pop(key, None)
+        if browser is None:
+            profile = self.dir / ("chromium-profile%d" % self.started)
+            profile.mkdir()
+            browser = start_chromium(profile, key, self.dir / ("chromedriver%d.log" % self.started))
+            self.started += 1
+        return browser
+
+    def give_back(self, browser, spki_pins):
+        """Idle again, as a fresh start would have it: one new tab (so no page, history or
+        per-tab emulation is left: user agent, language, media, metrics), no cookies, an empty
+        cache, the start's window size, and the performance log drained. A browser that does
+        not come back clean is quit instead."""
+        key = tuple(sorted(spki_pins))
+        try:
+            old_tabs = browser.window_handles
+            browser.switch_to.window(old_tabs[0])
+            browser.switch_to.new_window("tab")
+            fresh = browser.current_window_handle
+            for tab in old_tabs:
+                browser.switch_to.window(tab)
+                browser.close()
+            browser.switch_to.window(fresh)
+            browser.execute_cdp_cmd("Network.clearBrowserCookies", {})
+            browser.execute_cdp_cmd("Network.clearBrowserCache", {})
+            browser.set_window_size(1024, 768)
+            browser.get_log("performance")
+            assert browser.window_handles == [fresh] and browser.current_url == "about:blank"
+            assert browser.execute_cdp_cmd("Network.getAllCookies", {})["cookies"] == []
+        except Exception:
+            browser.quit()
+            return
+        if key in self.idle:
+            self.idle[key].quit()
+        self.idle[key] = browser
+
+    def close(self):
+        for browser in self.idle.values():
+            browser.quit()
+        self.idle.clear()
+
+
+@pytest.fixture(scope="session")
+def browser_ca(tmp_path_factory):
+    """A test CA for the sites a browser test serves over TLS, per pytest process: each leaf is
+    issued once, so every test pinning it can share a pooled Chromium."""
+    from tls_support import IssuedOnce
+    return IssuedOnce(tmp_path_factory.mktemp("browser-ca"))
+
+
+@pytest.fixture(scope="session")
+def chromium_pool(tmp_path_factory):
+    """Per pytest process (xdist worker): started once, quit at the end of the run."""
+    pool = BrowserPool(tmp_path_factory.mktemp("chromium"))
+    yield pool
+    pool.close()
+
+
 @pytest.fixture
-def chromium(tmp_path):
-    """chromium(spki_pins=()) -> a started WebDriver; every one is quit after the test."""
-    started = []
+def chromium(request, chromium_pool):
+    """chromium(spki_pins=()) -> a WebDriver in a fresh browser state; an idle one from this
+    process's pool when one with the same pins is there, else a new one. After a test that
+    passed it is reset and goes back to the pool; after one that failed it is quit, so no
+    state a failure left can reach another test."""
+    taken = []
 
     def start(spki_pins=()):
-        profile = tmp_path / ("chromium-profile%d" % len(started))
-        profile.mkdir()
-        browser = start_chromium(profile, spki_pins, tmp_path / ("chromedriver%d.log" % len(started)))
-        started.append(browser)
+        browser = chromium_pool.take(spki_pins)
+        taken.append((browser, spki_pins))
         return browser
 
     yield start
-    for browser in started:
-        browser.quit()
+    passed = not getattr(request.node, "_call_failed", True)
+    for browser, spki_pins in taken:
+        if passed:
+            chromium_pool.give_back(browser, spki_pins)
+        else:
+            browser.quit()

@@ -24,6 +24,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 import rawhttp
+from browser_support import browser_ca, chromium, chromium_pool  # noqa: F401 (fixtures for every test file)
 
 HERE = Path(__file__).resolve().parent
 PACKAGE_ROOT = HERE.parents[1]
@@ -627,6 +628,10 @@ def pytest_sessionstart(session):
 
 
 def pytest_configure(config):
+    if os.environ.get("SIDECAR_TEST_CPU"):  # per-test CPU of the process tree (cpu_accounting.py)
+        import cpu_accounting
+        config.pluginmanager.register(cpu_accounting.CpuAccounting(os.environ["SIDECAR_TEST_CPU"]),
+                                      "cpu-accounting")
     config.addinivalue_line("markers", "deadline(seconds): a longer per-test deadline than TEST_TIMEOUT")
     config.addinivalue_line("markers", "serial: measures memory, descriptors or floods of its own; run alone "
                             "(scripts/test runs `-m 'not serial'` in parallel, then `-m serial`)")

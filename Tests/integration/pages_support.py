@@ -20,10 +20,15 @@ DARK_BACKGROUND = "rgb(0, 0, 0)"
 def screenshot(browser, name, dark=False):
     """Saves the current page as SCREENSHOT_DIR/<name>.png (and <name>-dark.png with dark)."""
     SCREENSHOT_DIR.mkdir(parents=True, exist_ok=True)
+    size = None
     for _ in range(3):  # the whole page: the window grows by what its frame takes
-        frame = browser.execute_script("return window.outerHeight - window.innerHeight")
-        height = browser.execute_script("return document.documentElement.scrollHeight")
-        browser.set_window_size(1024, max(600, min(int(height) + int(frame), 3000)))
+        frame, height = browser.execute_script(
+            "return [window.outerHeight - window.innerHeight, document.documentElement.scrollHeight]")
+        wanted = max(600, min(int(height) + int(frame), 3000))
+        if wanted == size:
+            break  # the page fits the window as it is
+        browser.set_window_size(1024, wanted)
+        size = wanted
     browser.execute_script("window.scrollTo(0, 0)")
     path = SCREENSHOT_DIR / (name + ".png")
     browser.save_screenshot(str(path))

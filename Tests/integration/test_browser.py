@@ -3,7 +3,7 @@ http://localhost and the Apple emulator on https://127.0.0.1 — two different s
 Apple's `form_post` back to the callback is a cross-site POST that carries the state cookie
 only because it is `SameSite=None; Secure`.
 
-The emulator's certificate comes from a test CA made here: the sidecar trusts it through
+The emulator's certificate comes from a test CA (browser_ca): the sidecar trusts it through
 `apple.ca_file`, Chromium through the leaf's SPKI pin (no blanket certificate-error bypass).
 """
 import json
@@ -13,17 +13,16 @@ import pytest
 
 from browser_support import chromium, find_browser, wait_until  # noqa: F401 (fixture)
 from conftest import free_port, poll
-from tls_support import TestCA
 
 USER_EMAIL = "grace.hopper@example.com"
 
 
 @pytest.fixture
-def cross_site_login(tmp_path, start_sidecar, start_emulator):
+def cross_site_login(browser_ca, start_sidecar, start_emulator):
     """(sidecar, emulator, leaf): the sidecar at http://localhost:<port> (public_url), the
-    emulator at https://127.0.0.1:<port> with a certificate of a fresh test CA."""
+    emulator at https://127.0.0.1:<port> with a certificate of the test CA."""
     find_browser()  # skip (or fail in CI) before starting anything
-    ca = TestCA(tmp_path)
+    ca = browser_ca
     leaf = ca.issue("emulator", ips=("127.0.0.1",), dns=())
     port = free_port()
     public_url = "http://localhost:%d" % port
@@ -200,14 +199,14 @@ def test_chromium_two_tabs_signing_in_at_once_both_succeed(cross_site_login, chr
     assert set(localhost_cookies(browser)) == {"__Host-sidecar"}, "a state cookie is left behind"
 
 
-def test_chromium_signs_in_over_https_and_loads_the_page_over_h2(tmp_path, start_sidecar, start_emulator, chromium):
+def test_chromium_signs_in_over_https_and_loads_the_page_over_h2(browser_ca, start_sidecar, start_emulator, chromium):
     """The sidecar serving HTTPS itself: Chromium negotiates h2 by ALPN, signs in through the
     cross-site form_post, and the page after the login comes over HTTP/2."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
 
     find_browser()
-    ca = TestCA(tmp_path)
+    ca = browser_ca
     site = ca.issue("site", ips=("127.0.0.1",), dns=("localhost",))
     apple_leaf = ca.issue("emulator", ips=("127.0.0.1",), dns=())
     port = free_port()

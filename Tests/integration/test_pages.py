@@ -14,14 +14,13 @@ from browser_support import chromium, find_browser, wait_until  # noqa: F401 (fi
 from conftest import free_port
 from pages_support import (assert_dark_variant, assert_designed_page, body_text, document_response,
                            screenshot)
-from tls_support import TestCA
 
 
 @pytest.fixture
-def site(tmp_path, start_sidecar, start_emulator):
+def site(browser_ca, start_sidecar, start_emulator):
     """site(overrides=None) -> (sidecar, emulator, spki pin, origin)."""
     find_browser()  # skip (or fail in CI) before starting anything
-    ca = TestCA(tmp_path)
+    ca = browser_ca
     leaf = ca.issue("emulator", ips=("127.0.0.1",), dns=())
 
     def start(overrides=None):

@@ -89,14 +89,16 @@ def fonts_of(browser, selector):
 
 
 def assert_fits(browser, what):
-    for width, height, mobile in VIEWPORTS:
-        browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-            "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
-        try:
+    # One viewport straight after another, the window's own restored once at the end: each
+    # change of metrics lays the page out again.
+    try:
+        for width, height, mobile in VIEWPORTS:
+            browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+                "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
             problems = browser.execute_script(FIT_PROBLEMS)
-        finally:
-            browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-        assert problems == [], "%s at %dx%d: %s" % (what, width, height, problems)
+            assert problems == [], "%s at %dx%d: %s" % (what, width, height, problems)
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def check_page(browser, url_part, tag, status, what):

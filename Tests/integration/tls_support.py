@@ -96,3 +96,23 @@ class TestCA:
     def client_context(self):
         """An SSLContext that trusts this CA only, with host-name checks on."""
         return ssl.create_default_context(cafile=str(self.cert_file))
+
+
+class IssuedOnce:
+    """A TestCA whose leaves are issued once per (stem, names) and then handed out again: for
+    tests that must present the same certificate as other tests do (a pooled Chromium trusts
+    the leaves pinned when it started)."""
+
+    def __init__(self, directory):
+        self.ca = TestCA(directory)
+        self.cert_file = self.ca.cert_file
+        self.leaves = {}
+
+    def issue(self, stem, ips=("127.0.0.1",), dns=("localhost",)):
+        key = (stem, tuple(ips), tuple(dns))
+        if key not in self.leaves:
+            self.leaves[key] = self.ca.issue(stem, ips=ips, dns=dns)
+        return self.leaves[key]
+
+    def client_context(self):
+        return self.ca.client_context()
