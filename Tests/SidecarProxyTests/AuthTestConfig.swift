@@ -1,3 +1,4 @@
+import Logging
 import SidecarConfig
 import SidecarCrypto
 import SidecarEvent
@@ -42,5 +43,29 @@ enum AuthTestConfig {
     /// A worker's metrics recorder on `loop`.
     static func metrics(_ loop: EventLoop) -> MetricsRecorder {
         MetricsRecorder(loop: loop, board: MetricsBoard(workers: 1), readiness: Readiness(workers: 1), worker: 0)
+    }
+}
+
+/// The parts of the sign-in side every other part is built on, wired as `Authenticator` wires
+/// them, over one loop: for tests of one part alone (a web sign-in, the session endpoints, the
+/// native endpoints). `apple`: lines added under `apple:`.
+struct AuthTestParts {
+    let loop: EventLoop
+    let settings: AuthSettings
+    let metrics: MetricsRecorder
+    let apple: AppleCalls
+    let revalidator: SessionRevalidator
+    let sessions: SessionReader
+
+    init(apple appleLines: [String] = []) throws {
+        let config = try AuthTestConfig.parse(
+            secret: Base64.encode([UInt8](repeating: 0x11, count: 32)), apple: appleLines)
+        settings = try AuthSettings(config: config, shared: AuthShared())
+        loop = try EventLoop()
+        metrics = AuthTestConfig.metrics(loop)
+        let logger = Logger(label: "test")
+        apple = try AppleCalls(loop: loop, settings: settings, upstreamTimeoutMs: 5_000, metrics: metrics, logger: logger)
+        revalidator = SessionRevalidator(settings: settings, apple: apple, metrics: metrics, logger: logger)
+        sessions = try SessionReader(settings: settings, metrics: metrics, logger: logger, revalidator: revalidator)
     }
 }

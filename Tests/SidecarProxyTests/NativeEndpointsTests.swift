@@ -20,18 +20,13 @@ final class NativeEndpointsTests: XCTestCase {
     }
 
     private func makeParts(audiences: String = "[com.example.app]") throws -> Parts {
-        let config = try AuthTestConfig.parse(
-            secret: Base64.encode([UInt8](repeating: 0x11, count: 32)), apple: ["native_audiences: \(audiences)"])
-        let settings = try AuthSettings(config: config, shared: AuthShared())
-        let loop = try EventLoop()
-        let metrics = AuthTestConfig.metrics(loop)
-        let logger = Logger(label: "test")
-        let apple = try AppleCalls(loop: loop, settings: settings, upstreamTimeoutMs: 5_000, metrics: metrics, logger: logger)
-        let revalidator = SessionRevalidator(settings: settings, apple: apple, metrics: metrics, logger: logger)
-        let sessions = try SessionReader(settings: settings, metrics: metrics, logger: logger, revalidator: revalidator)
+        let shared = try AuthTestParts(apple: ["native_audiences: \(audiences)"])
         let native = NativeSignIn(
-            settings: settings, sessions: sessions, revalidator: revalidator, apple: apple, metrics: metrics)
-        return Parts(loop: loop, metrics: metrics, apple: apple, sessions: sessions, native: native, settings: settings)
+            settings: shared.settings, sessions: shared.sessions, revalidator: shared.revalidator, apple: shared.apple,
+            metrics: shared.metrics)
+        return Parts(
+            loop: shared.loop, metrics: shared.metrics, apple: shared.apple, sessions: shared.sessions, native: native,
+            settings: shared.settings)
     }
 
     private func request(_ line: String, bearer: String? = nil) throws -> EndpointRequest {

@@ -19,17 +19,11 @@ final class SessionEndpointsTests: XCTestCase {
     }
 
     private func makeParts() throws -> Parts {
-        let config = try AuthTestConfig.parse(secret: Base64.encode([UInt8](repeating: 0x11, count: 32)))
-        let settings = try AuthSettings(config: config, shared: AuthShared())
-        let loop = try EventLoop()
-        let metrics = AuthTestConfig.metrics(loop)
-        let logger = Logger(label: "test")
-        let apple = try AppleCalls(loop: loop, settings: settings, upstreamTimeoutMs: 5_000, metrics: metrics, logger: logger)
-        let revalidator = SessionRevalidator(settings: settings, apple: apple, metrics: metrics, logger: logger)
-        let sessions = try SessionReader(settings: settings, metrics: metrics, logger: logger, revalidator: revalidator)
+        let shared = try AuthTestParts()
         return Parts(
-            loop: loop, apple: apple, sessions: sessions,
-            endpoints: SessionEndpoints(settings: settings, sessions: sessions, apple: apple), settings: settings)
+            loop: shared.loop, apple: shared.apple, sessions: shared.sessions,
+            endpoints: SessionEndpoints(settings: shared.settings, sessions: shared.sessions, apple: shared.apple),
+            settings: shared.settings)
     }
 
     private func cookie(_ parts: Parts) throws -> String {

@@ -19,15 +19,10 @@ final class WebSignInTests: XCTestCase {
     }
 
     private func makeParts() throws -> Parts {
-        let config = try AuthTestConfig.parse(secret: Base64.encode([UInt8](repeating: 0x11, count: 32)))
-        let settings = try AuthSettings(config: config, shared: AuthShared())
-        let loop = try EventLoop()
-        let metrics = AuthTestConfig.metrics(loop)
-        let apple = try AppleCalls(
-            loop: loop, settings: settings, upstreamTimeoutMs: 5_000, metrics: metrics, logger: Logger(label: "test"))
+        let shared = try AuthTestParts()
         return Parts(
-            loop: loop, metrics: metrics, apple: apple, signIn: WebSignIn(settings: settings, apple: apple, metrics: metrics),
-            settings: settings)
+            loop: shared.loop, metrics: shared.metrics, apple: shared.apple,
+            signIn: WebSignIn(settings: shared.settings, apple: shared.apple, metrics: shared.metrics), settings: shared.settings)
     }
 
     private func request(_ line: String, cookies: [String] = [], body: String = "", api: Bool = false) throws -> EndpointRequest {
