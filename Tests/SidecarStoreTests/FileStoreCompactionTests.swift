@@ -3,18 +3,7 @@ import XCTest
 
 @testable import SidecarStore
 
-final class FileStoreCompactionTests: XCTestCase {
-    let clock = ManualClock()
-    var directory: TemporaryDirectory!
-    var path: String { directory.file("store") }
-
-    override func setUpWithError() throws { directory = try TemporaryDirectory() }
-    override func tearDown() { directory = nil }
-
-    private func open(_ limits: StoreLimits = StoreLimits()) throws -> FileStore {
-        try FileStore(path: path, limits: limits, clock: clock.storeClock)
-    }
-
+final class FileStoreCompactionTests: FileStoreTestCase {
     func testCompactionDropsExpiredEntriesAndKeepsLiveOnesAcrossReopen() throws {
         let store = try open()
         for i in 0..<200 {

@@ -3,18 +3,7 @@ import XCTest
 
 @testable import SidecarStore
 
-final class FileStorePersistenceTests: XCTestCase {
-    let clock = ManualClock()
-    var directory: TemporaryDirectory!
-    var path: String { directory.file("store") }
-
-    override func setUpWithError() throws { directory = try TemporaryDirectory() }
-    override func tearDown() { directory = nil }
-
-    private func open(_ limits: StoreLimits = StoreLimits()) throws -> FileStore {
-        try FileStore(path: path, limits: limits, clock: clock.storeClock)
-    }
-
+final class FileStorePersistenceTests: FileStoreTestCase {
     func testANewStoreFileHasTheHeaderAndMode0600() throws {
         let store = try open()
         XCTAssertEqual(Files.read(path), Array("SIWA-SIDECAR-STORE/1\n".utf8))

@@ -4,16 +4,7 @@ import XCTest
 @testable import SidecarStore
 
 /// What opening does with damaged and foreign files (see `LogReplay` for the rules).
-final class FileStoreRecoveryTests: XCTestCase {
-    let clock = ManualClock()
-    var directory: TemporaryDirectory!
-    var path: String { directory.file("store") }
-
-    override func setUpWithError() throws { directory = try TemporaryDirectory() }
-    override func tearDown() { directory = nil }
-
-    private func open() throws -> FileStore { try FileStore(path: path, clock: clock.storeClock) }
-
+final class FileStoreRecoveryTests: FileStoreTestCase {
     /// The base state every damaged-log test starts from: one change of each kind.
     private func writeBase(_ store: FileStore) throws {
         try store.revokeSession(id: sessionID(1), expiresAt: clock.now + 3600)

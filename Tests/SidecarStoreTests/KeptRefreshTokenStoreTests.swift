@@ -6,16 +6,7 @@ import XCTest
 /// A user's kept refresh token (`users.keep_refresh_tokens`): the file store keeps the newer
 /// across a restart and a compaction, forgets it when told (and the forgetting survives a
 /// replay), and forgets it after the retention.
-final class KeptRefreshTokenStoreTests: XCTestCase {
-    let clock = ManualClock()
-    var directory: TemporaryDirectory!
-    var path: String { directory.file("store") }
-
-    override func setUpWithError() throws { directory = try TemporaryDirectory() }
-    override func tearDown() { directory = nil }
-
-    private func open() throws -> FileStore { try FileStore(path: path, limits: StoreLimits(), clock: clock.storeClock) }
-
+final class KeptRefreshTokenStoreTests: FileStoreTestCase {
     func testTheNewerTokenSurvivesReopenAndCompactionAndForgettingIsReplayed() throws {
         let store = try open()
         let nowMs = clock.now * 1000

@@ -5,16 +5,7 @@ import XCTest
 
 /// A user's last sign-in: kept by the file store across a restart and a compaction, the newer
 /// of two kept, forgotten after `SignInRecord.retentionSeconds`.
-final class SignInStoreTests: XCTestCase {
-    let clock = ManualClock()
-    var directory: TemporaryDirectory!
-    var path: String { directory.file("store") }
-
-    override func setUpWithError() throws { directory = try TemporaryDirectory() }
-    override func tearDown() { directory = nil }
-
-    private func open() throws -> FileStore { try FileStore(path: path, limits: StoreLimits(), clock: clock.storeClock) }
-
+final class SignInStoreTests: FileStoreTestCase {
     func testTheLastSignInSurvivesReopenAndCompaction() throws {
         let store = try open()
         let nowMs = clock.now * 1000

@@ -89,3 +89,18 @@ func eachStore(
         try body(store)
     }
 }
+
+/// A test of the file store in a fresh directory on a manual clock (`path`), reopened as often
+/// as the test likes (`open`).
+class FileStoreTestCase: XCTestCase {
+    let clock = ManualClock()
+    var directory: TemporaryDirectory!
+    var path: String { directory.file("store") }
+
+    override func setUpWithError() throws { directory = try TemporaryDirectory() }
+    override func tearDown() { directory = nil }
+
+    func open(_ limits: StoreLimits = StoreLimits()) throws -> FileStore {
+        try FileStore(path: path, limits: limits, clock: clock.storeClock)
+    }
+}
