@@ -17,7 +17,7 @@ status="$(dpkg-query -W -f='${db:Status-Status}' sidecar 2>/dev/null || true)"
 
 scripts/package
 arch="$(dpkg --print-architecture)"
-version="$("$(swift build -c release --static-swift-stdlib --show-bin-path)/sidecar" --version | awk '{print $2}')"
+version="$("${SIDECAR_BINARY:-$(swift build -c release --static-swift-stdlib --show-bin-path)/sidecar}" --version | awk '{print $2}')"
 deb="dist/sidecar_${version}_${arch}.deb"
 tarball="dist/sidecar-${version}-linux-${arch}.tar.gz"
 

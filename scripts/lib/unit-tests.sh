@@ -8,8 +8,10 @@
 # required; a test that crashes its process fails its shard, which prints its log.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-bin=".build/debug/sidecarPackageTests.xctest"
-[ -x "$bin" ] || { echo "no $bin: run \`swift build --build-tests\` first" >&2; exit 1; }
+# UNIT_CONFIGURATION: the build whose tests run (debug, or release as scripts/test builds it).
+configuration="${UNIT_CONFIGURATION:-debug}"
+bin=".build/$configuration/sidecarPackageTests.xctest"
+[ -x "$bin" ] || { echo "no $bin: run \`swift build -c $configuration --build-tests\` first" >&2; exit 1; }
 shards="${UNIT_SHARDS:-8}"
 logs="$(mktemp -d "${TMPDIR:-/tmp}/sidecar-unit.XXXXXX")"
 trap 'rm -rf "$logs"' EXIT
