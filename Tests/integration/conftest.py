@@ -1,8 +1,8 @@
 """Fixtures for the end-to-end tests: the real `sidecar` binary, a real upstream process,
 generated keys and a complete sidecar.yaml per test.
 
-Nothing is built here: `scripts/test` builds first. The binary is `.build/debug/sidecar`
-under the package root, or whatever SIDECAR_BIN names.
+Nothing is built here: `scripts/test` builds first and names the static release binary in
+SIDECAR_BIN; without it the binary is `.build/debug/sidecar` under the package root.
 """
 import base64
 import json
