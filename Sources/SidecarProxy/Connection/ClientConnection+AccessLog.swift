@@ -15,7 +15,7 @@ extension ClientConnection {
         metrics.recordRequest(route: route, status: exchange.status, http2: isHTTP2)
         metrics.recordRequestDuration(route: route, ms: now - exchange.startedMs)
         if let incomplete = exchange.incomplete { metrics.recordIncomplete(incomplete) }
-        if exchange.spanStartNs != 0 { recordSpans(reachedUpstream: reachedUpstream) }
+        if exchange.spans.isRecording { recordSpans(reachedUpstream: reachedUpstream) }
         guard let log = context.accessLog else { return }
         if !exchange.trace.isSet { startTrace() }
         // Moved out and back (no copy, so no retain): a read of the optional stored head copies it.
@@ -24,9 +24,9 @@ extension ClientConnection {
         let site = exchange.site
         let refusal = exchange.identity.refusal
         exchange.requestId.withUnsafeBytes { id in
-            peerText.withUnsafeBytes { peer in
+            peer.text.withUnsafeBytes { peer in
                 exchange.path.withUnsafeBytes { normalizedPath in
-                    (exchange.upstream?.pool.text ?? context.upstreams.group(exchange.upstreamIndex)?.text ?? []).withUnsafeBytes { upstreamText in
+                    (exchange.upstream?.pool.text ?? context.upstreams.group(exchange.leg.index)?.text ?? []).withUnsafeBytes { upstreamText in
                         var entry = AccessLog.Entry(
                             timestampMs: now, requestId: id, trace: exchange.trace, client: peer,
                             path: head == nil ? AccessLog.none : normalizedPath, status: exchange.status,
@@ -34,8 +34,8 @@ extension ClientConnection {
                             durationMs: now - exchange.startedMs,
                             upstream: reachedUpstream || exchange.upstreamFailure ? upstreamText : nil,
                             upstreamStatus: reachedUpstream ? exchange.status : nil,
-                            upstreamMs: exchange.upstreamStartedMs >= exchange.startedMs && reachedUpstream
-                                ? now - exchange.upstreamStartedMs : nil,
+                            upstreamMs: exchange.leg.startedMs >= exchange.startedMs && reachedUpstream
+                                ? now - exchange.leg.startedMs : nil,
                             incomplete: exchange.incomplete,
                             sessionRefusal: refusal == .accepted ? nil : refusal)
                         entry.http2 = isHTTP2
@@ -74,7 +74,7 @@ extension ClientConnection {
             if let host = head.host { entry.host = view[host] }
             if let query = head.query { entry.query = view[query] }
             if let agent = view.firstValue("user-agent") { entry.userAgent = view[agent] }
-            if peerTrusted, let address = Self.forwardedClient(in: view) { entry.client = address }
+            if peer.trusted, let address = Self.forwardedClient(in: view) { entry.client = address }
             guard site >= 0, let sites = context.settings.policy.sites else { return log.record(entry) }
             sites.names[site].withUnsafeBytes { name in
                 entry.site = name
