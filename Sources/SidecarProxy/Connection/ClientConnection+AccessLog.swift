@@ -74,32 +74,12 @@ extension ClientConnection {
             if let host = head.host { entry.host = view[host] }
             if let query = head.query { entry.query = view[query] }
             if let agent = view.firstValue("user-agent") { entry.userAgent = view[agent] }
-            if peer.trusted, let address = Self.forwardedClient(in: view) { entry.client = address }
+            if peer.trusted, let address = ClientPeer.forwardedClient(in: view) { entry.client = address }
             guard site >= 0, let sites = context.settings.policy.sites else { return log.record(entry) }
             sites.names[site].withUnsafeBytes { name in
                 entry.site = name
                 log.record(entry)
             }
         }
-    }
-
-    /// The client as the trusted proxy in front saw it: the last entry of the last
-    /// `X-Forwarded-For` field (a proxy may add its own field after the client's, as HAProxy's
-    /// `option forwardfor` does, and only what the proxy added is trusted). Borrowed from `view`.
-    static func forwardedClient(in view: HeadView) -> UnsafeRawBufferPointer? {
-        var forwarded: ByteRange?
-        for field in view.fields where !field.value.isEmpty && view.name(of: field, is: "x-forwarded-for") {
-            forwarded = field.value
-        }
-        return forwarded.flatMap { lastForwardedAddress(view[$0]) }
-    }
-
-    /// The address the trusted proxy in front saw (the last `X-Forwarded-For` entry).
-    static func lastForwardedAddress(_ value: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        let start = (value.lastIndex(of: UInt8(ascii: ",")).map { $0 + 1 }) ?? 0
-        var lower = start, upper = value.count
-        while lower < upper, value[lower] == UInt8(ascii: " ") || value[lower] == UInt8(ascii: "\t") { lower += 1 }
-        while upper > lower, value[upper - 1] == UInt8(ascii: " ") || value[upper - 1] == UInt8(ascii: "\t") { upper -= 1 }
-        return lower == upper ? nil : UnsafeRawBufferPointer(rebasing: value[lower..<upper])
     }
 }
