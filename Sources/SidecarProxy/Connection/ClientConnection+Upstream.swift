@@ -66,7 +66,8 @@ extension ClientConnection {
     var upstreamTimeoutMs: Int64 { context.upstreams.timeoutMs(exchange.leg.index) }
 
     func attach(_ connection: UpstreamConnection) {
-        exchange.leg.attach(connection, owner: self, allowance: upstreamAllowance, nowMs: context.nowMs)
+        exchange.leg.attach(connection, owner: self, allowance: upstreamAllowance)
+        exchange.leg.started(atMs: context.nowMs)
     }
 
     private func sendRequest(_ head: HTTPRequestHead, _ view: HeadView) {

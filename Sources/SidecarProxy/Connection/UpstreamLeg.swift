@@ -23,8 +23,9 @@ struct UpstreamLeg {
     enum Wait { case none, waiting, waitingFresh }
 
     /// The exchange holds `connection` from now on, counted against the HTTP/2 connection's
-    /// `allowance` if it has one (the pool gives it back on release or discard).
-    mutating func attach(_ connection: UpstreamConnection, owner: ClientConnection, allowance: UpstreamAllowance?, nowMs: Int64) {
+    /// `allowance` if it has one (the pool gives it back on release or discard); `started`
+    /// follows at once.
+    mutating func attach(_ connection: UpstreamConnection, owner: ClientConnection, allowance: UpstreamAllowance?) {
         connection.owner = owner
         if let allowance {
             allowance.held += 1
@@ -32,8 +33,12 @@ struct UpstreamLeg {
         }
         self.connection = connection
         metricsSlot = connection.pool.metricsSlot
-        startedMs = nowMs
     }
+
+    /// When the attached connection began to serve the exchange. Apart from `attach`, so the
+    /// clock is read after its stores: a value read before them is held across them, a
+    /// register saved and restored on every request.
+    mutating func started(atMs nowMs: Int64) { startedMs = nowMs }
 
     /// Lets go of the connection; the caller gives it back to its pool.
     mutating func detach() -> UpstreamConnection? {
