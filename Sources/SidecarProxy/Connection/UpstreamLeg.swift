@@ -24,7 +24,8 @@ struct UpstreamLeg {
 
     /// The exchange holds `connection` from now on, counted against the HTTP/2 connection's
     /// `allowance` if it has one (the pool gives it back on release or discard); `started`
-    /// follows at once.
+    /// follows at once. Inlined into the connection's `attach`, as it was written there.
+    @inline(__always)
     mutating func attach(_ connection: UpstreamConnection, owner: ClientConnection, allowance: UpstreamAllowance?) {
         connection.owner = owner
         if let allowance {
