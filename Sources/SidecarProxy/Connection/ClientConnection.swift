@@ -6,8 +6,10 @@ import SidecarHTTP
 /// connection and streams both bodies with backpressure; then keep-alive or close.
 ///
 /// What happens next is `machine`'s decision (`ConnectionStateMachine`); the request in
-/// progress is `exchange`. The connection itself keeps the socket, its one deadline timer
-/// and what outlives an exchange.
+/// progress is `exchange`. The connection itself keeps the socket and its one deadline timer,
+/// and composes the parts that keep the rest, each the only writer of its fields: `peer` and
+/// `proxyHeader` (who the client is), `localCall` (the sidecar's own endpoints), and in the
+/// exchange its `leg` to the upstream, `clientSend` and `spans`.
 final class ClientConnection: StreamDelegate, UpstreamOwner {
     typealias Phase = ConnectionStateMachine.Phase
 
@@ -16,7 +18,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     /// properties with it): 24 atomic operations per request in the access line alone.
     let context: ConnectionContext
     let stream: Stream
-    var peer: ClientPeer
+    private(set) var peer: ClientPeer
     private var proxyHeader = ProxyHeaderReader()
     var machine: ConnectionStateMachine
     var exchange = Exchange()
@@ -35,7 +37,8 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     /// The HTTP/2 connection whose stream this exchange serves (nil: an HTTP/1.1 client).
     /// Strong, as `worker`; the connection drops its carried exchanges when it closes.
     let http2: HTTP2Connection?
-    /// Queued for an upstream connection (`UpstreamBudget.waiters`), and whether for a fresh one.
+    /// Queued for an upstream connection (`UpstreamBudget.waiters`), and whether for a fresh
+    /// one (an HTTP/2 connection that sheds its streams takes its queued ones off).
     var upstreamWait: UpstreamLeg.Wait { exchange.leg.wait }
 
     var phase: Phase { machine.phase }
