@@ -10,11 +10,10 @@ final class ExchangeTests: XCTestCase {
     /// The fields `Exchange.reset()` resets. A field added to `Exchange` must be reset there
     /// and listed here (and set in `testResetReturnsEveryFieldToItsStart`).
     static let resetFields = [
-        "request", "facts", "path", "requestId", "trace", "spanStartNs", "upstreamSpanStartNs", "identity", "startedMs", "upstreamStartedMs", "lastProgressMs",
-        "requestRelay", "requestTrailers", "upstreamIndex", "ruleHeaders", "site", "upstream", "upstreamMetricsSlot", "replayBody", "response", "responseRelay",
+        "request", "facts", "path", "requestId", "trace", "spans", "identity", "startedMs", "lastProgressMs",
+        "requestRelay", "requestTrailers", "leg", "ruleHeaders", "site", "response", "responseRelay",
         "responseTrailers", "status", "bytesSent", "incomplete",
-        "upstreamFailure", "clientWriteMark", "clientWriteProgressMs", "localEndpoint", "localRelay", "localBody",
-        "actedForUser",
+        "upstreamFailure", "clientSend", "actedForUser",
     ]
 
     func testEveryFieldIsOneTheResetKnows() {
@@ -29,22 +28,25 @@ final class ExchangeTests: XCTestCase {
         exchange.path = Array("/a".utf8)
         exchange.requestId = Array("id-1".utf8)
         exchange.trace = .starting(traceIdHigh: 1, traceIdLow: 2, spanId: 3)
-        exchange.spanStartNs = 4
-        exchange.upstreamSpanStartNs = 5
+        exchange.spans.start()
+        exchange.spans.upstreamStarting()
         exchange.identity.stripCookie = true
         exchange.identity.otherCookies = Array("a=b".utf8)
         exchange.identity.setCookie = Array("s=1".utf8)
         exchange.identity.refusal = .expired
         exchange.startedMs = 1
-        exchange.upstreamStartedMs = 2
         exchange.lastProgressMs = 3
         exchange.requestRelay = BodyRelay(framing: .contentLength(3), chunkOutput: false)
         exchange.requestTrailers = BodyRelay.TrailerSection(.hopByHopOnly)
-        exchange.upstreamIndex = 2
+        exchange.leg.index = 2
+        exchange.leg.enterQueue(fresh: true, allowance: nil)
         exchange.ruleHeaders = 1
-        exchange.upstreamMetricsSlot = 3
         exchange.site = 1
-        exchange.replayBody = [1, 2, 3]
+        let body = try XCTUnwrap(ByteQueue.allocate())
+        defer { body.deallocate() }
+        XCTAssertTrue(body.append([1, 2, 3]))
+        exchange.leg.keepForReplay(3, from: body)
+        XCTAssertEqual(exchange.leg.replayBody, [1, 2, 3])
         exchange.response = UpstreamResponse(keepAlive: true)
         exchange.responseRelay = BodyRelay(framing: .chunked, chunkOutput: true)
         exchange.responseTrailers = BodyRelay.TrailerSection(.hopByHopOnly)
@@ -52,11 +54,7 @@ final class ExchangeTests: XCTestCase {
         exchange.bytesSent = 10
         exchange.incomplete = .clientClosed
         exchange.upstreamFailure = true
-        exchange.clientWriteMark = 4
-        exchange.clientWriteProgressMs = 5
-        exchange.localEndpoint = .logout
-        exchange.localRelay = BodyRelay(framing: .contentLength(3), chunkOutput: false)
-        exchange.localBody = ByteQueue.allocate()
+        exchange.clientSend.start(written: 4, nowMs: 5)
         exchange.actedForUser = "user"
         let pathCapacity = exchange.path.capacity
 

@@ -165,7 +165,7 @@ extension LogLineWriterTests {
 final class ForwardedAddressTests: XCTestCase {
     private func last(_ value: String) -> String? {
         Array(value.utf8).withUnsafeBytes { bytes in
-            ClientConnection.lastForwardedAddress(bytes).map { String(decoding: $0, as: UTF8.self) }
+            ClientPeer.lastForwardedAddress(bytes).map { String(decoding: $0, as: UTF8.self) }
         }
     }
 

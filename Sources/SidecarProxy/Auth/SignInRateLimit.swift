@@ -76,7 +76,7 @@ struct SignInRateLimit {
     static func clientAddress(_ head: HTTPRequestHead, peer: [UInt8], peerTrusted: Bool) -> SignInRateLimiter.Address? {
         if peerTrusted {
             let forwarded: SignInRateLimiter.Address? = head.withView { view in
-                ClientConnection.forwardedClient(in: view).flatMap(SignInRateLimiter.Address.init(text:))
+                ClientPeer.forwardedClient(in: view).flatMap(SignInRateLimiter.Address.init(text:))
             }
             if let forwarded { return forwarded }
         }

@@ -15,7 +15,7 @@ extension ClientConnection {
         metrics.recordRequest(route: route, status: exchange.status, http2: isHTTP2)
         metrics.recordRequestDuration(route: route, ms: now - exchange.startedMs)
         if let incomplete = exchange.incomplete { metrics.recordIncomplete(incomplete) }
-        if exchange.spanStartNs != 0 { recordSpans(reachedUpstream: reachedUpstream) }
+        if exchange.spans.isRecording { recordSpans(reachedUpstream: reachedUpstream) }
         guard let log = context.accessLog else { return }
         if !exchange.trace.isSet { startTrace() }
         // Moved out and back (no copy, so no retain): a read of the optional stored head copies it.
@@ -24,9 +24,9 @@ extension ClientConnection {
         let site = exchange.site
         let refusal = exchange.identity.refusal
         exchange.requestId.withUnsafeBytes { id in
-            peerText.withUnsafeBytes { peer in
+            peer.text.withUnsafeBytes { peer in
                 exchange.path.withUnsafeBytes { normalizedPath in
-                    (exchange.upstream?.pool.text ?? context.upstreams.group(exchange.upstreamIndex)?.text ?? []).withUnsafeBytes { upstreamText in
+                    (exchange.upstream?.pool.text ?? context.upstreams.group(exchange.leg.index)?.text ?? []).withUnsafeBytes { upstreamText in
                         var entry = AccessLog.Entry(
                             timestampMs: now, requestId: id, trace: exchange.trace, client: peer,
                             path: head == nil ? AccessLog.none : normalizedPath, status: exchange.status,
@@ -34,8 +34,8 @@ extension ClientConnection {
                             durationMs: now - exchange.startedMs,
                             upstream: reachedUpstream || exchange.upstreamFailure ? upstreamText : nil,
                             upstreamStatus: reachedUpstream ? exchange.status : nil,
-                            upstreamMs: exchange.upstreamStartedMs >= exchange.startedMs && reachedUpstream
-                                ? now - exchange.upstreamStartedMs : nil,
+                            upstreamMs: exchange.leg.startedMs >= exchange.startedMs && reachedUpstream
+                                ? now - exchange.leg.startedMs : nil,
                             incomplete: exchange.incomplete,
                             sessionRefusal: refusal == .accepted ? nil : refusal)
                         entry.http2 = isHTTP2
@@ -74,32 +74,12 @@ extension ClientConnection {
             if let host = head.host { entry.host = view[host] }
             if let query = head.query { entry.query = view[query] }
             if let agent = view.firstValue("user-agent") { entry.userAgent = view[agent] }
-            if peerTrusted, let address = Self.forwardedClient(in: view) { entry.client = address }
+            if peer.trusted, let address = ClientPeer.forwardedClient(in: view) { entry.client = address }
             guard site >= 0, let sites = context.settings.policy.sites else { return log.record(entry) }
             sites.names[site].withUnsafeBytes { name in
                 entry.site = name
                 log.record(entry)
             }
         }
-    }
-
-    /// The client as the trusted proxy in front saw it: the last entry of the last
-    /// `X-Forwarded-For` field (a proxy may add its own field after the client's, as HAProxy's
-    /// `option forwardfor` does, and only what the proxy added is trusted). Borrowed from `view`.
-    static func forwardedClient(in view: HeadView) -> UnsafeRawBufferPointer? {
-        var forwarded: ByteRange?
-        for field in view.fields where !field.value.isEmpty && view.name(of: field, is: "x-forwarded-for") {
-            forwarded = field.value
-        }
-        return forwarded.flatMap { lastForwardedAddress(view[$0]) }
-    }
-
-    /// The address the trusted proxy in front saw (the last `X-Forwarded-For` entry).
-    static func lastForwardedAddress(_ value: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        let start = (value.lastIndex(of: UInt8(ascii: ",")).map { $0 + 1 }) ?? 0
-        var lower = start, upper = value.count
-        while lower < upper, value[lower] == UInt8(ascii: " ") || value[lower] == UInt8(ascii: "\t") { lower += 1 }
-        while upper > lower, value[upper - 1] == UInt8(ascii: " ") || value[upper - 1] == UInt8(ascii: "\t") { upper -= 1 }
-        return lower == upper ? nil : UnsafeRawBufferPointer(rebasing: value[lower..<upper])
     }
 }

@@ -73,16 +73,16 @@ extension ClientConnection {
         case .answerLocalTimeout:
             respond(.plain(504))
         case .refuseTimedOutLocalBody:
-            exchange.clearLocal()
+            localCall.dropBody()
             refuse(408)
         case .connectTimedOut:
-            if upstreamWait != .none {
+            if exchange.leg.wait != .none {
                 upstreamWaitOver()
                 return
             }
             if let pool = exchange.upstream?.pool { metrics.recordUpstreamConnectFailure(server: pool.metricsSlot) }
             context.log.upstreamFailed("connect()", errno: ETIMEDOUT, upstream: exchange.upstream?.pool)
-            if (context.upstreams.group(exchange.upstreamIndex)?.servers.count ?? 1) > 1 {
+            if (context.upstreams.group(exchange.leg.index)?.servers.count ?? 1) > 1 {
                 upstreamFailed(ETIMEDOUT, connecting: true)  // a server that never answered: out, and another tried
                 return
             }

@@ -61,8 +61,7 @@ extension ClientConnection {
     /// the client's send bound (`limits.idle_timeout`, nginx's `send_timeout`) applies.
     func holdUpstreamForClient(_ upstream: UpstreamConnection) {
         upstream.stream.pauseReading()
-        exchange.clientWriteMark = stream.bytesWritten
-        exchange.clientWriteProgressMs = context.nowMs
+        exchange.clientSend.start(written: stream.bytesWritten, nowMs: context.nowMs)
         // The deadline now also guards the client: it fires within the send bound (when it
         // finds the upstream resumed meanwhile, it re-arms for the upstream's remaining time).
         if machine.deadline == .upstream {
@@ -73,14 +72,9 @@ extension ClientConnection {
     /// The upstream deadline fired while the upstream is held back for a slow client: a
     /// client that read anything since the last look gets a new bound; one that read
     /// nothing for the whole bound is cut off and the exchange logged as incomplete.
-    func waitForClientToRead() {
-        let now = context.nowMs
-        if stream.bytesWritten != exchange.clientWriteMark {
-            exchange.clientWriteMark = stream.bytesWritten
-            exchange.clientWriteProgressMs = now
-        }
+    private func waitForClientToRead() {
+        let waited = exchange.clientSend.stalledMs(written: stream.bytesWritten, nowMs: context.nowMs)
         let bound = context.settings.options.idleTimeoutMs
-        let waited = now - exchange.clientWriteProgressMs
         if waited < bound {
             perform(machine.upstreamWaiting(ms: bound - waited))
         } else {
@@ -96,7 +90,7 @@ extension ClientConnection {
 
     /// When to look at the request body's rate again: at the end of the grace period, then
     /// every second while the body is still arriving (`.max`: nothing to check).
-    var bodyRateRecheckMs: Int64 {
+    private var bodyRateRecheckMs: Int64 {
         guard exchange.requestRelay != nil, context.settings.options.minBodyRate > 0 else { return .max }
         let elapsed = context.nowMs - exchange.startedMs
         let grace = context.settings.options.minBodyGraceMs
@@ -106,7 +100,7 @@ extension ClientConnection {
     /// `limits.min_body_rate` (Kestrel's model): from the grace period on, a request body
     /// must have averaged the rate since its first byte. A body dripping in slower would
     /// hold this connection and one of the upstream's for as long as the client likes.
-    var requestBodyTooSlow: Bool {
+    private var requestBodyTooSlow: Bool {
         guard let relay = exchange.requestRelay, context.settings.options.minBodyRate > 0 else { return false }
         let elapsed = context.nowMs - exchange.startedMs
         guard elapsed >= context.settings.options.minBodyGraceMs else { return false }
@@ -115,7 +109,7 @@ extension ClientConnection {
 
     /// 408 to the client and the upstream connection closed (the upstream sees its request
     /// end); after a response has started only the close is left.
-    func refuseSlowBody() {
+    private func refuseSlowBody() {
         exchange.requestRelay = nil
         machine.mustClose()
         exchange.incomplete = .requestBodyTooSlow

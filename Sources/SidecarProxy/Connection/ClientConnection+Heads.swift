@@ -71,7 +71,7 @@ extension ClientConnection {
     }
 
     /// Begins an exchange on the blank one the previous exchange left.
-    func startExchange(_ head: HTTPRequestHead) {
+    private func startExchange(_ head: HTTPRequestHead) {
         machine.headParsed(keepAlive: head.connection.keepAlive, hasBody: head.framing != .none, draining: context.isDraining)
         exchange.request = head
         exchange.facts = RequestFacts(head)
@@ -83,7 +83,7 @@ extension ClientConnection {
     }
 
     /// Decides and answers locally or forwards.
-    func route(_ head: HTTPRequestHead, _ view: HeadView) {
+    private func route(_ head: HTTPRequestHead, _ view: HeadView) {
         chooseRequestId(view)
         chooseTrace(view)
         markSpanStart()
@@ -102,11 +102,11 @@ extension ClientConnection {
 
         // One inout access to `exchange` at a time (two overlap: a debug build's exclusivity
         // check traps), so the upstream's index goes through a local.
-        var upstreamIndex = exchange.upstreamIndex, site = exchange.site
+        var upstreamIndex = exchange.leg.index, site = exchange.site
         let decision = context.settings.policy.decide(
             head, view, path: exchange.path, trace: exchange.trace, identity: &exchange.identity,
             upstream: &upstreamIndex, site: &site)
-        exchange.upstreamIndex = upstreamIndex
+        exchange.leg.index = upstreamIndex
         exchange.site = site
         switch decision {
         case .respond(let answer):
@@ -130,9 +130,7 @@ extension ClientConnection {
             return
         }
         if case .contentLength(let n) = head.framing, n <= Self.replayLimit, stream.pendingInput >= Int(n) {
-            var copy = [UInt8](repeating: 0, count: Int(n))
-            _ = copy.withUnsafeMutableBytes { stream.input.copyPrefix(into: $0) }
-            exchange.replayBody = copy
+            exchange.leg.keepForReplay(Int(n), from: stream.input)
         }
         if !machine.requestBodyDone {
             let chunked = head.framing == .chunked
@@ -146,7 +144,7 @@ extension ClientConnection {
     /// A path refused before any decision, with why (an operator who sees 400s can tell an
     /// encoded slash from a bad escape), the request id and the path as sent, escaped; at most
     /// one line per interval, since any client can send such paths.
-    func logPathRefusal(_ error: PathNormalizationError, _ head: HTTPRequestHead, _ view: HeadView) {
+    private func logPathRefusal(_ error: PathNormalizationError, _ head: HTTPRequestHead, _ view: HeadView) {
         let reason: String
         switch error {
         case .invalidEscape: reason = "path_invalid_escape"
@@ -169,7 +167,7 @@ extension ClientConnection {
 
     /// A request a rule refused, with the rule (its index in `rules`), why, and the ids that
     /// join the line to the access line.
-    func logRuleRefusal(rule: Int, reason: String) {
+    private func logRuleRefusal(rule: Int, reason: String) {
         var metadata: Logger.Metadata = [
             "rule": .stringConvertible(rule), "reason": .string(reason),
             "path": .string(String(decoding: exchange.path, as: UTF8.self)),
@@ -185,7 +183,7 @@ extension ClientConnection {
 
     /// The client's X-Request-Id if acceptable, else a new one (into the new exchange's
     /// empty id).
-    func chooseRequestId(_ view: HeadView) {
+    private func chooseRequestId(_ view: HeadView) {
         if let given = view.firstValue("x-request-id") {
             let bytes = view[given]
             if RequestIDGenerator.isAcceptable(bytes) {
@@ -198,8 +196,8 @@ extension ClientConnection {
 
     /// Continues the client's `traceparent` when it is valid and its sender trusted
     /// (`tracing.trust_incoming`, or a peer in `trusted_proxies`); otherwise starts a trace.
-    func chooseTrace(_ view: HeadView) {
-        if context.settings.trustIncomingTrace || peerTrusted {
+    private func chooseTrace(_ view: HeadView) {
+        if context.settings.trustIncomingTrace || peer.trusted {
             let incoming = view.incomingTrace()
             if let parent = incoming.parent {
                 exchange.trace = .continuing(

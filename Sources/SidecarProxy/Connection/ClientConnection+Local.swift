@@ -16,7 +16,7 @@ extension ClientConnection {
             return
         }
         if let refusal = auth.signInRateRefusal(
-            endpoint, head, peer: peerText, peerTrusted: peerTrusted,
+            endpoint, head, peer: peer.text, peerTrusted: peer.trusted,
             apiClient: context.settings.policy.isAPIClient(head, path: exchange.path)) {
             machine.answerWithoutReadingBody()
             respond(refusal)
@@ -32,33 +32,22 @@ extension ClientConnection {
             refuse(413)
             return
         }
-        guard let buffer = ByteQueue.allocate() else {
+        guard localCall.startBuffering(endpoint, framing: head.framing, limit: limit) else {
             refuse(503)
             return
         }
-        exchange.localEndpoint = endpoint
-        exchange.localBody = buffer
-        exchange.localRelay = BodyRelay(framing: head.framing, chunkOutput: false, limit: limit)
         perform(machine.localBodyStarted())
         readLocalBody()
     }
 
     func readLocalBody() {
-        guard var relay = exchange.localRelay, let buffer = exchange.localBody, let endpoint = exchange.localEndpoint else {
-            return
-        }
-        let progress = relay.relay(from: stream.input, to: buffer)
-        exchange.localRelay = relay
-        switch progress {
+        switch localCall.buffer(from: stream.input) {
         case .needMore:
             updateClientReading()
-        case .invalid, .tooLarge:
-            exchange.clearLocal()
-            refuse(progress == .invalid ? 400 : 413)
-        case .done:
+        case .refused(let status):
+            refuse(status)
+        case .complete(let endpoint, let body):
             machine.requestBodyComplete()
-            let body = buffer.removeAll()
-            exchange.clearLocal()
             runLocal(endpoint, body: body)
         }
     }
@@ -66,7 +55,7 @@ extension ClientConnection {
     /// Runs the endpoint; its answer may come now or later on this loop (the callback waits
     /// for Apple). Meanwhile the `.local` deadline runs and a client that goes away closes
     /// the connection; a late answer is then dropped.
-    func runLocal(_ endpoint: AuthEndpoint, body: [UInt8]) {
+    private func runLocal(_ endpoint: AuthEndpoint, body: [UInt8]) {
         guard let auth = context.auth, let request = exchange.request else { return }
         var call = EndpointRequest(
             head: request, body: body, isAPIClient: context.settings.policy.isAPIClient(request, path: exchange.path),
@@ -80,14 +69,13 @@ extension ClientConnection {
             call.forwardAuth = request.withView { view in
                 ForwardAuthRoute(
                     context.settings.policy.route(forHost: (request.authority ?? request.host).map { view[$0] }),
-                    request, view, peerTrusted: peerTrusted,
+                    request, view, peerTrusted: peer.trusted,
                     separators: context.settings.options.encodedSlashes)
             }
         }
-        localGeneration &+= 1
-        let generation = localGeneration
+        let ticket = localCall.ticket
         let answer = auth.handle(endpoint, call) { [weak self] answer in
-            guard let self, self.localGeneration == generation else { return }
+            guard let self, self.localCall.isCurrent(ticket) else { return }
             switch self.machine.localAnswered() {
             case .respond: self.respond(answer)
             case .drop: break  // late: the exchange already ended (504, the client gone)
@@ -145,6 +133,7 @@ extension ClientConnection {
     /// The exchange is logged: the next one starts blank, on this connection or none.
     func finishExchange() {
         dropUpstream()
+        localCall.exchangeEnded()
         if let head = exchange.reset() { context.scratch.recycle(HeadArrays(of: head)) }
         perform(machine.exchangeFinished(draining: context.isDraining, drainGraceOver: context.drainIdleGraceOver))
     }

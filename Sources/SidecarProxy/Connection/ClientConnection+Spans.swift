@@ -1,8 +1,7 @@
 import SidecarHTTP
 
-/// The exchange's spans: its own (a server span whose id is the one forwarded upstream) and
-/// its upstream exchange's (a client span, a child of it). Only a sampled exchange with
-/// exporting on pays for them: two clock reads and one queue push.
+/// The exchange's spans (`ExchangeSpans`): begun once its trace is decided, pushed to the
+/// exporter's queue as it ends.
 extension ClientConnection {
     /// Starts the request's span once its trace is decided. A continued trace's sampled flag
     /// is the client's to set: honoured within `tracing.max_incoming_sampled_per_second`,
@@ -11,27 +10,18 @@ extension ClientConnection {
         if exchange.trace.continued, exchange.trace.isSampled, !context.incomingSampled.admit(nowMs: context.nowMs) {
             exchange.trace.flags &= ~TraceContext.sampled
         }
-        if exchange.trace.isSampled, context.settings.exportsSpans { exchange.spanStartNs = SpanClock.nowNs() }
+        if exchange.trace.isSampled, context.settings.exportsSpans { exchange.spans.start() }
     }
 
     func recordSpans(reachedUpstream: Bool) {
-        let trace = exchange.trace
-        let endNs = SpanClock.nowNs()
-        let method = exchange.facts.present ? exchange.facts.method : .other
-        var request = SpanRecord(.request, trace: trace, spanId: trace.spanId, parentId: trace.parentSpanId,
-                                 startNs: exchange.spanStartNs, endNs: endNs)
-        request.method = method
-        request.status = UInt16(clamping: exchange.status)
-        request.failed = exchange.incomplete != nil
-        guard exchange.upstreamSpanStartNs != 0 else {
-            context.spans.push(request)
-            return
+        let spans = exchange.spans.ended(
+            trace: exchange.trace, method: exchange.facts.present ? exchange.facts.method : .other,
+            status: exchange.status, failed: exchange.incomplete != nil, reachedUpstream: reachedUpstream
+        ) { context.traceIDs.pointee.spanId() }
+        if let upstream = spans.upstream {
+            context.spans.push(spans.request, upstream)
+        } else {
+            context.spans.push(spans.request)
         }
-        var upstream = SpanRecord(.upstream, trace: trace, spanId: context.traceIDs.pointee.spanId(),
-                                  parentId: trace.spanId, startNs: exchange.upstreamSpanStartNs, endNs: endNs)
-        upstream.method = method
-        if reachedUpstream { upstream.status = UInt16(clamping: exchange.status) }
-        upstream.failed = !reachedUpstream
-        context.spans.push(request, upstream)
     }
 }

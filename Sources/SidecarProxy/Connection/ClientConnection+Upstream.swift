@@ -11,8 +11,8 @@ extension ClientConnection {
     func connectUpstream(
         _ head: HTTPRequestHead, _ view: HeadView, fresh: Bool, arriving: Bool = false, avoiding: UpstreamPool? = nil
     ) {
-        if exchange.spanStartNs != 0, exchange.upstreamSpanStartNs == 0 { exchange.upstreamSpanStartNs = SpanClock.nowNs() }
-        guard let group = context.upstreams.group(exchange.upstreamIndex) else {
+        exchange.spans.upstreamStarting()
+        guard let group = context.upstreams.group(exchange.leg.index) else {
             failUpstream(502, upstreamFault: true)
             return
         }
@@ -41,7 +41,7 @@ extension ClientConnection {
         }
         switch pool.connect() {
         case .ready(let connection):
-            context.readiness.upstreamSucceeded(exchange.upstreamIndex, atMs: context.nowMs)
+            context.readiness.upstreamSucceeded(exchange.leg.index, atMs: context.nowMs)
             attach(connection)
             sendRequest(head, view)
         case .connecting(let connection):
@@ -53,7 +53,7 @@ extension ClientConnection {
             context.log.upstreamFailed("connect()", errno: code, upstream: pool)
             pool.serverFailed(nowMs: context.nowMs)
             if group.servers.count > 1, machine.upstreamFailed(
-                reused: true, idempotent: isRetryable, reset: true, bodyKept: exchange.replayBody != nil) == .retry
+                reused: true, idempotent: isRetryable, reset: true, bodyKept: exchange.leg.replayBody != nil) == .retry
             {
                 connectUpstream(head, view, fresh: true, avoiding: pool)  // nothing was sent: another server
                 return
@@ -63,34 +63,28 @@ extension ClientConnection {
     }
 
     /// `upstream_timeout` of the exchange's upstream.
-    var upstreamTimeoutMs: Int64 { context.upstreams.timeoutMs(exchange.upstreamIndex) }
+    var upstreamTimeoutMs: Int64 { context.upstreams.timeoutMs(exchange.leg.index) }
 
     func attach(_ connection: UpstreamConnection) {
-        connection.owner = self
-        if let upstreamAllowance {
-            upstreamAllowance.held += 1
-            connection.allowance = upstreamAllowance
-        }
-        exchange.upstream = connection
-        exchange.upstreamMetricsSlot = connection.pool.metricsSlot
-        exchange.upstreamStartedMs = context.nowMs
+        exchange.leg.attach(connection, owner: self, allowance: upstreamAllowance)
+        exchange.leg.started(atMs: context.nowMs)
     }
 
-    func sendRequest(_ head: HTTPRequestHead, _ view: HeadView) {
+    private func sendRequest(_ head: HTTPRequestHead, _ view: HeadView) {
         armUpstreamDeadline()
         writeRequest(head, view)
     }
 
-    func writeRequest(_ head: HTTPRequestHead, _ view: HeadView) {
+    private func writeRequest(_ head: HTTPRequestHead, _ view: HeadView) {
         guard let upstream = exchange.upstream else { return }
         guard context.settings.rewriter.write(
-            head, view, upstream: exchange.upstreamIndex, ruleHeaders: exchange.ruleHeaders, normalizedPath: exchange.path, peerText: peerText, peerTrusted: peerTrusted,
+            head, view, upstream: exchange.leg.index, ruleHeaders: exchange.ruleHeaders, normalizedPath: exchange.path, peerText: peer.text, peerTrusted: peer.trusted,
             requestId: exchange.requestId, trace: exchange.trace, identity: exchange.identity, to: upstream.stream.output)
         else {
             failUpstream(503)
             return
         }
-        if machine.retried, machine.requestBodyDone, let replayBody = exchange.replayBody {
+        if machine.retried, machine.requestBodyDone, let replayBody = exchange.leg.replayBody {
             _ = upstream.stream.output.append(replayBody)
         }
         relayRequestBody()
@@ -135,7 +129,7 @@ extension ClientConnection {
     }
 
     func upstream(_ upstream: UpstreamConnection, didConnect error: Int32) {
-        if error != 0, context.reportUpstreamTLSFailure(upstream, upstream: exchange.upstreamIndex) {
+        if error != 0, context.reportUpstreamTLSFailure(upstream, upstream: exchange.leg.index) {
             upstream.pool.serverFailed(nowMs: context.nowMs)
             failUpstream(502, upstreamFault: true)
             return
@@ -146,7 +140,7 @@ extension ClientConnection {
             upstreamFailed(error, connecting: true)
             return
         }
-        context.readiness.upstreamSucceeded(exchange.upstreamIndex, atMs: context.nowMs)
+        context.readiness.upstreamSucceeded(exchange.leg.index, atMs: context.nowMs)
         armUpstreamDeadline()
         relayRequestBody()  // flushes what queued up while connecting, resumes the client
     }
@@ -177,7 +171,7 @@ extension ClientConnection {
         }
     }
 
-    func readResponse() {
+    private func readResponse() {
         // Scalars only: binding the stored head would retain its arrays.
         guard let upstream = exchange.upstream, exchange.facts.present else { return }
         let method = exchange.facts.method, clientVersion = exchange.facts.version, clientUpgrade = exchange.facts.upgrade
@@ -230,9 +224,9 @@ extension ClientConnection {
         relayResponseBody()
     }
 
-    func startResponse(_ head: HTTPResponseHead, clientVersion: HTTPVersion) {
+    private func startResponse(_ head: HTTPResponseHead, clientVersion: HTTPVersion) {
         exchange.response = UpstreamResponse(keepAlive: head.connection.keepAlive)
-        metrics.recordUpstreamLatency(server: exchange.upstreamMetricsSlot, ms: context.nowMs - exchange.upstreamStartedMs)
+        metrics.recordUpstreamLatency(server: exchange.leg.metricsSlot, ms: context.nowMs - exchange.leg.startedMs)
         exchange.status = head.status
         if isHTTP2 {
             // HTTP/2 frames the body itself: the relay takes the upstream's framing off.
@@ -298,7 +292,7 @@ extension ClientConnection {
     }
 
     /// The upstream closed or failed.
-    func upstreamEnded(_ error: Int32) {
+    private func upstreamEnded(_ error: Int32) {
         switch phase {
         case .tunnel:
             dropUpstream()
@@ -339,7 +333,7 @@ extension ClientConnection {
             return
         }
         let failed = exchange.upstream?.pool
-        if let upstream = exchange.upstream, context.reportUpstreamTLSFailure(upstream, upstream: exchange.upstreamIndex) {
+        if let upstream = exchange.upstream, context.reportUpstreamTLSFailure(upstream, upstream: exchange.leg.index) {
             failed?.serverFailed(nowMs: context.nowMs)
             failUpstream(502, upstreamFault: true)
             return
@@ -348,11 +342,11 @@ extension ClientConnection {
         // A fresh connection that failed is the server's doing; a reused one, the keep-alive race.
         if !reused { failed?.serverFailed(nowMs: context.nowMs) }
         // With several servers, another can take a request nothing was sent for, or that is safe to repeat.
-        let elsewhere = (connecting || isRetryable) && (context.upstreams.group(exchange.upstreamIndex)?.servers.count ?? 1) > 1
+        let elsewhere = (connecting || isRetryable) && (context.upstreams.group(exchange.leg.index)?.servers.count ?? 1) > 1
         // A reset means the upstream never read the request: safe to replay a body we kept.
         switch machine.upstreamFailed(
             reused: reused || elsewhere, idempotent: isRetryable, reset: error == ECONNRESET || connecting,
-            bodyKept: exchange.replayBody != nil)
+            bodyKept: exchange.leg.replayBody != nil)
         {
         case .retry:
             dropUpstream()
@@ -371,7 +365,7 @@ extension ClientConnection {
         failUpstream(error == ETIMEDOUT ? 504 : 502, upstreamFault: true)
     }
 
-    var isRetryable: Bool {
+    private var isRetryable: Bool {
         guard exchange.facts.present, exchange.facts.framing == BodyFraming.none else { return false }
         switch exchange.facts.method {
         case .get, .head, .options, .put, .delete: return true
@@ -389,12 +383,11 @@ extension ClientConnection {
         respond(context.settings.policy.localError(code, request, path: exchange.path))
     }
 
-    func finishResponse() {
+    private func finishResponse() {
         if isHTTP2 { http2?.responseBodyComplete(for: self, trailers: exchange.responseTrailers?.bytes ?? []) }
         exchange.responseRelay = nil
         logExchange()
-        if let upstream = exchange.upstream {
-            exchange.upstream = nil
+        if let upstream = exchange.leg.detach() {
             let reusable = exchange.response?.keepAlive == true && machine.requestBodyDone
                 && upstream.stream.pendingInput == 0
             if reusable {
@@ -409,9 +402,8 @@ extension ClientConnection {
     }
 
     func dropUpstream() {
-        if upstreamWait != .none { leaveUpstreamQueue() }
-        guard let upstream = exchange.upstream else { return }
-        exchange.upstream = nil
+        if exchange.leg.wait != .none { leaveUpstreamQueue() }
+        guard let upstream = exchange.leg.detach() else { return }
         upstream.pool.discard(upstream)
     }
 }

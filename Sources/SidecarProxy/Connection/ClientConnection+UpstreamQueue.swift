@@ -14,7 +14,7 @@ extension ClientConnection {
         return admissionCounted(pool, fresh: fresh)
     }
 
-    func admissionCounted(_ pool: UpstreamPool, fresh: Bool) -> UpstreamAdmission {
+    private func admissionCounted(_ pool: UpstreamPool, fresh: Bool) -> UpstreamAdmission {
         let budget = pool.budget
         var counts = UpstreamAdmission.Counts(
             idleInPool: pool.idleCount, openInPool: pool.open, poolLimit: pool.limit,
@@ -30,8 +30,7 @@ extension ClientConnection {
     /// Queues the exchange under the connect deadline; its request body is not read meanwhile
     /// (HTTP/2: the stream's window stays closed).
     func waitForUpstream(_ pool: UpstreamPool, fresh: Bool) {
-        upstreamWait = fresh ? .waitingFresh : .waiting
-        upstreamAllowance?.waiting += 1
+        exchange.leg.enterQueue(fresh: fresh, allowance: upstreamAllowance)
         pool.budget.waiters.append(self)
         stream.pauseReading()
         perform(machine.upstreamConnecting(timeoutMs: pool.connectTimeoutMs))
@@ -39,33 +38,31 @@ extension ClientConnection {
 
     /// Whether a connection would be had now (the worker's pass over its waiters).
     var mayLeaveUpstreamQueue: Bool {
-        guard upstreamWait != .none, phase == .exchanging, let group = context.upstreams.group(exchange.upstreamIndex) else {
+        guard exchange.leg.wait != .none, phase == .exchanging, let group = context.upstreams.group(exchange.leg.index) else {
             return true
         }
-        let fresh = upstreamWait == .waitingFresh
+        let fresh = exchange.leg.wait == .waitingFresh
         return group.servers.contains { upstreamAdmission($0, fresh: fresh) != .wait }
     }
 
     /// Taken off the queue: connects as it would have at first.
     func leftUpstreamQueue() {
-        let fresh = upstreamWait == .waitingFresh
-        guard upstreamWait != .none else { return }
-        upstreamWait = .none
-        upstreamAllowance?.waiting -= 1
+        let fresh = exchange.leg.wait == .waitingFresh
+        guard exchange.leg.wait != .none else { return }
+        exchange.leg.leaveQueue(allowance: upstreamAllowance)
         guard phase == .exchanging, let request = exchange.request else { return }
         request.withView { connectUpstream(request, $0, fresh: fresh) }
     }
 
     func leaveUpstreamQueue() {
-        if upstreamWait != .none { upstreamAllowance?.waiting -= 1 }
-        upstreamWait = .none
+        exchange.leg.leaveQueue(allowance: upstreamAllowance)
         context.upstreams.budget.waiters.remove(self)
     }
 
     /// The connect deadline passed in the queue: 503 with `Retry-After`, not the upstream's
     /// fault (it was never asked) and not a 504 (nothing timed out talking to it).
     func upstreamWaitOver() {
-        let group = context.upstreams.group(exchange.upstreamIndex)
+        let group = context.upstreams.group(exchange.leg.index)
         leaveUpstreamQueue()
         context.log.upstreamBusy(group, budget: context.upstreams.budget)
         exchange.upstreamFailure = false

@@ -6,8 +6,10 @@ import SidecarHTTP
 /// connection and streams both bodies with backpressure; then keep-alive or close.
 ///
 /// What happens next is `machine`'s decision (`ConnectionStateMachine`); the request in
-/// progress is `exchange`. The connection itself keeps the socket, its one deadline timer
-/// and what outlives an exchange.
+/// progress is `exchange`. The connection itself keeps the socket and its one deadline timer,
+/// and composes the parts that keep the rest, each the only writer of its fields: `peer` and
+/// `proxyHeader` (who the client is), `localCall` (the sidecar's own endpoints), and in the
+/// exchange its `leg` to the upstream, `clientSend` and `spans`.
 final class ClientConnection: StreamDelegate, UpstreamOwner {
     typealias Phase = ConnectionStateMachine.Phase
 
@@ -16,12 +18,8 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     /// properties with it): 24 atomic operations per request in the access line alone.
     let context: ConnectionContext
     let stream: Stream
-    /// The client's address and whether it is a trusted proxy: the accepted peer's, or with
-    /// `proxy_protocol` the source its header names (set before any request is read).
-    var peerText: [UInt8]
-    var peerTrusted: Bool
-    /// The PROXY protocol header's bytes taken from the socket so far (while it is incomplete).
-    var proxyHeaderBytes: [UInt8] = []
+    private(set) var peer: ClientPeer
+    private var proxyHeader = ProxyHeaderReader()
     var machine: ConnectionStateMachine
     var exchange = Exchange()
     /// `let`, as `loop` and `metrics`: calls through a `let` of the connection borrow it,
@@ -31,18 +29,17 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     var deadline: ConnectionDeadline
     /// `readHeads` is on the stack: an exchange it started that ends at once returns to it.
     var readingHeads = false
-    /// Bumped per local exchange: a late answer for an earlier one is dropped.
-    var localGeneration: UInt64 = 0
+    /// A request to the sidecar's own endpoints: its body, and whether a late answer is current.
+    var localCall = LocalEndpointCall()
     /// The HTTP/2 connection's cap on upstream connections its streams hold at once (nil:
     /// an HTTP/1.1 connection, which holds one at most).
     let upstreamAllowance: UpstreamAllowance?
     /// The HTTP/2 connection whose stream this exchange serves (nil: an HTTP/1.1 client).
     /// Strong, as `worker`; the connection drops its carried exchanges when it closes.
     let http2: HTTP2Connection?
-    /// Queued for an upstream connection (`UpstreamBudget.waiters`), and whether for a fresh one.
-    var upstreamWait = UpstreamWait.none
-
-    enum UpstreamWait { case none, waiting, waitingFresh }
+    /// Queued for an upstream connection (`UpstreamBudget.waiters`), and whether for a fresh
+    /// one (an HTTP/2 connection that sheds its streams takes its queued ones off).
+    var upstreamWait: UpstreamLeg.Wait { exchange.leg.wait }
 
     var phase: Phase { machine.phase }
 
@@ -66,8 +63,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         machine = ConnectionStateMachine(
             timeouts: Self.timeouts(options), handshake: tls != nil, proxyHeader: options.proxyProtocol)
         stream = Stream(loop: context.loop, fd: fd, tls: tls, preamble: options.proxyProtocol)
-        peerText = Array(peer.ipText.utf8)
-        peerTrusted = context.settings.rewriter.isTrusted(peer)
+        self.peer = ClientPeer(text: Array(peer.ipText.utf8), trusted: context.settings.rewriter.isTrusted(peer))
         if peer.family != .unix { Socket.setNoDelay(fd) }
         stream.delegate = self
         deadline.onFire { [unowned self] in self.deadlineFired() }
@@ -89,8 +85,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
         http2 = connection
         machine = ConnectionStateMachine(timeouts: Self.timeouts(context.settings.options), handshake: false, proxyHeader: false)
         stream = Stream(loop: context.loop, carrier: connection)
-        self.peerText = peerText
-        self.peerTrusted = peerTrusted
+        peer = ClientPeer(text: peerText, trusted: peerTrusted)
         stream.delegate = self
         deadline.onFire { [unowned self] in self.deadlineFired() }
         perform(machine.initialDeadline)
@@ -117,7 +112,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
             exchange.lastProgressMs = context.nowMs
             if exchange.requestRelay != nil {
                 relayRequestBody()
-            } else if exchange.localRelay != nil {
+            } else if localCall.isBuffering {
                 readLocalBody()
             } else {
                 updateClientReading()
@@ -150,6 +145,28 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
 
     func stream(_ stream: Stream, didConnect error: Int32) {}
 
+    /// `proxy_protocol`: the header comes before anything else is read (`ProxyHeaderReader`).
+    func streamPreambleReadable(_ stream: Stream) {
+        switch proxyHeader.read(from: stream) {
+        case .waiting:
+            break
+        case .ended:
+            refuseProxyHeader(.closed, "the peer closed the connection")
+        case .invalid(let reason):
+            refuseProxyHeader(.invalid, reason)
+        case .header(let header):
+            let rewriter = context.settings.rewriter
+            peer.adopt(header.source) { rewriter.isTrusted(address: $0) }
+            stream.endPreamble()
+            perform(machine.proxyHeaderRead())
+        }
+    }
+
+    func refuseProxyHeader(_ reason: ProxyHeaderRefusal, _ detail: String) {
+        context.log.refusedProxyHeader(reason, peer: String(decoding: peer.text, as: UTF8.self), detail: detail)
+        close()
+    }
+
     func streamDidHandshake(_ stream: Stream) {
         if context.settings.options.http2, stream.negotiatedHTTP2 {
             becomeHTTP2()
@@ -163,7 +180,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     func becomeHTTP2() {
         perform(machine.closed())
         let successor = HTTP2Connection(
-            context: context, stream: stream, peerText: peerText, peerTrusted: peerTrusted, openedMs: openedMs)
+            context: context, stream: stream, peerText: peer.text, peerTrusted: peer.trusted, openedMs: openedMs)
         context.registry.handOver(from: self, to: successor)
         successor.start()
     }
@@ -226,7 +243,7 @@ final class ClientConnection: StreamDelegate, UpstreamOwner {
     func close() {
         guard phase != .closed else { return }
         perform(machine.closed())
-        exchange.clearLocal()
+        localCall.exchangeEnded()
         dropUpstream()
         stream.close()
         if !isHTTP2 { context.registry.connectionClosed(self) }

@@ -15,33 +15,22 @@ struct Exchange {
     /// The request's trace: continued from the client or started here, decided with the
     /// request id.
     var trace = TraceContext()
-    /// When the request's span and its upstream span began (wall clock, ns): set only for a
-    /// sampled exchange whose spans are exported, 0 otherwise.
-    var spanStartNs: UInt64 = 0
-    var upstreamSpanStartNs: UInt64 = 0
+    /// The request's span and its upstream span (a sampled exchange whose spans are exported).
+    var spans = ExchangeSpans()
     /// The session of the request and the credentials to strip.
     var identity = RequestIdentity()
     var startedMs: Int64 = 0
-    var upstreamStartedMs: Int64 = 0
     var lastProgressMs: Int64 = 0
 
     var requestRelay: BodyRelay?
     /// A chunked request body's trailer section, passed on upstream (`BodyRelay`).
     var requestTrailers: BodyRelay.TrailerSection?
-    /// Which upstream the request goes to (`Worker.upstreams`): 0, the top-level one, unless
-    /// a rule chose another.
-    var upstreamIndex = 0
+    /// Which upstream, the connection leased from its pool, the queue, the replay copy.
+    var leg = UpstreamLeg()
     /// The `set_headers` of the rule that decided the request (`RuleHeaders`; 0: none).
     var ruleHeaders: RuleHeaders.Group = 0
     /// With `sites`: the site the request's host named (as `Config.sites` lists them); -1: none.
     var site = -1
-    var upstream: UpstreamConnection?
-    /// The metrics slot of the server `upstream` belongs to (`ServerLabels`), copied when it
-    /// is attached: the response head records under it without loading the pool again.
-    var upstreamMetricsSlot = 0
-    /// A copy of a small request body that arrived whole, so the request can be replayed
-    /// when a reused upstream connection resets before reading it.
-    var replayBody: [UInt8]?
     /// Set once the upstream's (final or 101) response head arrived: whether the upstream
     /// connection may carry another exchange. Scalars only: keeping the head would keep
     /// (and copy, retain and release) its arrays for the whole exchange.
@@ -55,17 +44,14 @@ struct Exchange {
     var incomplete: IncompleteReason?
     /// The sidecar answered 502/504 because the upstream failed (counted under the upstream).
     var upstreamFailure = false
-    /// The client's `bytesWritten` and the time it last moved, while the upstream is held
-    /// back for it.
-    var clientWriteMark: UInt64 = 0
-    var clientWriteProgressMs: Int64 = 0
+    /// How long the client has read nothing while the upstream is held back for it.
+    var clientSend = ClientSendWatch()
 
-    /// A local endpoint whose body is being buffered.
-    var localEndpoint: AuthEndpoint?
-    var localRelay: BodyRelay?
-    var localBody: ByteQueue?
     /// `LocalResponse.userID` of the answer, for its access line.
     var actedForUser: String?
+
+    /// The upstream connection the exchange holds (`leg`'s).
+    var upstream: UpstreamConnection? { leg.connection }
 
     /// Makes this the next exchange: every field back to its start, keeping the capacity of
     /// the path, the request id and the cookie scratch (a fresh array per request would be an
@@ -82,20 +68,15 @@ struct Exchange {
         if !path.isEmpty { path.removeAll(keepingCapacity: true) }
         if !requestId.isEmpty { requestId.removeAll(keepingCapacity: true) }
         trace = TraceContext()
-        spanStartNs = 0
-        upstreamSpanStartNs = 0
+        spans = ExchangeSpans()
         identity.reset()
         startedMs = 0
-        upstreamStartedMs = 0
         lastProgressMs = 0
         if requestRelay != nil { requestRelay = nil }
         if requestTrailers != nil { requestTrailers = nil }
-        upstreamIndex = 0
+        leg.reset()
         ruleHeaders = 0
         site = -1
-        if upstream != nil { upstream = nil }
-        upstreamMetricsSlot = 0
-        if replayBody != nil { replayBody = nil }
         response = nil
         if responseRelay != nil { responseRelay = nil }
         if responseTrailers != nil { responseTrailers = nil }
@@ -103,21 +84,9 @@ struct Exchange {
         bytesSent = 0
         incomplete = nil
         upstreamFailure = false
-        clientWriteMark = 0
-        clientWriteProgressMs = 0
-        if localEndpoint != nil || localRelay != nil || localBody != nil { clearLocal() }
+        clientSend = ClientSendWatch()
         if actedForUser != nil { actedForUser = nil }
         return head
-    }
-
-    /// Frees the buffered body of a local endpoint, if any.
-    mutating func clearLocal() {
-        localEndpoint = nil
-        localRelay = nil
-        if let localBody {
-            localBody.deallocate()
-            self.localBody = nil
-        }
     }
 }
 
