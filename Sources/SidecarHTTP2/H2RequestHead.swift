@@ -47,6 +47,8 @@ public struct H2RequestHead {
     /// field, or at the end of a list without any.
     private var builder: RequestHeadBuilder?
     private var arrays = HeadArrays()
+    /// Where the builder lays out each head's bytes (one per session: heads never interleave).
+    private let scratch = HeadScratch()
     /// Decoded bytes so far, counted as SETTINGS_MAX_HEADER_LIST_SIZE counts them (name,
     /// value and 32 octets a field, RFC 9113 §6.5.2).
     public private(set) var listBytes = 0
@@ -130,14 +132,16 @@ public struct H2RequestHead {
 
     /// The head's start from the pseudo-header fields, and `:authority` as its `host` field.
     private mutating func begin() {
-        let (method, path, maxFields) = (self.method, self.path, self.maxFields)
+        // The parts are read in place (a copy of each array would be retained and released).
         var spare = HeadArrays()
         swap(&spare, &arrays)
+        let (maxFields, scratch) = (self.maxFields, self.scratch)
         var begun = method.withUnsafeBytes { method in
-            path.withUnsafeBytes { path in RequestHeadBuilder(method: method, target: path, maxFields: maxFields, reusing: &spare) }
+            path.withUnsafeBytes { path in
+                RequestHeadBuilder(method: method, target: path, maxFields: maxFields, scratch: scratch, reusing: &spare)
+            }
         }
         if !authority.isEmpty {
-            let authority = self.authority
             authority.withUnsafeBytes { value in
                 Self.hostName.withUTF8Buffer { begun.addChecked(name: UnsafeRawBufferPointer($0), value: value) }
             }
@@ -191,10 +195,9 @@ public struct H2RequestHead {
         // Origin form only: `*` (OPTIONS) has no path for the rules to judge.
         guard path.first == UInt8(ascii: "/") else { throw .malformed }
         if builder == nil { begin() }
-        guard !authority.isEmpty || sawHost, var builder else { throw .malformed }
-        self.builder = nil
+        // Moved out, not copied: a copy's arrays would not be unique, and would be copied again.
+        guard !authority.isEmpty || sawHost, var builder = self.builder.take() else { throw .malformed }
         if !cookie.isEmpty {
-            let cookie = self.cookie
             cookie.withUnsafeBytes { value in
                 Self.cookieName.withUTF8Buffer { builder.addChecked(name: UnsafeRawBufferPointer($0), value: value) }
             }
