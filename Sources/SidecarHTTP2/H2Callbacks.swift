@@ -23,6 +23,7 @@ enum H2Callbacks {
     static let headersType = UInt8(NGHTTP2_HEADERS.rawValue)
     static let continuationType = UInt8(NGHTTP2_CONTINUATION.rawValue)
     static let dataType = UInt8(NGHTTP2_DATA.rawValue)
+    static let priorityType = UInt8(NGHTTP2_PRIORITY.rawValue)
     static let endStreamFlag = UInt8(NGHTTP2_FLAG_END_STREAM.rawValue)
     static let endHeadersFlag = UInt8(NGHTTP2_FLAG_END_HEADERS.rawValue)
     static let ackFlag = UInt8(NGHTTP2_FLAG_ACK.rawValue)
@@ -51,6 +52,14 @@ enum H2Callbacks {
                     session.refuse(.continuationFlood)
                     return callbackFailure
                 }
+            } else if type == priorityType {
+                // Counted as it begins: without RFC 7540 priorities libnghttp2 skips the
+                // frame's payload and reports nothing more of it.
+                if !session.guardian.control.take(nowMs: session.now) {
+                    session.refuse(.controlFlood)
+                    return callbackFailure
+                }
+                return 0
             } else {
                 return 0
             }
@@ -152,7 +161,7 @@ enum H2Callbacks {
                     session.refuse(.rapidReset)
                     return callbackFailure
                 }
-            case NGHTTP2_PING.rawValue, NGHTTP2_PRIORITY.rawValue, NGHTTP2_SETTINGS.rawValue:
+            case NGHTTP2_PING.rawValue, NGHTTP2_SETTINGS.rawValue:
                 if flags & ackFlag == 0, !session.guardian.control.take(nowMs: session.now) {
                     session.refuse(.controlFlood)
                     return callbackFailure

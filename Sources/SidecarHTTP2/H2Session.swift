@@ -127,6 +127,10 @@ public final class H2Session {
             nghttp2_settings_entry(
                 settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: UInt32(limits.maxHeaderBytes)),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
+            // RFC 9218 §2.1: no RFC 7540 priority tree (RFC 9113 §5.3.2 deprecates it), so
+            // libnghttp2 keeps no dependency tree per stream; responses of equal urgency go out
+            // in the order they became ready.
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES.rawValue), value: 1),
         ]
         _ = settings.withUnsafeBufferPointer {
             nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), $0.baseAddress, $0.count)

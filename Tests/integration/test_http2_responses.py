@@ -62,3 +62,15 @@ def test_heads_of_streams_answered_together_each_keep_their_own_fields(sidecar):
             got = [(name, value) for name, value in r.headers if name.startswith("x-head-")]
             assert got == expected("r%d-%d" % (round, i), 5 + i, 20 + i), sid
     c.close()
+
+
+def test_the_settings_say_no_rfc7540_priorities(sidecar):
+    """RFC 9218 §2.1: the server keeps no RFC 7540 priority tree and says so; a client's
+    PRIORITY frames are read and ignored (a flood of them still ends the connection)."""
+    c = H2Client(sidecar.port)
+    no_rfc7540_priorities = 0x9
+    assert c.pump(until=lambda: no_rfc7540_priorities in c.conn.remote_settings)
+    assert c.conn.remote_settings[no_rfc7540_priorities] == 1
+    r = c.request("GET", "/heads?tag=after-settings&n=3&size=10")
+    assert r.status == 200 and r.ended
+    c.close()

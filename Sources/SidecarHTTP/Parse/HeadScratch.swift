@@ -21,7 +21,7 @@ public final class HeadScratch {
     }
 
     @inline(__always)
-    func append(_ bytes: UnsafeRawBufferPointer) {
+    public func append(_ bytes: UnsafeRawBufferPointer) {
         guard let source = bytes.baseAddress, bytes.count > 0 else { return }
         reserve(bytes.count)
         UnsafeMutableRawPointer(base + count).copyMemory(from: source, byteCount: bytes.count)
@@ -37,7 +37,12 @@ public final class HeadScratch {
     }
 
     /// The bytes so far, valid until the next append.
-    var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+    public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+
+    /// `count` bytes from `start`, valid until the next append.
+    public func bytes(_ start: Int, _ count: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: base + start, count: count)
+    }
 
     @inline(__always)
     private func reserve(_ more: Int) {
