@@ -31,7 +31,12 @@ public struct RequestHeadBuilder {
         method: UnsafeRawBufferPointer, target: UnsafeRawBufferPointer, maxFields: Int, scratch: HeadScratch,
         reusing arrays: inout HeadArrays
     ) {
-        (storage, fields) = arrays.take(UnsafeRawBufferPointer(start: nil, count: 0), fieldCapacity: 16)
+        // The storage keeps the earlier head's bytes until `finish` replaces them all at once.
+        storage = []
+        fields = []
+        swap(&storage, &arrays.storage)
+        swap(&fields, &arrays.fields)
+        fields.removeAll(keepingCapacity: true)
         self.scratch = scratch
         self.maxFields = maxFields
         scratch.removeAll()
@@ -101,7 +106,7 @@ public struct RequestHeadBuilder {
         if semantics.hostCount > 1 { throw .multipleHost }
         if semantics.hostCount == 0 { throw .missingHost }
         scratch.append(ASCII.cr, ASCII.lf)
-        storage.append(contentsOf: scratch.bytes)
+        storage.replaceSubrange(0..<storage.count, with: scratch.bytes)
         let (methodStart, methodEnd) = (Int(methodRange.start), Int(methodRange.end))
         let (targetStart, targetEnd) = (Int(targetRange.start), Int(targetRange.end))
         let split = storage.withUnsafeBytes { buf -> Result<(HTTPMethod, TargetParts.Parts), HTTPHeadError> in

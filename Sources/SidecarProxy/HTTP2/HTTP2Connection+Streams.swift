@@ -177,7 +177,7 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
             exchange.bodyDeferred = false
             session.resumeBody(exchange.id)
         }
-        outputReady.removeAll(keepingCapacity: true)
+        outputReady.empty()
     }
 
     func carriedStreamWantsInput(_ carried: Stream) {

@@ -138,7 +138,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
                 acknowledge(exchange)
             }
         }
-        deliveries.removeAll(keepingCapacity: true)
+        deliveries.empty()
     }
 
     /// Opens the client's window by the request-body bytes the exchange has taken. Chunk
@@ -182,7 +182,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
                 let carried = exchange.client.stream
                 carried.delegate?.streamDidDrain(carried)
             }
-            drained.removeAll(keepingCapacity: true)
+            drained.empty()
         }
         if stream.pendingOutput > 0 {
             stream.flushAtEndOfIteration()
