@@ -20,6 +20,15 @@ size_t sidecar_field_value_length(const unsigned char *p, size_t n) {
         int mask = _mm_movemask_epi8(bad);
         if (mask != 0) return i + (size_t)__builtin_ctz((unsigned)mask);
     }
+    if (i < n && n >= 16) {
+        // The last 16 bytes, overlapping bytes already found good: no byte-by-byte tail.
+        size_t at = n - 16;
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + at));
+        __m128i control = _mm_and_si128(_mm_cmpgt_epi8(v, minus_one), _mm_cmplt_epi8(v, space));
+        __m128i bad = _mm_or_si128(_mm_andnot_si128(_mm_cmpeq_epi8(v, tab), control), _mm_cmpeq_epi8(v, del));
+        int mask = _mm_movemask_epi8(bad);
+        return mask != 0 ? at + (size_t)__builtin_ctz((unsigned)mask) : n;
+    }
 #endif
     for (; i < n; i++) {
         unsigned char c = p[i];
@@ -36,6 +45,12 @@ static int is_token_char(unsigned char c) {
 
 static size_t token_prefix_scalar(const unsigned char *p, size_t n, size_t i) {
     while (i < n && is_token_char(p[i])) i++;
+    return i;
+}
+
+static size_t lowercase_token_scalar(const unsigned char *p, size_t n) {
+    size_t i = 0;
+    while (i < n && is_token_char(p[i]) && !(p[i] >= 'A' && p[i] <= 'Z')) i++;
     return i;
 }
 
@@ -126,8 +141,42 @@ static size_t token_prefix_ssse3(const unsigned char *p, size_t n) {
     return token_prefix_scalar(p, n, i);
 }
 
+// As `token_rows` without 'A'..'Z' (bit 4 of rows 1-15, bit 5 of rows 0-10).
+__attribute__((target("ssse3")))
+static size_t lowercase_token_length_ssse3(const unsigned char *p, size_t n) {
+    const __m128i rows = _mm_setr_epi8(
+        (char)0xC8, (char)0xCC, (char)0xC8, (char)0xCC, (char)0xCC, (char)0xCC, (char)0xCC, (char)0xCC,
+        (char)0xC8, (char)0xC8, (char)0xC4, 0x44, (char)0xC0, 0x44, (char)0xE4, 0x60);
+    const __m128i row_bit = _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, (char)0x80, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    size_t i = 0;
+    while (i < n) {
+        __m128i v;
+        unsigned valid = 0xFFFF;
+        if (i + 16 <= n) {
+            v = _mm_loadu_si128((const __m128i *)(p + i));
+        } else {
+            // A short name (most are) or the tail, in a padded copy: no read past the end.
+            unsigned char padded[16] = {0};
+            memcpy(padded, p + i, n - i);
+            v = _mm_loadu_si128((const __m128i *)padded);
+            valid = (1u << (n - i)) - 1;
+        }
+        __m128i hi = _mm_and_si128(_mm_srli_epi16(v, 4), nibble), lo = _mm_and_si128(v, nibble);
+        __m128i hit = _mm_and_si128(_mm_shuffle_epi8(rows, lo), _mm_shuffle_epi8(row_bit, hi));
+        unsigned mask = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(hit, _mm_setzero_si128())) & valid;
+        if (mask != 0) return i + (size_t)__builtin_ctz(mask);
+        i += 16;
+    }
+    return n;
+}
+
 size_t sidecar_token_prefix(const unsigned char *p, size_t n) {
     return cpu_has_ssse3() ? token_prefix_ssse3(p, n) : token_prefix_scalar(p, n, 0);
+}
+
+size_t sidecar_lowercase_token_length(const unsigned char *p, size_t n) {
+    return cpu_has_ssse3() ? lowercase_token_length_ssse3(p, n) : lowercase_token_scalar(p, n);
 }
 
 size_t sidecar_base64url_decode_blocks(const unsigned char *in, size_t n, unsigned char *out, size_t out_len) {
@@ -135,6 +184,8 @@ size_t sidecar_base64url_decode_blocks(const unsigned char *in, size_t n, unsign
 }
 #else
 size_t sidecar_token_prefix(const unsigned char *p, size_t n) { return token_prefix_scalar(p, n, 0); }
+
+size_t sidecar_lowercase_token_length(const unsigned char *p, size_t n) { return lowercase_token_scalar(p, n); }
 
 size_t sidecar_base64url_decode_blocks(const unsigned char *in, size_t n, unsigned char *out, size_t out_len) {
     (void)in; (void)n; (void)out; (void)out_len;

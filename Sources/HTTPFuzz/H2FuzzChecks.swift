@@ -9,7 +9,6 @@ import SidecarHTTP2
 final class H2FuzzChecks: H2SessionDelegate {
     static let limits = HTTPHeadLimits(maxHeadBytes: 16 * 1024 + 512, maxFields: 200)
     let session: H2Session
-    let fields = H2FieldList()
 
     init() {
         session = H2Session(limits: .init(maxStreams: 8, maxHeaderBytes: 4096, streamWindow: 1024), nowMs: 0)
@@ -27,11 +26,10 @@ final class H2FuzzChecks: H2SessionDelegate {
         _ = checks.session.send { _ in true }
     }
 
-    func h2Request(_ stream: Int32, _ outcome: H2RequestHead.Outcome, endStream: Bool) {
+    func h2Request(_ stream: Int32, _ outcome: consuming H2RequestHead.Outcome, endStream: Bool) {
         if case .request(let head) = outcome { Self.checkAgainstParser(head, bodyFollows: !endStream) }
-        fields.removeAll()
-        fields.appendStatus(200)
-        _ = session.respond(stream, fields: fields, hasBody: true)
+        session.nextResponseHead.appendStatus(200)
+        _ = session.respond(stream, hasBody: true)
     }
 
     func h2SpareHead() -> HeadArrays { HeadArrays() }

@@ -23,15 +23,8 @@ enum H2FieldRules {
     /// A regular field's name: lowercase tchars, at least one (§8.2.1: a name with an
     /// uppercase letter is malformed, and HTTP/1.1 has no empty name).
     static func isValidName(_ name: UnsafeRawBufferPointer) -> Bool {
-        guard !name.isEmpty else { return false }
-        for c in name where !isLowercaseTokenChar(c) { return false }
-        return true
-    }
-
-    /// tchar without uppercase ALPHA, as a 128-bit set.
-    @inline(__always) private static func isLowercaseTokenChar(_ c: UInt8) -> Bool {
-        let word: UInt64 = c < 64 ? 0x03FF_6CFA_0000_0000 : 0x57FF_FFFF_C000_0000
-        return c < 128 && (word >> UInt64(c & 63)) & 1 != 0
+        guard let base = name.baseAddress, name.count > 0 else { return false }
+        return sidecar_lowercase_token_length(base.assumingMemoryBound(to: UInt8.self), name.count) == name.count
     }
 
     /// A value: field-vchar, obs-text, SP and HTAB (no NUL, CR, LF or other control byte,

@@ -32,11 +32,14 @@ public struct H2RequestHead {
         case refused(HTTPHeadError)
     }
 
-    private var method: [UInt8] = []
-    private var path: [UInt8] = []
-    private var authority: [UInt8] = []
+    /// The pseudo-header values, then the cookie crumbs joined, as they arrive (pseudo-header
+    /// fields come before any other, §8.3); each part is a (start, count) in it.
+    private let parts = HeadScratch(capacity: 256)
+    private var method = (0, 0)
+    private var path = (0, 0)
+    private var authority = (0, 0)
+    private var cookie = (0, 0)
     private var sawHost = false
-    private var cookie: [UInt8] = []
     private var sawScheme = false
     /// The pseudo-header fields seen so far (`Pseudo`'s bits): each may come once.
     private var pseudoSeen: UInt8 = 0
@@ -47,6 +50,8 @@ public struct H2RequestHead {
     /// field, or at the end of a list without any.
     private var builder: RequestHeadBuilder?
     private var arrays = HeadArrays()
+    /// Where the builder lays out each head's bytes (one per session: heads never interleave).
+    private let scratch = HeadScratch()
     /// Decoded bytes so far, counted as SETTINGS_MAX_HEADER_LIST_SIZE counts them (name,
     /// value and 32 octets a field, RFC 9113 §6.5.2).
     public private(set) var listBytes = 0
@@ -62,11 +67,9 @@ public struct H2RequestHead {
     /// at a time (RFC 9113 §4.3: a header block is never interleaved with another frame), so
     /// one builder serves all its streams; `arrays` (an earlier head's) hold the new head.
     public mutating func reset(reusing arrays: inout HeadArrays) {
-        method.removeAll(keepingCapacity: true)
-        path.removeAll(keepingCapacity: true)
-        authority.removeAll(keepingCapacity: true)
+        parts.removeAll()
+        (method, path, authority, cookie) = ((0, 0), (0, 0), (0, 0), (0, 0))
         sawHost = false
-        cookie.removeAll(keepingCapacity: true)
         sawScheme = false
         pseudoSeen = 0
         contentLength = nil
@@ -100,16 +103,22 @@ public struct H2RequestHead {
         case .host:
             if sawHost || value.isEmpty {
                 failure = .malformed
-            } else if authority.isEmpty {
+            } else if authority.1 == 0 {
                 builder?.addChecked(name: name, value: value)
-            } else if !Self.sameHost(value, authority) {
+            } else if !Self.sameHost(value, part(authority)) {
                 failure = .malformed
             }
             sawHost = true
             return true
         case .cookie:
-            if !cookie.isEmpty { cookie.append(contentsOf: "; ".utf8) }
-            cookie.appendBytes(value)
+            // The crumbs are the last bytes of `parts`: joined where they are.
+            if cookie.1 == 0 {
+                cookie.0 = parts.count
+            } else {
+                parts.append(UnsafeRawBufferPointer(start: Self.cookieSeparator.utf8Start, count: 2))
+            }
+            parts.append(value)
+            cookie.1 = parts.count - cookie.0
             return true
         case .te:
             if !H2FieldRules.isTrailersOnly(value) { failure = .malformed }
@@ -130,17 +139,12 @@ public struct H2RequestHead {
 
     /// The head's start from the pseudo-header fields, and `:authority` as its `host` field.
     private mutating func begin() {
-        let (method, path, maxFields) = (self.method, self.path, self.maxFields)
         var spare = HeadArrays()
         swap(&spare, &arrays)
-        var begun = method.withUnsafeBytes { method in
-            path.withUnsafeBytes { path in RequestHeadBuilder(method: method, target: path, maxFields: maxFields, reusing: &spare) }
-        }
-        if !authority.isEmpty {
-            let authority = self.authority
-            authority.withUnsafeBytes { value in
-                Self.hostName.withUTF8Buffer { begun.addChecked(name: UnsafeRawBufferPointer($0), value: value) }
-            }
+        var begun = RequestHeadBuilder(
+            method: part(method), target: part(path), maxFields: maxFields, scratch: scratch, reusing: &spare)
+        if authority.1 > 0 {
+            Self.hostName.withUTF8Buffer { begun.addChecked(name: UnsafeRawBufferPointer($0), value: part(authority)) }
         }
         builder = begun
     }
@@ -171,33 +175,36 @@ public struct H2RequestHead {
         }
         guard pseudoSeen & bit == 0, !value.isEmpty, H2FieldRules.isValidValue(value) else { return false }
         pseudoSeen |= bit
+        let at = (parts.count, value.count)
         switch bit {
-        case Pseudo.method: method.appendBytes(value)
-        case Pseudo.path: path.appendBytes(value)
-        case Pseudo.authority: authority.appendBytes(value)
-        default: sawScheme = true
+        case Pseudo.method: method = at
+        case Pseudo.path: path = at
+        case Pseudo.authority: authority = at
+        default:
+            sawScheme = true
+            return true
         }
+        parts.append(value)
         return true
     }
+
+    private func part(_ range: (Int, Int)) -> UnsafeRawBufferPointer { parts.bytes(range.0, range.1) }
 
     /// The request, once its header block is complete. `bodyFollows`: DATA frames follow.
     public mutating func finish(bodyFollows: Bool) throws(Failure) -> Outcome {
         if let failure { throw failure }
-        guard sawScheme, !method.isEmpty, !path.isEmpty else { throw .malformed }
+        guard sawScheme, method.1 > 0, path.1 > 0 else { throw .malformed }
         // A content-length its DATA frames cannot match (§8.1.1): none follow.
         if !bodyFollows, let contentLength, contentLength != 0 { throw .malformed }
         // CONNECT (and so the extended CONNECT of RFC 8441) is not offered.
-        guard !(method.count == 7 && method.elementsEqual("CONNECT".utf8)) else { throw .malformed }
+        guard !Self.equals(part(method), "CONNECT") else { throw .malformed }
         // Origin form only: `*` (OPTIONS) has no path for the rules to judge.
-        guard path.first == UInt8(ascii: "/") else { throw .malformed }
+        guard part(path).first == UInt8(ascii: "/") else { throw .malformed }
         if builder == nil { begin() }
-        guard !authority.isEmpty || sawHost, var builder else { throw .malformed }
-        self.builder = nil
-        if !cookie.isEmpty {
-            let cookie = self.cookie
-            cookie.withUnsafeBytes { value in
-                Self.cookieName.withUTF8Buffer { builder.addChecked(name: UnsafeRawBufferPointer($0), value: value) }
-            }
+        // Moved out, not copied: a copy's arrays would not be unique, and would be copied again.
+        guard authority.1 > 0 || sawHost, var builder = self.builder.take() else { throw .malformed }
+        if cookie.1 > 0 {
+            Self.cookieName.withUTF8Buffer { builder.addChecked(name: UnsafeRawBufferPointer($0), value: part(cookie)) }
         }
         do throws(HTTPHeadError) {
             return .request(try builder.finish(bodyFollows: bodyFollows))
@@ -207,13 +214,14 @@ public struct H2RequestHead {
     }
 
     private static let cookieName: StaticString = "cookie"
+    private static let cookieSeparator: StaticString = "; "
 
     static func equals(_ bytes: UnsafeRawBufferPointer, _ text: StaticString) -> Bool {
         bytes.count == text.utf8CodeUnitCount
             && memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0
     }
 
-    private static func sameHost(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Bool {
+    private static func sameHost(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
         a.count == b.count && zip(a, b).allSatisfy { lower($0) == lower($1) }
     }
 
@@ -223,12 +231,3 @@ public struct H2RequestHead {
 #if canImport(Glibc)
     import Glibc
 #endif
-
-extension Array where Element == UInt8 {
-    /// Raw bytes appended as typed bytes: a plain copy, where appending a raw buffer goes
-    /// through the generic sequence path.
-    @inline(__always) fileprivate mutating func appendBytes(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        append(contentsOf: UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: bytes.count))
-    }
-}

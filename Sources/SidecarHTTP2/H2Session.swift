@@ -7,7 +7,7 @@ public protocol H2SessionDelegate: AnyObject {
     /// A request's head is complete on a new stream (`H2RequestHead`), or was refused as a
     /// parser refuses an HTTP/1.1 head. A head framed `.chunked` has its body framed as
     /// chunked by the delegate. `endStream`: no body follows.
-    func h2Request(_ stream: Int32, _ outcome: H2RequestHead.Outcome, endStream: Bool)
+    func h2Request(_ stream: Int32, _ outcome: consuming H2RequestHead.Outcome, endStream: Bool)
     /// Arrays for the next request head (an earlier head's, so that a busy connection
     /// allocates none per request).
     func h2SpareHead() -> HeadArrays
@@ -111,6 +111,9 @@ public final class H2Session {
         // RFC 9113's field and message rules are held by `H2FieldRules`, `H2RequestHead` and
         // `H2DeclaredBodies`, which read each field once for both protocols' grammars.
         nghttp2_option_set_no_http_messaging(option, 1)
+        // A closed stream is freed at once rather than kept for RFC 7540's priority tree
+        // (deprecated by RFC 9113 §5.3.2): a PRIORITY frame naming it finds the default.
+        nghttp2_option_set_no_closed_streams(option, 1)
         var created: OpaquePointer?
         _ = nghttp2_session_server_new2(&created, callbacks, Unmanaged.passUnretained(self).toOpaque(), option)
         session = created
@@ -124,6 +127,10 @@ public final class H2Session {
             nghttp2_settings_entry(
                 settings_id: Int32(NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE.rawValue), value: UInt32(limits.maxHeaderBytes)),
             nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
+            // RFC 9218 §2.1: no RFC 7540 priority tree (RFC 9113 §5.3.2 deprecates it), so
+            // libnghttp2 keeps no dependency tree per stream; responses of equal urgency go out
+            // in the order they became ready.
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES.rawValue), value: 1),
         ]
         _ = settings.withUnsafeBufferPointer {
             nghttp2_submit_settings(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), $0.baseAddress, $0.count)
@@ -162,7 +169,12 @@ public final class H2Session {
             var data: UnsafePointer<UInt8>?
             let count = nghttp2_session_mem_send(session, &data)
             if count < 0 { return false }
-            guard count > 0, let data else { return true }
+            guard count > 0, let data else {
+                // Nothing left to send: every queued HEADERS frame has been serialized
+                // (response heads are in libnghttp2's regular queue, which it always empties).
+                responseHead.unpinHeads()
+                return true
+            }
             if !append(UnsafeRawBufferPointer(start: data, count: count)) { return true }
         }
     }
@@ -178,10 +190,22 @@ public final class H2Session {
         return nghttp2_session_want_write(session) != 0
     }
 
-    /// Sends a response head; `hasBody`: DATA frames follow through `h2ResponseBody`.
-    public func respond(_ stream: Int32, fields: H2FieldList, hasBody: Bool) -> Bool {
+    /// The list the next response head is written into, emptied (names lowercase as they go
+    /// in): `respond` hands it to libnghttp2 by reference.
+    public var nextResponseHead: H2FieldList {
+        responseHead.removeAll()
+        return responseHead
+    }
+
+    /// Response heads, kept where libnghttp2 reads them until their frames are serialized.
+    private let responseHead = H2FieldList()
+
+    /// Sends the response head written into `nextResponseHead`; `hasBody`: DATA frames follow
+    /// through `h2ResponseBody`.
+    public func respond(_ stream: Int32, hasBody: Bool) -> Bool {
         guard let session else { return false }
-        return fields.withNameValues { list in
+        let fields = responseHead
+        let submitted = fields.withNameValues(byReference: true) { list in
             if hasBody {
                 var provider = nghttp2_data_provider(
                     source: nghttp2_data_source(ptr: nil), read_callback: H2Callbacks.readBody)
@@ -189,6 +213,8 @@ public final class H2Session {
             }
             return nghttp2_submit_response(session, stream, list.baseAddress, list.count, nil) == 0
         }
+        if submitted { fields.pinHead() }
+        return submitted
     }
 
     /// Trailer fields after `stream`'s body (from the body callback that gives its last bytes).

@@ -33,8 +33,14 @@ class H2Client:
     """One HTTP/2 connection. `tls_context`: h2 over TLS (ALPN h2), else h2c with prior
     knowledge."""
 
-    def __init__(self, port, tls_context=None, host="127.0.0.1", timeout=5.0, settings=None):
-        raw = socket.create_connection((host, port), timeout=timeout)
+    def __init__(self, port, tls_context=None, host="127.0.0.1", timeout=5.0, settings=None, receive_buffer=None):
+        if receive_buffer is None:
+            raw = socket.create_connection((host, port), timeout=timeout)
+        else:  # a small window for the server's bytes: set before connecting, or TCP ignores it
+            raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+            raw.settimeout(timeout)
+            raw.connect((host, port))
         if tls_context is not None:
             raw = tls_context.wrap_socket(raw, server_hostname="localhost")
             assert raw.selected_alpn_protocol() == "h2", raw.selected_alpn_protocol()

@@ -144,6 +144,16 @@ def response_head(status, headers):
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
+def head_fields(tag, n, size):
+    """`n` fields of about `size` bytes, names in mixed case, each value unique to `tag` and
+    its place (a client checks them against the same function)."""
+    fields = []
+    for i in range(n):
+        seed = hashlib.sha256(("%s/%d" % (tag, i)).encode()).hexdigest()
+        fields.append(("X-Head-%s-%d" % ("Abc"[i % 3], i), (seed * (size // len(seed) + 1))[:size]))
+    return fields
+
+
 def pattern(offset, n):
     """Deterministic body bytes: byte i of a body is (i % 251)."""
     block = bytes(range(251)) * 2
@@ -284,6 +294,10 @@ async def handle_request(reader, writer, method, target, version, headers):
         await writer.drain()
         await asyncio.sleep(float(q.get("linger", "0")))
         return False
+    if path == "/heads":  # a large head whose every field depends on `tag`: see `head_fields`
+        send_simple(200, b"heads:" + q.get("tag", "").encode(), content_type="text/plain",
+                    extra=head_fields(q.get("tag", ""), int(q.get("n", "40")), int(q.get("size", "100"))))
+        return True
     if path == "/hop":
         send_simple(200, b"hop", content_type="text/plain", extra=[
             ("Connection", "X-Resp-Hop"), ("X-Resp-Hop", "secret"),

@@ -15,6 +15,10 @@ size_t sidecar_field_value_length(const unsigned char *p, size_t n);
 /// DIGIT and !#$%&'*+-.^_`|~), a field name's characters. SSSE3 when the CPU has it.
 size_t sidecar_token_prefix(const unsigned char *p, size_t n);
 
+/// Length of the longest prefix of `p[0..<n]` that is a token without uppercase letters: an
+/// HTTP/2 field name's characters (RFC 9113 §8.2.1). SSSE3 when the CPU has it.
+size_t sidecar_lowercase_token_length(const unsigned char *p, size_t n);
+
 /// Decodes base64url (RFC 4648 §5) 16 characters → 12 bytes at a time, as long as a whole
 /// block of input and 16 bytes of `out` are left and every character of the block is in the
 /// alphabet; returns how many characters it decoded (a multiple of 16, possibly 0), leaving

@@ -55,19 +55,36 @@
 
 /// Copies bytes with ASCII letters lowercased, eight at a time (HTTP/2 field names).
 public enum ASCIILowercase {
+    /// Copies `source` lowercased (ASCII letters only). A word at a time; the last word (or
+    /// half word) overlaps the one before it rather than ending byte by byte: lowercasing a
+    /// byte twice gives the same byte.
     @inlinable
     public static func copy(_ source: UnsafeRawBufferPointer, to destination: UnsafeMutableRawPointer) {
         guard let base = source.baseAddress else { return }
-        var i = 0
-        while i + 8 <= source.count {
-            let word = ASCIIWords.lowercased(base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-            destination.storeBytes(of: word, toByteOffset: i, as: UInt64.self)
-            i += 8
-        }
-        while i < source.count {
-            let c = source[i]
-            destination.storeBytes(of: c &- 0x41 < 26 ? c | 0x20 : c, toByteOffset: i, as: UInt8.self)
-            i += 1
+        let count = source.count
+        if count >= 8 {
+            var i = 0
+            while i + 8 <= count {
+                let word = ASCIIWords.lowercased(base.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                destination.storeBytes(of: word, toByteOffset: i, as: UInt64.self)
+                i += 8
+            }
+            if i < count {
+                let word = ASCIIWords.lowercased(base.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self))
+                destination.storeBytes(of: word, toByteOffset: count - 8, as: UInt64.self)
+            }
+        } else if count >= 4 {
+            // Two half words, overlapping when fewer than 8: zero-extended, the upper half of
+            // the word lowercases nothing.
+            let head = ASCIIWords.lowercased(UInt64(base.loadUnaligned(as: UInt32.self)))
+            let tail = ASCIIWords.lowercased(UInt64(base.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)))
+            destination.storeBytes(of: UInt32(truncatingIfNeeded: head), as: UInt32.self)
+            destination.storeBytes(of: UInt32(truncatingIfNeeded: tail), toByteOffset: count - 4, as: UInt32.self)
+        } else {
+            for i in 0..<count {
+                let c = source[i]
+                destination.storeBytes(of: c &- 0x41 < 26 ? c | 0x20 : c, toByteOffset: i, as: UInt8.self)
+            }
         }
     }
 }

@@ -12,6 +12,8 @@ import CByteScan
 /// (a start line, then `name: value` CRLF per field, then CRLF), because the forwarding code
 /// copies runs of kept fields whole (`ForwardedFields`); nothing reads them back as text.
 public struct RequestHeadBuilder {
+    /// Where the bytes are laid out until `finish` copies them into `storage` at once.
+    private let scratch: HeadScratch
     private var storage: [UInt8]
     private var fields: [HTTPField]
     private var semantics = FieldSemantics()
@@ -23,18 +25,27 @@ public struct RequestHeadBuilder {
     private var methodRange = ByteRange(start: 0, end: 0)
     private var targetRange = ByteRange(start: 0, end: 0)
 
-    /// Begins a head for `method` and `target`, filling the arrays of an earlier head
-    /// (`HeadArrays(of:)`) when they are free; `arrays` is left empty.
+    /// Begins a head for `method` and `target` in `scratch` (emptied), to fill the arrays of an
+    /// earlier head (`HeadArrays(of:)`) when they are free; `arrays` is left empty.
     public init(
-        method: UnsafeRawBufferPointer, target: UnsafeRawBufferPointer, maxFields: Int, reusing arrays: inout HeadArrays
+        method: UnsafeRawBufferPointer, target: UnsafeRawBufferPointer, maxFields: Int, scratch: HeadScratch,
+        reusing arrays: inout HeadArrays
     ) {
-        (storage, fields) = arrays.take(method, fieldCapacity: 16)
+        // The storage keeps the earlier head's bytes until `finish` replaces them all at once.
+        storage = []
+        fields = []
+        swap(&storage, &arrays.storage)
+        swap(&fields, &arrays.fields)
+        fields.removeAll(keepingCapacity: true)
+        self.scratch = scratch
         self.maxFields = maxFields
+        scratch.removeAll()
+        scratch.append(method)
         methodRange = ByteRange(start: 0, end: method.count)
-        storage.append(ASCII.sp)
-        Self.append(target, to: &storage)
-        targetRange = ByteRange(start: method.count + 1, end: storage.count)
-        Self.append(UnsafeRawBufferPointer(start: Self.versionLine.utf8Start, count: Self.versionLine.utf8CodeUnitCount), to: &storage)
+        scratch.append(UnsafeRawBufferPointer(start: Self.space.utf8Start, count: 1))
+        scratch.append(target)
+        targetRange = ByteRange(start: method.count + 1, end: scratch.count)
+        scratch.append(UnsafeRawBufferPointer(start: Self.versionLine.utf8Start, count: Self.versionLine.utf8CodeUnitCount))
     }
 
     /// Takes one field; a field the HTTP/1.1 grammar refuses makes the head refused (`finish`
@@ -73,27 +84,19 @@ public struct RequestHeadBuilder {
             failure = .tooManyFields
             return
         }
-        let nameStart = storage.count
-        storage.reserveCapacity(nameStart + name.count + trimmed.count + 4)
-        Self.append(name, to: &storage)
-        storage.append(ASCII.colon)
-        storage.append(ASCII.sp)
-        let valueAt = storage.count
-        Self.append(trimmed, to: &storage)
-        let end = storage.count
-        storage.append(ASCII.cr)
-        storage.append(ASCII.lf)
+        let nameStart = scratch.count
+        scratch.append(name)
+        scratch.append(ASCII.colon, ASCII.sp)
+        let valueAt = scratch.count
+        scratch.append(trimmed)
+        let end = scratch.count
+        scratch.append(ASCII.cr, ASCII.lf)
         fields.append(HTTPField(name: ByteRange(start: nameStart, end: valueAt - 2), value: ByteRange(start: valueAt, end: end)))
-        var observed = semantics
-        failure = storage.withUnsafeBytes { buf -> HTTPHeadError? in
-            do throws(HTTPHeadError) {
-                try observed.observe(buf, nameStart: nameStart, nameEnd: valueAt - 2, valueStart: valueAt, valueEnd: end)
-                return nil
-            } catch {
-                return error
-            }
+        do throws(HTTPHeadError) {
+            try semantics.observe(scratch.bytes, nameStart: nameStart, nameEnd: valueAt - 2, valueStart: valueAt, valueEnd: end)
+        } catch {
+            failure = error
         }
-        semantics = observed
     }
 
     /// The head. `bodyFollows`: the codec delivers a body of unknown length, framed as
@@ -102,8 +105,8 @@ public struct RequestHeadBuilder {
         if let failure { throw failure }
         if semantics.hostCount > 1 { throw .multipleHost }
         if semantics.hostCount == 0 { throw .missingHost }
-        storage.append(ASCII.cr)
-        storage.append(ASCII.lf)
+        scratch.append(ASCII.cr, ASCII.lf)
+        storage.replaceSubrange(0..<storage.count, with: scratch.bytes)
         let (methodStart, methodEnd) = (Int(methodRange.start), Int(methodRange.end))
         let (targetStart, targetEnd) = (Int(targetRange.start), Int(targetRange.end))
         let split = storage.withUnsafeBytes { buf -> Result<(HTTPMethod, TargetParts.Parts), HTTPHeadError> in
@@ -134,12 +137,5 @@ public struct RequestHeadBuilder {
     }
 
     private static let versionLine: StaticString = " HTTP/1.1\r\n"
-
-    /// Bytes appended as typed bytes: a plain copy, where appending a raw buffer goes through
-    /// the generic sequence path (several times the instructions for these short pieces).
-    @inline(__always)
-    private static func append(_ bytes: UnsafeRawBufferPointer, to storage: inout [UInt8]) {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        storage.append(contentsOf: UnsafeBufferPointer(start: base.assumingMemoryBound(to: UInt8.self), count: bytes.count))
-    }
+    private static let space: StaticString = " "
 }

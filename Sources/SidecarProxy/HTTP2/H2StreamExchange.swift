@@ -44,10 +44,9 @@ final class H2StreamExchange {
     /// The request head until the exchange is given it (after the session call that built it).
     private var request: H2RequestHead.Outcome?
 
-    init(id: Int32, client: ClientConnection, request: H2RequestHead.Outcome, requestEnded: Bool) {
+    init(id: Int32, client: ClientConnection, request: consuming H2RequestHead.Outcome, requestEnded: Bool) {
         self.id = id
         self.client = client
-        self.request = request
         if case .request(let head) = request {
             chunkedRequest = head.framing == .chunked
             isHead = head.method == .head
@@ -56,6 +55,7 @@ final class H2StreamExchange {
             isHead = false
         }
         self.requestEnded = requestEnded
+        self.request = request  // moved in last: the head's arrays are not copied
     }
 
     func takeRequest() -> H2RequestHead.Outcome? { request.take() }

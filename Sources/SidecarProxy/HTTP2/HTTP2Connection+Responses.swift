@@ -9,8 +9,7 @@ extension HTTP2Connection {
     /// The upstream's final head for `client`'s stream; `setCookie`: a re-sealed session.
     func respond(for client: ClientConnection, with head: HTTPResponseHead, setCookie: [UInt8]?) {
         guard let exchange = openExchange(of: client) else { return }
-        let fields = responseFields
-        fields.removeAll()
+        let fields = session.nextResponseHead
         fields.appendStatus(head.status)
         head.withView { view in
             view.forEachForwardedField(connection: head.connection, forwarding: .hopByHopOnly) { name, value in
@@ -28,8 +27,7 @@ extension HTTP2Connection {
     /// One of the sidecar's own answers for `client`'s stream, head and body.
     func respond(for client: ClientConnection, with answer: LocalResponse, headOnly: Bool, requestId: [UInt8]) {
         guard let exchange = openExchange(of: client) else { return }
-        let fields = responseFields
-        fields.removeAll()
+        let fields = session.nextResponseHead
         fields.appendStatus(answer.status)
         answer.forEachField(requestId: requestId) { name, value in fields.append(lowercasing: name, value: value) }
         let hasBody = !headOnly && answer.bodyCount(requestId: requestId) > 0
@@ -69,7 +67,7 @@ extension HTTP2Connection {
     private func submit(_ exchange: H2StreamExchange, hasBody: Bool) {
         guard case .awaitingHead = exchange.response else { return }
         exchange.response = hasBody ? .body(complete: false) : .complete
-        if !session.respond(exchange.id, fields: responseFields, hasBody: hasBody) {
+        if !session.respond(exchange.id, hasBody: hasBody) {
             session.reset(exchange.id)
         } else if !hasBody, !exchange.requestEnded {
             session.reset(exchange.id, code: 0)  // NO_ERROR: the upload is not needed

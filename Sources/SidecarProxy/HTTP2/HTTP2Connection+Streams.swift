@@ -8,7 +8,7 @@ import SidecarHTTP2
 extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
     // MARK: session → exchanges
 
-    func h2Request(_ id: Int32, _ outcome: H2RequestHead.Outcome, endStream: Bool) {
+    func h2Request(_ id: Int32, _ outcome: consuming H2RequestHead.Outcome, endStream: Bool) {
         lastActiveMs = context.nowMs
         guard machine.takesStreams else {
             session.reset(id, code: 7)  // REFUSED_STREAM: a drained connection takes nothing new
@@ -177,7 +177,7 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
             exchange.bodyDeferred = false
             session.resumeBody(exchange.id)
         }
-        outputReady.removeAll(keepingCapacity: true)
+        outputReady.empty()
     }
 
     func carriedStreamWantsInput(_ carried: Stream) {

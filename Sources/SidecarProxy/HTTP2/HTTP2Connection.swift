@@ -23,8 +23,6 @@ final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
     let openedMs: Int64
     /// The streams' exchanges by stream id (a carried stream's `carrierTag`).
     var exchanges = StreamTable()
-    /// Response heads are written into this one list, reused.
-    let responseFields = H2FieldList()
     /// Exchanges with request bytes to be told of, in arrival order (after the session call).
     var deliveries: [H2StreamExchange] = []
     /// Exchanges whose output the session took to empty: told once the frames are out.
@@ -140,7 +138,7 @@ final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
                 acknowledge(exchange)
             }
         }
-        deliveries.removeAll(keepingCapacity: true)
+        deliveries.empty()
     }
 
     /// Opens the client's window by the request-body bytes the exchange has taken. Chunk
@@ -161,8 +159,10 @@ final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
         case .none, .afterSessionCall: return
         case .sendNow: break
         }
-        var again = false
-        repeat {
+        // Nothing queued (a read that brought no frame to answer yet, a socket that drained):
+        // no pass through the session at all.
+        var again = session.hasOutput
+        while again {
             machine.enterSession()
             let limit = socketHoldLimit
             let healthy = session.send { [stream] frames in
@@ -182,8 +182,8 @@ final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
                 let carried = exchange.client.stream
                 carried.delegate?.streamDidDrain(carried)
             }
-            drained.removeAll(keepingCapacity: true)
-        } while again
+            drained.empty()
+        }
         if stream.pendingOutput > 0 {
             stream.flushAtEndOfIteration()
         }

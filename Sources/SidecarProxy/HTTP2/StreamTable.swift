@@ -32,3 +32,12 @@ struct StreamTable {
         entries.removeAll()
     }
 }
+
+extension Array where Element == H2StreamExchange {
+    /// Emptied, keeping its capacity, one element at a time: the connection's queues hold one
+    /// or a few exchanges, and `removeAll(keepingCapacity:)` goes through the generic
+    /// `replaceSubrange`, several times the cost of popping them.
+    mutating func empty() {
+        while popLast() != nil {}
+    }
+}
