@@ -8,7 +8,7 @@ import json
 import hyperframe.frame
 import pytest
 
-from h2_support import H2Client
+from h2_support import H2Client, H2Response
 
 PROTOCOL_ERROR = 1
 
@@ -63,8 +63,15 @@ def test_bytes_past_the_content_length_never_reach_the_upstream(sidecar, upstrea
     where an HTTP/1.1 server reads it as the next request (request smuggling)."""
     upstream.reset()
     c = H2Client(sidecar.port)
-    sid = c.start("POST", "/echo", [("content-length", "5")], body=b"hello", end=False)
-    c.send_body(sid, b"GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n", end=True)
+    # HEADERS and both DATA frames in one write: the sidecar reads the excess before it can
+    # have answered the request, so the stream must end in PROTOCOL_ERROR.
+    sid = c.conn.get_next_available_stream_id()
+    c.conn.send_headers(sid, [(":method", "POST"), (":path", "/echo"), (":scheme", "http"),
+                              (":authority", "127.0.0.1"), ("content-length", "5")])
+    c.conn.send_data(sid, b"hello")
+    c.conn.send_data(sid, b"GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n", end_stream=True)
+    c.responses[sid] = H2Response()
+    c.flush()
     assert ends_in_protocol_error(c, sid)
     c.request("GET", "/echo?next=1")
     targets = upstream.stats()["targets"]
@@ -72,6 +79,24 @@ def test_bytes_past_the_content_length_never_reach_the_upstream(sidecar, upstrea
     # The same promise kept is a request like any other.
     r = c.request("POST", "/echo", [("content-length", "5")], body=b"hello")
     assert r.status == 200 and json.loads(r.body)["body"] == "hello"
+    c.close()
+
+
+def test_bytes_past_the_content_length_after_the_answer_never_reach_the_upstream(sidecar, upstream):
+    """The excess sent after the declared body, in a write of its own: the sidecar may have
+    forwarded the five bytes and answered by then (a complete request), or reset the stream;
+    either way the excess goes nowhere and the connection serves on."""
+    upstream.reset()
+    c = H2Client(sidecar.port)
+    sid = c.start("POST", "/echo", [("content-length", "5")], body=b"hello", end=False)
+    c.send_body(sid, b"GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n", end=True)
+    r = c.responses[sid]
+    c.pump(until=lambda: r.ended or r.reset is not None or c.closed)
+    assert r.reset == PROTOCOL_ERROR or (r.status == 200 and json.loads(r.body)["body"] == "hello"), \
+        (r.status, r.reset, r.body)
+    assert c.request("GET", "/echo?next=1").status == 200
+    targets = upstream.stats()["targets"]
+    assert not any("smuggled" in t for t in targets), targets
     c.close()
 
 
