@@ -23,6 +23,9 @@ public final class ProxyServer {
     public var adminAddress: SocketAddress? { adminFD.flatMap(Socket.localAddress(of:)) }
     /// Reads the configuration again (SIGHUP); its error is logged and the old one kept.
     public var reload: (@Sendable () throws -> ProxyOptions)?
+    /// Runs once the workers have ended, before the last log line: where the process's other
+    /// threads (ACME's, the store's) are ended and joined, so that none outlives the log.
+    public var onStop: (() -> Void)?
     /// Certificates obtained while running (`tls.acme`), for new connections.
     public let certificates: CertificateHandover
 
@@ -239,6 +242,7 @@ public final class ProxyServer {
         control.run()
         for thread in threads { thread.join() }
         exporter.stop()
+        onStop?()
         withExtendedLifetime((term, interrupt, hangUp, doneWatcher, admin, certificateWatcher)) {}
         logger.info("stopped")
     }

@@ -92,6 +92,14 @@ struct RunCommand: ParsableCommand {
             options.certificateReport = acme.report
         }
         let managed = acme
+        // The threads that use OpenSSL beside the workers end before exit() runs OpenSSL's
+        // cleanup: one still signing or handshaking then would read freed memory. (Both calls
+        // do nothing the second time: the server calls this as it stops, the defer on any exit.)
+        let endThreads = {
+            managed?.manager.stop()
+            store.close()
+        }
+        defer { endThreads() }
         do {
             let server = try ProxyServer(options: options, logger: logger)
             let file = config
@@ -110,6 +118,7 @@ struct RunCommand: ParsableCommand {
                 }
                 return options
             }
+            server.onStop = endThreads
             try managed?.start(serving: server)
             try server.run()
         } catch {

@@ -339,7 +339,10 @@ class Sidecar:
     def stop(self):
         if self.proc.poll() is None:
             self.signal(signal.SIGTERM)
-            if self.wait_exit(5) is None:
+            # A sanitizer that found something is still writing its report (unwinding every
+            # thread's stack): killed meanwhile, the report ends after its first lines.
+            grace = 60 if os.environ.get("SIDECAR_SANITIZED") else 5
+            if self.wait_exit(grace) is None:
                 self.proc.kill()
                 self.proc.wait(5)
 

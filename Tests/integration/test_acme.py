@@ -1,5 +1,6 @@
 """ACME end to end: the sidecar obtains and renews its own certificate from a real Pebble,
 whose validation connects to the sidecar's listeners on loopback."""
+import signal
 import socket
 import ssl
 import subprocess
@@ -7,9 +8,10 @@ import time
 
 import pytest
 
-from conftest import free_port, poll, sidecar_binary
+from conftest import free_port, log_entries, poll, sidecar_binary
 from redis_support import redis_server  # noqa: F401 (fixture)
 from pebble_support import DOMAIN, Pebble, acme_config, need_pebble, ready, served_certificate, wait_issued
+from tls_support import TestCA
 
 
 def run_cli(*args):
@@ -271,3 +273,57 @@ def test_a_ca_requiring_external_account_binding(pebble_for, start_sidecar, tmp_
                         extra={"eab_kid": "kid-1", "eab_hmac_key": "file:%s" % secret})
     sc = start_sidecar(bound, port=port)
     wait_issued(sc)
+
+
+class _UnansweringCA:
+    """A directory URL whose server takes the connection and never answers, or (`refusing`)
+    one where nothing listens; with a trust anchor the client loads and never gets to use."""
+
+    def __init__(self, workdir, refusing=False):
+        workdir.mkdir()
+        self.ca = TestCA(workdir)
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        port = self.sock.getsockname()[1]
+        if refusing:
+            self.sock.close()
+        else:
+            self.sock.listen(8)
+        self.directory = "https://127.0.0.1:%d/dir" % port
+
+    def connected(self, timeout):
+        """Whether a client connected within `timeout` seconds (the handshake then waits)."""
+        self.sock.settimeout(timeout)
+        try:
+            self.client, _ = self.sock.accept()
+            return True
+        except socket.timeout:
+            return False
+
+
+def _stops_with_its_acme_thread(sc):
+    """SIGTERM, then: a prompt exit 0, the ACME thread's end logged before the process's.
+    (Exit runs OpenSSL's cleanup: a thread still in a handshake or a signature then reads
+    freed memory, which AddressSanitizer reports and a plain build may crash on.)"""
+    sc.signal(signal.SIGTERM)
+    assert sc.wait_exit(5) == 0, sc.log_tail()
+    messages = [entry.get("msg") for entry in log_entries(sc)]
+    assert "acme: stopped" in messages, sc.log_tail()
+    assert messages.index("acme: stopped") < messages.index("stopped"), messages[-6:]
+
+
+def test_stopping_while_the_ca_has_not_answered_ends_the_acme_thread_first(start_sidecar, tmp_path):
+    port = free_port()
+    ca = _UnansweringCA(tmp_path / "ca")
+    sc = start_sidecar(acme_config(ca, port, tmp_path, "tls-alpn-01"), port=port)
+    assert ca.connected(10), sc.log_tail()  # the directory's request waits (30 s deadline)
+    _stops_with_its_acme_thread(sc)
+
+
+def test_stopping_during_the_backoff_after_a_failure_ends_the_acme_thread_at_once(start_sidecar, tmp_path):
+    port = free_port()
+    ca = _UnansweringCA(tmp_path / "ca", refusing=True)
+    sc = start_sidecar(acme_config(ca, port, tmp_path, "tls-alpn-01"), port=port)
+    # The first retry is 10 s away: the thread sleeps on its loop meanwhile.
+    assert sc.logged(lambda out: "acme: no certificate issued yet" in out, 10), sc.log_tail()
+    _stops_with_its_acme_thread(sc)

@@ -34,9 +34,15 @@ public final class LoopTransport: ACMETransport {
         try send(url, AppleHTTPRequest(method: .POST, path: url.target, contentType: "application/jose+json", body: body))
     }
 
+    /// Lets go of the clients (their resolvers live on the loop); a request still under way
+    /// keeps its own client until the loop is gone with the thread.
+    public func close() { clients.removeAll() }
+
     private func send(_ url: ACMEURL, _ request: AppleHTTPRequest) throws(ACMEError) -> ACMEHTTPResponse {
         let client = try self.client(for: url)
-        let result: AppleHTTPResult = waiter.wait { done in client.send(request, completion: done) }
+        guard let result: AppleHTTPResult = waiter.waitUnlessStopped({ done in client.send(request, completion: done) }) else {
+            throw ACMEError(.stopped, "acme: stopping")
+        }
         switch result {
         case .response(let response): return response
         case .failure(let failure): throw ACMEError(.transport, "acme: \(url): \(failure.reason)")
@@ -64,11 +70,23 @@ public final class LoopTransport: ACMETransport {
 /// loop does not run. The thread is never joined: it ends with the process.
 public final class LoopWaiter {
     public let loop: EventLoop
+    /// Set by `stop()`: no wait starts any more, and the one under way returns at once.
+    public private(set) var isStopped = false
 
     public init(loop: EventLoop) { self.loop = loop }
 
-    /// `start` begins the work; its completion (on this loop, never inside `start`) ends the wait.
-    public func wait<T>(_ start: (@escaping (T) -> Void) -> Void) -> T {
+    /// Ends the wait under way and every later one; on the loop's thread (the ACME thread's
+    /// stop wake-up calls it when the process stops, so that the thread can be joined).
+    public func stop() {
+        isStopped = true
+        loop.stop()
+    }
+
+    /// `start` begins the work; its completion (on this loop, never inside `start`) ends the
+    /// wait. nil when the waiter is stopped, before the wait or during it: the work is then
+    /// abandoned with the loop.
+    public func waitUnlessStopped<T>(_ start: (@escaping (T) -> Void) -> Void) -> T? {
+        guard !isStopped else { return nil }
         var result: T?
         start { [loop] value in
             result = value
@@ -78,16 +96,24 @@ public final class LoopWaiter {
         let guardTimer = Timer(loop: loop) {}
         guardTimer.schedule(afterMilliseconds: 3_600_000)
         defer { guardTimer.cancel() }
-        while result == nil { loop.run() }
-        return result!
+        while result == nil, !isStopped { loop.run() }
+        return result
     }
 
-    /// Sleeps `milliseconds` while the loop serves whatever else is on it (the HTTP-01 answers).
+    /// As `waitUnlessStopped`, for a waiter nobody stops (a command-line run on its own loop).
+    public func wait<T>(_ start: (@escaping (T) -> Void) -> Void) -> T {
+        guard let result = waitUnlessStopped(start) else { preconditionFailure("a LoopWaiter that waits to the end was stopped") }
+        return result
+    }
+
+    /// Sleeps `milliseconds` while the loop serves whatever else is on it (the HTTP-01
+    /// answers); returns early when the waiter is stopped.
     public func sleep(milliseconds: Int64) {
         let timer = Timer(loop: loop)
-        let _: Void = wait { done in
+        let _: Void? = waitUnlessStopped { done in
             timer.onFire { done(()) }
             timer.schedule(afterMilliseconds: max(1, milliseconds))
         }
+        timer.cancel()
     }
 }

@@ -20,6 +20,10 @@ public final class ACMEManager: @unchecked Sendable {
     private let logger = Logger(label: "sidecar.acme")
     private var httpListenFD: Int32?
     private var thread: WorkerThread?
+    /// Rung by `stop()`: the thread's waits end and it returns, so that the process can join
+    /// it before exit runs OpenSSL's cleanup (a thread still signing or handshaking then
+    /// reads freed memory).
+    private let stopChannel: WakeupChannel
     /// What was last handed to `publish` (a replica's renewal is picked up when it differs).
     private var served: StoredCertificate?
     private var ariMoment: (renewalID: String, at: Int64, fetched: Int64)?
@@ -32,6 +36,9 @@ public final class ACMEManager: @unchecked Sendable {
         files = try DirectoryStorage(directory: settings.storageDirectory, caHost: settings.caHost,
                                      name: settings.domains[0])
         storage = files
+        do { stopChannel = try WakeupChannel() } catch {
+            throw ACMEError(.local, "acme: cannot create its thread's wake-up: \(error)")
+        }
     }
 
     private func attachStorage(_ waiter: LoopWaiter) -> CertificateStorage {
@@ -80,6 +87,15 @@ public final class ACMEManager: @unchecked Sendable {
         }
     }
 
+    /// Ends the ACME thread and waits for it: at once when it waits on the CA, the store or its
+    /// schedule; after the step under way when it computes (a key, a signature). An order cut
+    /// short leaves the shared order lock to expire (`acquireOrderLock`'s 600 s).
+    public func stop() {
+        stopChannel.notify()
+        thread?.join()
+        thread = nil
+    }
+
     private func adopt(_ certificate: StoredCertificate, summary: CertificateSummary) throws(ACMEError) {
         if storage !== files { try files.saveCertificate(certificate) }
         served = certificate
@@ -115,9 +131,24 @@ public final class ACMEManager: @unchecked Sendable {
         case .tlsALPN01:
             solver = TLSALPNResponder()
         }
+        let stopWakeup = Wakeup(loop: loop, channel: stopChannel) { waiter.stop() }
+        keepIssued(waiter: waiter, transport: transport, solver: solver, publish: publish)
+        // What lives on the loop goes before it does.
+        (solver as? HTTP01Responder)?.close()
+        transport.close()
+        if sharedStore != nil { sharedStore?.detach() }
+        withExtendedLifetime((stopWakeup, loop)) {}
+        logger.info("acme: stopped")
+    }
+
+    /// Orders and renews until the waiter is stopped.
+    private func keepIssued(
+        waiter: LoopWaiter, transport: LoopTransport, solver: ChallengeSolver,
+        publish: @escaping @Sendable (String, String) -> Void
+    ) {
         var client: ACMEClient?
         var failures = 0
-        while true {
+        while !waiter.isStopped {
             let now = Int64(time(nil))
             let current = currentCertificate(now: now, publish: publish)
             var due = now
@@ -160,6 +191,7 @@ public final class ACMEManager: @unchecked Sendable {
                 ariMoment = nil
                 _ = currentCertificate(now: Int64(time(nil)), publish: publish)
             } catch {
+                if waiter.isStopped { return }
                 failures += 1
                 let wait = RenewalSchedule.backoffSeconds(failures: failures, retryAfter: error.retryAfterSeconds)
                 status.update {

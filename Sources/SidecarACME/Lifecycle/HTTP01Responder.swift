@@ -29,6 +29,12 @@ public final class HTTP01Responder: ChallengeSolver {
         }
     }
 
+    /// Stops listening and drops every connection (the thread that runs the loop is ending).
+    public func close() {
+        server?.close()
+        server = nil
+    }
+
     public func present(domain: String, token: String, keyAuthorization: String) throws(ACMEError) {
         answers[token] = keyAuthorization
         try shared?.putChallenge(token: token, keyAuthorization: keyAuthorization)

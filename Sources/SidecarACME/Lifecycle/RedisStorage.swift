@@ -104,7 +104,10 @@ public final class RedisStorage: CertificateStorage {
     /// One command, retried while the connection comes up (a few seconds at most).
     private func command(_ arguments: [String]) throws(ACMEError) -> RESPValue {
         for attempt in 0..<20 {
-            let reply: RESPValue? = waiter.wait { done in store.sharedCommand(arguments.map { Array($0.utf8) }, reply: done) }
+            let answered: RESPValue?? = waiter.waitUnlessStopped { done in
+                store.sharedCommand(arguments.map { Array($0.utf8) }, reply: done)
+            }
+            guard let reply = answered else { throw ACMEError(.stopped, "acme: stopping") }
             if let reply {
                 if case .error(let message) = reply {
                     throw ACMEError(.transport, "acme: redis \(store.sharedLocation) answered: \(message)")

@@ -12,6 +12,8 @@ public struct ACMEError: Error, CustomStringConvertible, Sendable, Equatable {
         case refused
         /// Local: keys, CSR, storage.
         case local
+        /// The process is stopping: the step's wait was cut short (nothing to report or retry).
+        case stopped
     }
 
     public let kind: Kind
