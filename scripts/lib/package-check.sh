@@ -15,7 +15,7 @@ status="$(dpkg-query -W -f='${db:Status-Status}' sidecar 2>/dev/null || true)"
   || fail "the sidecar package is on this machine ($status); remove it (dpkg --purge sidecar) first"
 ! getent passwd sidecar >/dev/null || fail "a user named sidecar exists here; the package's purge would delete it"
 
-scripts/package
+DEB_XZ_LEVEL=1 scripts/package
 arch="$(dpkg --print-architecture)"
 version="$("${SIDECAR_BINARY:-$(swift build -c release --static-swift-stdlib --show-bin-path)/sidecar}" --version | awk '{print $2}')"
 deb="dist/sidecar_${version}_${arch}.deb"
