@@ -129,6 +129,15 @@ def scalar(v):
     return json.dumps(str(v))
 
 
+def place_ports(text, ports):
+    """An example configuration with its documented ports replaced: `ports` maps each number
+    the example uses ("8080") to the one chosen here, wherever it follows a colon, a space or
+    `port_value: ` as a whole number. One pass: a chosen port may begin with another
+    placeholder's digits (30001 after 8080 would become 353991 after a later 3000)."""
+    pattern = r"(?<![0-9])(%s)(?![0-9])" % "|".join(re.escape(k) for k in ports)
+    return re.sub(r"(:|port_value: )" + pattern, lambda m: "%s%d" % (m.group(1), ports[m.group(2)]), text)
+
+
 def merge(base, overrides):
     """Deep-merges overrides into a copy of base; a None value removes the key."""
     out = dict(base)

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 import rawhttp
-from conftest import free_port, merge
+from conftest import free_port, merge, place_ports
 from nginx_support import HTML, CookieClient, apple_form_post
 from test_nginx import echoed
 
@@ -37,8 +37,7 @@ def caddy_site(request, upstream, start_sidecar, start_emulator, tmp_path):
                                    "apple": {"base_url": emulator.issuer}, "access": {"public_paths": []}},
                                   getattr(request, "param", None)))
     text = (ROOT / "Examples" / "caddy" / "Caddyfile").read_text()
-    text = text.replace("127.0.0.1:8080", "127.0.0.1:%d" % sidecar.port)
-    text = text.replace("127.0.0.1:3000", "127.0.0.1:%d" % upstream.port)
+    text = place_ports(text, {"8080": sidecar.port, "3000": upstream.port})
     text = text.replace("\n:80 {", "\n:%d {" % port)
     conf = tmp_path / "Caddyfile"
     conf.write_text(text)

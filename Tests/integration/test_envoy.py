@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 import rawhttp
-from conftest import free_port, merge
+from conftest import free_port, merge, place_ports
 from nginx_support import HTML, CookieClient, apple_form_post
 from test_nginx import echoed
 
@@ -52,9 +52,7 @@ def envoy_site(request, upstream, start_sidecar, start_emulator, tmp_path):
                                    "access": {"public_paths": ["/app/open/**"]}, "rules": RULES},
                                   getattr(request, "param", None)))
     text = (ROOT / "Examples" / "envoy" / "envoy.yaml").read_text()
-    text = text.replace("port_value: 8080", "port_value: %d" % sidecar.port)
-    text = text.replace("http://127.0.0.1:8080", "http://127.0.0.1:%d" % sidecar.port)
-    text = text.replace("port_value: 3000", "port_value: %d" % upstream.port)
+    text = place_ports(text, {"8080": sidecar.port, "3000": upstream.port})
     text = text.replace("address: 0.0.0.0, port_value: 10000", "address: 127.0.0.1, port_value: %d" % port)
     assert text.count(str(port)) == 1 and str(sidecar.port) in text and str(upstream.port) in text
     conf = tmp_path / "envoy.yaml"

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import free_port, poll, seen, sidecar_binary, to_yaml
+from conftest import free_port, place_ports, poll, seen, sidecar_binary, to_yaml
 from h2_support import H2Client
 from test_envoy import ROOT, find_envoy, signed_in_through_envoy
 from nginx_support import CookieClient, start_nginx  # noqa: F401 (start_nginx: a fixture)
@@ -194,9 +194,7 @@ def envoy_with_set_headers(upstream, start_sidecar, start_emulator, tmp_path):
     sidecar = start_sidecar({"public_url": public_url, "trusted_proxies": ["127.0.0.1/32"],
                              "apple": {"base_url": emulator.issuer}, "access": {"public_paths": []}, "rules": rules})
     text = (ROOT / "Examples" / "envoy" / "envoy.yaml").read_text()
-    text = text.replace("port_value: 8080", "port_value: %d" % sidecar.port)
-    text = text.replace("http://127.0.0.1:8080", "http://127.0.0.1:%d" % sidecar.port)
-    text = text.replace("port_value: 3000", "port_value: %d" % upstream.port)
+    text = place_ports(text, {"8080": sidecar.port, "3000": upstream.port})
     text = text.replace("address: 0.0.0.0, port_value: 10000", "address: 127.0.0.1, port_value: %d" % port)
     allowed = "                    - {exact: x-auth-assertion}\n"
     assert allowed in text
