@@ -16,4 +16,7 @@ public final class CertificateHandover: Sendable {
     }
 
     func take() -> TLSServerContext? { pending.withLock { $0.take() } }
+
+    /// A certificate handed over that the proxy has not taken into service yet.
+    public var isPending: Bool { pending.withLock { $0 != nil } }
 }

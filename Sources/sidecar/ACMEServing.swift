@@ -14,6 +14,8 @@ final class ACMEServing: Sendable {
     private let http2: Bool
     /// The context in service: SIGHUP's reload keeps it (the configuration names no files).
     private let current: Mutex<TLSServerContext>
+    /// Where new certificates go (the running proxy's), once started.
+    private let handover = Mutex<CertificateHandover?>(nil)
 
     struct Refusal: Error, CustomStringConvertible {
         let description: String
@@ -62,13 +64,19 @@ final class ACMEServing: Sendable {
     var report: CertificateReport {
         let status = manager.status
         return CertificateReport(
-            readinessProblem: { status.readinessProblem }, metrics: { status.metrics(now: Int64(time(nil))) })
+            readinessProblem: { [self] in
+                // Issued is not yet served: the proxy takes a new certificate on its next turn.
+                status.readinessProblem
+                    ?? (handover.withLock { $0?.isPending ?? false } ? "tls certificate being taken into service" : nil)
+            },
+            metrics: { status.metrics(now: Int64(time(nil))) })
     }
 
     /// Starts ordering and renewing; each new certificate goes to `server` for new connections.
     func start(serving server: ProxyServer) throws(Refusal) {
         let http2 = self.http2
         let handover = server.certificates
+        self.handover.withLock { $0 = handover }
         do {
             try manager.start { [self] certificateFile, keyFile in
                 do {

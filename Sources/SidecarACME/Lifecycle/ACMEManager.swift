@@ -99,7 +99,6 @@ public final class ACMEManager: @unchecked Sendable {
     private func adopt(_ certificate: StoredCertificate, summary: CertificateSummary) throws(ACMEError) {
         if storage !== files { try files.saveCertificate(certificate) }
         served = certificate
-        status.update { $0.notAfter = summary.notAfter }
     }
 
     private func placeholder() throws(ACMEError) -> (certificateFile: String, keyFile: String) {
@@ -240,6 +239,8 @@ public final class ACMEManager: @unchecked Sendable {
             }
             let (certificateFile, keyFile) = files.servedFiles
             publish(certificateFile, keyFile)
+            // Only now: `/readyz` turns ready on the first certificate once it is handed over.
+            status.update { $0.notAfter = summary.notAfter }
             logger.info("acme: certificate in service", metadata: [
                 "domains": "\(settings.domains.joined(separator: ","))", "not_after": "\(Self.timeText(summary.notAfter))",
             ])
