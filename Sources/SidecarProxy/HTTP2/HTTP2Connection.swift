@@ -31,10 +31,10 @@ final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
     var machine: HTTP2ConnectionStateMachine
     /// Exchanges that flushed output since the last pass.
     var outputReady: [H2StreamExchange] = []
-    /// Carried connections that answered their stream in full and wait, kept alive, for the
-    /// next one (at most as many as streams were open at once): a stream then costs no new
-    /// connection, stream buffers and timer.
-    var idleClients: [ClientConnection] = []
+    /// Exchanges that answered their stream in full and wait, their carried connections kept
+    /// alive, for the next one (at most as many as streams were open at once): a stream then
+    /// costs no new exchange, connection, stream buffers and timer.
+    var idleExchanges: [H2StreamExchange] = []
     var deadline: ConnectionDeadline
     var lastActiveMs: Int64
     /// When the first of the request heads now being received began (0: none is).
@@ -304,9 +304,9 @@ final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
             exchange.streamClosed = true
             exchange.client.clientEnded()
         }
-        let idle = idleClients
-        idleClients = []
-        for client in idle { client.close() }
+        let idle = idleExchanges
+        idleExchanges = []
+        for exchange in idle { exchange.client.close() }
         if stream.pendingOutput > 0 { _ = stream.flush() }
         stream.close()
         context.registry.connectionClosed(self)
