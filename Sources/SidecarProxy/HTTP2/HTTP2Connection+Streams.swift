@@ -93,7 +93,7 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
         exchange.streamClosed = true
         lastActiveMs = context.nowMs
         if !exchange.exchangeClosed, exchange.answeredInFull {
-            keepIdle(exchange)
+            keepIdle(consume exchange)  // the table's reference handed to the pool: no retain
         } else {
             if !exchange.exchangeClosed {
                 // Reset by the client (or cut short): the exchange ends as when a client goes
@@ -125,7 +125,7 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
     /// Keeps an exchange whose stream was answered in full, and its carried connection, for a
     /// later stream. Its tag no longer names a stream, so anything the connection still
     /// reports (its idle deadline closing it) finds none.
-    private func keepIdle(_ exchange: H2StreamExchange) {
+    private func keepIdle(_ exchange: consuming H2StreamExchange) {
         exchange.client.stream.carrierTag = 0
         if !machine.takesStreams || idleExchanges.count >= maxStreams {
             exchange.client.close()

@@ -130,11 +130,14 @@ final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
             next += 1
             if exchange.deliveryPending {
                 exchange.deliveryPending = false
-                let carried = exchange.client.stream
+                let client = exchange.client
+                let carried = client.stream
                 guard !carried.isClosed else { continue }
-                if let request = exchange.takeRequest() { exchange.client.beginStream(request) }
+                if let request = exchange.takeRequest() { client.beginStream(request) }
                 let count = carried.pendingInput
-                if count > 0, !carried.isReadPaused { carried.delegate?.stream(carried, didRead: count, error: 0) }
+                // A carried stream's delegate is its connection, set once when both are made:
+                // called directly, as the stream's existential delegate is retained around a call.
+                if count > 0, !carried.isReadPaused { client.stream(carried, didRead: count, error: 0) }
                 acknowledge(exchange)
             }
         }
@@ -179,8 +182,8 @@ final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
                 let exchange = drained[next]
                 next += 1
                 guard !exchange.exchangeClosed else { continue }
-                let carried = exchange.client.stream
-                carried.delegate?.streamDidDrain(carried)
+                let client = exchange.client
+                client.streamDidDrain(client.stream)  // its stream's delegate (see `deliver`)
             }
             drained.empty()
         }
