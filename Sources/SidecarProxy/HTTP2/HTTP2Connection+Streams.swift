@@ -136,7 +136,13 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
     }
 
     func h2ResponseBody(_ id: Int32, into buffer: UnsafeMutableRawBufferPointer) -> H2Session.Body {
-        guard let exchange = exchanges[id] else { return .bytes(0, end: true) }
+        // Unretained: taking a body closes no stream (the resets are queued in the session).
+        guard let exchange = exchanges.unretained(id) else { return .bytes(0, end: true) }
+        return exchange._withUnsafeGuaranteedRef { responseBody(of: $0, into: buffer) }
+    }
+
+    private func responseBody(of exchange: H2StreamExchange, into buffer: UnsafeMutableRawBufferPointer) -> H2Session.Body {
+        let id = exchange.id
         let hadOutput = exchange.output.count > 0
         let taken = exchange.takeBody(into: buffer)
         exchange.client.stream.recordCarriedWrite(taken.count)

@@ -126,22 +126,28 @@ final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
         // in this pass, and no array is allocated per read.
         var next = 0
         while next < deliveries.count {
-            let exchange = deliveries[next]
+            // Lent unretained: the queue holds the exchange until this pass empties it (no
+            // other pass does: the session is not read inside one), and the exchange's
+            // connection and stream are `let`s of a reference guaranteed for the call, so
+            // none of the three is retained and released around it.
+            Unmanaged.passUnretained(deliveries[next])._withUnsafeGuaranteedRef { deliverPending(to: $0) }
             next += 1
-            if exchange.deliveryPending {
-                exchange.deliveryPending = false
-                let client = exchange.client
-                let carried = client.stream
-                guard !carried.isClosed else { continue }
-                if let request = exchange.takeRequest() { client.beginStream(request) }
-                let count = carried.pendingInput
-                // A carried stream's delegate is its connection, set once when both are made:
-                // called directly, as the stream's existential delegate is retained around a call.
-                if count > 0, !carried.isReadPaused { client.stream(carried, didRead: count, error: 0) }
-                acknowledge(exchange)
-            }
         }
         deliveries.empty()
+    }
+
+    private func deliverPending(to exchange: H2StreamExchange) {
+        guard exchange.deliveryPending else { return }
+        exchange.deliveryPending = false
+        let client = exchange.client
+        let carried = client.stream
+        guard !carried.isClosed else { return }
+        if let request = exchange.takeRequest() { client.beginStream(request) }
+        let count = carried.pendingInput
+        // A carried stream's delegate is its connection, set once when both are made: called
+        // directly, as the stream's existential delegate is retained around a call.
+        if count > 0, !carried.isReadPaused { client.stream(carried, didRead: count, error: 0) }
+        acknowledge(exchange)
     }
 
     /// Opens the client's window by the request-body bytes the exchange has taken. Chunk
