@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from conftest import access_line, seen
-from h2_support import H2Client
+from h2_support import H2Client, H2Response
 from native_support import metric
 
 
@@ -64,6 +64,58 @@ def test_streams_after_broken_ones_on_one_connection_are_exchanges_of_their_own(
     targets = upstream.stats()["targets"]
     assert not any("smuggled" in t for t in targets), targets
     assert all(sum(t.endswith(" /echo?n=%d" % n) for t in targets) == 1 for n in range(30)), targets
+    c.close()
+
+
+@pytest.mark.deadline(60)
+def test_streams_reset_mid_response_and_opened_in_the_same_write_each_get_their_own_answer(sidecar, upstream):
+    """The exchanges of streams answered in full serve later streams of the connection: new
+    streams opened in the same write that resets others in the middle of their responses must
+    each get their own request's answer (method, target, request id, body), and the reset
+    ones nothing more."""
+    c = H2Client(sidecar.port, timeout=20.0)
+    for round in range(4):
+        # Downloads the upstream stops sending in the middle of (it waits until the sidecar
+        # hangs up), and short answers whose exchanges are then kept for later streams.
+        downloads = [c.start("GET", "/bytes?n=1000000&stall_after=%d&stall=30" % (20000 * (k + 1))) for k in range(3)]
+        echoes = {c.start("GET", "/echo?round=%d&n=%d" % (round, i), [("x-request-id", "h2-pool-%d-%d" % (round, i))]): i
+                  for i in range(6)}
+        assert c.pump(timeout=15.0, until=lambda: all(c.responses[s].ended for s in echoes)
+                      and all(c.responses[s].status == 200 and c.responses[s].body for s in downloads))
+        for sid, i in echoes.items():
+            echo = json.loads(c.responses[sid].body)
+            assert echo["target"] == "/echo?round=%d&n=%d" % (round, i), (sid, echo["target"])
+        # One write: the downloads reset mid-body, then new streams, half of them with a body
+        # (with and without a content-length: forwarded as is, or chunked).
+        for sid in downloads:
+            c.conn.reset_stream(sid, error_code=8)
+        opened = {}
+        for i in range(8):
+            body = b"round-%d-body-%d" % (round, i) if i % 2 else None
+            sid = c.conn.get_next_available_stream_id()
+            fields = [(":method", "POST" if body else "GET"), (":path", "/echo?after=%d&n=%d" % (round, i)),
+                      (":scheme", "http"), (":authority", "127.0.0.1"), ("x-request-id", "h2-pool-after-%d-%d" % (round, i))]
+            if body is not None and i % 4 == 1:
+                fields.append(("content-length", str(len(body))))
+            c.conn.send_headers(sid, fields, end_stream=body is None)
+            if body is not None:
+                c.conn.send_data(sid, body, end_stream=True)
+            c.responses[sid] = H2Response()
+            opened[sid] = (i, body)
+        c.flush()
+        reset_seen = {sid: len(c.responses[sid].body) for sid in downloads}
+        assert c.pump(timeout=15.0, until=lambda: all(c.responses[s].ended or c.responses[s].reset is not None
+                                                     for s in opened))
+        for sid, (i, body) in opened.items():
+            r = c.responses[sid]
+            assert r.status == 200 and r.ended, (sid, r.status, r.reset)
+            echo = json.loads(r.body)
+            assert (echo["method"], echo["target"]) == ("POST" if body else "GET", "/echo?after=%d&n=%d" % (round, i))
+            assert seen(echo, "x-request-id") == ["h2-pool-after-%d-%d" % (round, i)]
+            assert echo.get("body", "") == (body or b"").decode(), echo
+        for sid in downloads:
+            r = c.responses[sid]
+            assert not r.ended and len(r.body) < 1000000, (sid, len(r.body), reset_seen[sid])
     c.close()
 
 

@@ -4,14 +4,16 @@ import SidecarHTTP2
 
 /// One HTTP/2 stream: the exchange that serves it (a `ClientConnection` over a carried
 /// `Stream`, given the typed request head) and how far its response has gone out: the head
-/// as HEADERS when the exchange gives it, the body's bytes as DATA frames.
+/// as HEADERS when the exchange gives it, the body's bytes as DATA frames. Once it answered
+/// its stream in full it is kept, with its connection, for a later stream (`begin`): a
+/// stream then allocates nothing of its own.
 final class H2StreamExchange {
-    let id: Int32
+    private(set) var id: Int32 = 0
     let client: ClientConnection
     /// The request body is framed as chunked for the HTTP/1.1 side (no `content-length`).
-    let chunkedRequest: Bool
-    let isHead: Bool
-    var requestEnded: Bool
+    private(set) var chunkedRequest = false
+    private(set) var isHead = false
+    var requestEnded = false
     /// Request body bytes handed to the exchange and not yet acknowledged to the client.
     var unacknowledged = 0
     /// Bytes are waiting in the carried input for the exchange to be told.
@@ -45,8 +47,16 @@ final class H2StreamExchange {
     private var request: H2RequestHead.Outcome?
 
     init(id: Int32, client: ClientConnection, request: consuming H2RequestHead.Outcome, requestEnded: Bool) {
-        self.id = id
         self.client = client
+        begin(id: id, request: request, requestEnded: requestEnded)
+    }
+
+    /// Makes this the exchange of stream `id`: every field of the stream it served before
+    /// back to its start, so nothing of that stream reaches this one (`H2StreamExchangeTests`
+    /// fails when a field is added without being reset here). Queue entries left for the
+    /// earlier stream find the flags they test cleared, and wake nothing.
+    func begin(id: Int32, request: consuming H2RequestHead.Outcome, requestEnded: Bool) {
+        self.id = id
         if case .request(let head) = request {
             chunkedRequest = head.framing == .chunked
             isHead = head.method == .head
@@ -55,6 +65,15 @@ final class H2StreamExchange {
             isHead = false
         }
         self.requestEnded = requestEnded
+        unacknowledged = 0
+        deliveryPending = false
+        outputReady = false
+        response = .awaitingHead
+        if !requestTrailers.isEmpty { requestTrailers = [] }
+        if responseTrailers != nil { responseTrailers = nil }
+        bodyDeferred = false
+        exchangeClosed = false
+        streamClosed = false
         self.request = request  // moved in last: the head's arrays are not copied
     }
 

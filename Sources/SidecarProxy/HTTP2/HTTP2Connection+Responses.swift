@@ -9,6 +9,10 @@ extension HTTP2Connection {
     /// The upstream's final head for `client`'s stream; `setCookie`: a re-sealed session.
     func respond(for client: ClientConnection, with head: HTTPResponseHead, setCookie: [UInt8]?) {
         guard let exchange = openExchange(of: client) else { return }
+        exchange._withUnsafeGuaranteedRef { respond(in: $0, with: head, setCookie: setCookie) }
+    }
+
+    private func respond(in exchange: H2StreamExchange, with head: HTTPResponseHead, setCookie: [UInt8]?) {
         let fields = session.nextResponseHead
         fields.appendStatus(head.status)
         head.withView { view in
@@ -27,12 +31,16 @@ extension HTTP2Connection {
     /// One of the sidecar's own answers for `client`'s stream, head and body.
     func respond(for client: ClientConnection, with answer: LocalResponse, headOnly: Bool, requestId: [UInt8]) {
         guard let exchange = openExchange(of: client) else { return }
+        exchange._withUnsafeGuaranteedRef { respond(in: $0, with: answer, headOnly: headOnly, requestId: requestId) }
+    }
+
+    private func respond(in exchange: H2StreamExchange, with answer: LocalResponse, headOnly: Bool, requestId: [UInt8]) {
         let fields = session.nextResponseHead
         fields.appendStatus(answer.status)
         answer.forEachField(requestId: requestId) { name, value in fields.append(lowercasing: name, value: value) }
         let hasBody = !headOnly && answer.bodyCount(requestId: requestId) > 0
         if hasBody {
-            let output = client.stream.output
+            let output = exchange.output
             answer.writeBody(requestId: requestId) { _ = output.append($0) }
         }
         submit(exchange, hasBody: hasBody)
@@ -43,7 +51,12 @@ extension HTTP2Connection {
     /// section of a chunked upstream body (`BodyRelay.trailerSection`), sent after it as the
     /// rules for forwarded trailers allow (`TrailerFields`).
     func responseBodyComplete(for client: ClientConnection, trailers: [UInt8]) {
-        guard let exchange = openExchange(of: client), case .body(complete: false) = exchange.response else { return }
+        guard let exchange = openExchange(of: client) else { return }
+        exchange._withUnsafeGuaranteedRef { bodyComplete(in: $0, trailers: trailers) }
+    }
+
+    private func bodyComplete(in exchange: H2StreamExchange, trailers: [UInt8]) {
+        guard case .body(complete: false) = exchange.response else { return }
         exchange.response = .body(complete: true)
         if !trailers.isEmpty {
             let fields = H2FieldList()
@@ -59,8 +72,13 @@ extension HTTP2Connection {
         }
     }
 
-    private func openExchange(of client: ClientConnection) -> H2StreamExchange? {
-        guard let exchange = exchanges[client.stream.carrierTag], !exchange.streamClosed else { return nil }
+    /// The exchange of `client`'s stream while the stream is open, unretained: the calls here
+    /// close no stream (a refusal is a reset queued in the session), so the stream table's
+    /// reference keeps it throughout.
+    private func openExchange(of client: ClientConnection) -> Unmanaged<H2StreamExchange>? {
+        guard let exchange = exchanges.unretained(client.stream.carrierTag),
+            !exchange._withUnsafeGuaranteedRef({ $0.streamClosed })
+        else { return nil }
         return exchange
     }
 

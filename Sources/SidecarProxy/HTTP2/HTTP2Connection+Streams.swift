@@ -14,11 +14,16 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
             session.reset(id, code: 7)  // REFUSED_STREAM: a drained connection takes nothing new
             return
         }
-        let client = takeIdleClient()
-            ?? ClientConnection(context: context, carriedBy: self, peerText: peerText, peerTrusted: peerTrusted)
-        let exchange = H2StreamExchange(id: id, client: client, request: outcome, requestEnded: endStream)
+        let exchange: H2StreamExchange
+        if let idle = takeIdleExchange() {
+            idle.begin(id: id, request: outcome, requestEnded: endStream)
+            exchange = idle
+        } else {
+            let client = ClientConnection(context: context, carriedBy: self, peerText: peerText, peerTrusted: peerTrusted)
+            exchange = H2StreamExchange(id: id, client: client, request: outcome, requestEnded: endStream)
+        }
         exchanges.insert(exchange)
-        client.stream.carrierTag = id
+        exchange.client.stream.carrierTag = id
         exchange.deliveryPending = true
         deliveries.append(exchange)
         context.metrics.recordHTTP2Stream()
@@ -88,44 +93,56 @@ extension HTTP2Connection: H2SessionDelegate, StreamCarrier {
         exchange.streamClosed = true
         lastActiveMs = context.nowMs
         if !exchange.exchangeClosed, exchange.answeredInFull {
-            keepIdle(exchange.client)
-        } else if !exchange.exchangeClosed {
-            // Reset by the client (or cut short): the exchange ends as when a client goes away.
-            // The connection stays alive until then: the exchange's stream calls back into it.
-            let client = exchange.client
-            context.loop.nextTurn.run { [self] in
-                withExtendedLifetime(self) { client.clientEnded() }
+            keepIdle(consume exchange)  // the table's reference handed to the pool: no retain
+        } else {
+            if !exchange.exchangeClosed {
+                // Reset by the client (or cut short): the exchange ends as when a client goes
+                // away. The connection stays alive until then: the exchange's stream calls back
+                // into it.
+                let client = exchange.client
+                context.loop.nextTurn.run { [self] in
+                    withExtendedLifetime(self) { client.clientEnded() }
+                }
+            } else if exchange.client.phase != .closed {
+                exchange.client.close()  // it may still be waiting for a deadline of its own
             }
-        } else if exchange.client.phase != .closed {
-            exchange.client.close()  // it may still be waiting for a deadline of its own
+            // Never reused: the connection's queues may still name it for this turn.
+            context.reaper.retire(exchange)
         }
-        context.reaper.retire(exchange)
         if exchanges.isEmpty { armDeadline() }
     }
 
-    /// A carried connection kept alive after its stream, if one is still open (its own idle
-    /// deadline may have closed it since).
-    private func takeIdleClient() -> ClientConnection? {
-        while let client = idleClients.popLast() {
-            if client.phase == .waitingForHead, !client.stream.isClosed { return client }
+    /// An exchange kept after its stream, if its carried connection is still open (its own
+    /// idle deadline may have closed it since).
+    private func takeIdleExchange() -> H2StreamExchange? {
+        while let exchange = idleExchanges.popLast() {
+            let client = exchange.client
+            if client.phase == .waitingForHead, !client.stream.isClosed { return exchange }
         }
         return nil
     }
 
-    /// Keeps a carried connection whose stream was answered in full for a later stream. Its
-    /// tag no longer names a stream, so anything it still reports (its idle deadline closing
-    /// it) finds none.
-    private func keepIdle(_ client: ClientConnection) {
-        client.stream.carrierTag = 0
-        if !machine.takesStreams || idleClients.count >= maxStreams {
-            client.close()
+    /// Keeps an exchange whose stream was answered in full, and its carried connection, for a
+    /// later stream. Its tag no longer names a stream, so anything the connection still
+    /// reports (its idle deadline closing it) finds none.
+    private func keepIdle(_ exchange: consuming H2StreamExchange) {
+        exchange.client.stream.carrierTag = 0
+        if !machine.takesStreams || idleExchanges.count >= maxStreams {
+            exchange.client.close()
+            context.reaper.retire(exchange)
         } else {
-            idleClients.append(client)
+            idleExchanges.append(exchange)
         }
     }
 
     func h2ResponseBody(_ id: Int32, into buffer: UnsafeMutableRawBufferPointer) -> H2Session.Body {
-        guard let exchange = exchanges[id] else { return .bytes(0, end: true) }
+        // Unretained: taking a body closes no stream (the resets are queued in the session).
+        guard let exchange = exchanges.unretained(id) else { return .bytes(0, end: true) }
+        return exchange._withUnsafeGuaranteedRef { responseBody(of: $0, into: buffer) }
+    }
+
+    private func responseBody(of exchange: H2StreamExchange, into buffer: UnsafeMutableRawBufferPointer) -> H2Session.Body {
+        let id = exchange.id
         let hadOutput = exchange.output.count > 0
         let taken = exchange.takeBody(into: buffer)
         exchange.client.stream.recordCarriedWrite(taken.count)

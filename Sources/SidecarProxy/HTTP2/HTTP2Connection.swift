@@ -31,10 +31,10 @@ final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
     var machine: HTTP2ConnectionStateMachine
     /// Exchanges that flushed output since the last pass.
     var outputReady: [H2StreamExchange] = []
-    /// Carried connections that answered their stream in full and wait, kept alive, for the
-    /// next one (at most as many as streams were open at once): a stream then costs no new
-    /// connection, stream buffers and timer.
-    var idleClients: [ClientConnection] = []
+    /// Exchanges that answered their stream in full and wait, their carried connections kept
+    /// alive, for the next one (at most as many as streams were open at once): a stream then
+    /// costs no new exchange, connection, stream buffers and timer.
+    var idleExchanges: [H2StreamExchange] = []
     var deadline: ConnectionDeadline
     var lastActiveMs: Int64
     /// When the first of the request heads now being received began (0: none is).
@@ -126,19 +126,28 @@ final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
         // in this pass, and no array is allocated per read.
         var next = 0
         while next < deliveries.count {
-            let exchange = deliveries[next]
+            // Lent unretained: the queue holds the exchange until this pass empties it (no
+            // other pass does: the session is not read inside one), and the exchange's
+            // connection and stream are `let`s of a reference guaranteed for the call, so
+            // none of the three is retained and released around it.
+            Unmanaged.passUnretained(deliveries[next])._withUnsafeGuaranteedRef { deliverPending(to: $0) }
             next += 1
-            if exchange.deliveryPending {
-                exchange.deliveryPending = false
-                let carried = exchange.client.stream
-                guard !carried.isClosed else { continue }
-                if let request = exchange.takeRequest() { exchange.client.beginStream(request) }
-                let count = carried.pendingInput
-                if count > 0, !carried.isReadPaused { carried.delegate?.stream(carried, didRead: count, error: 0) }
-                acknowledge(exchange)
-            }
         }
         deliveries.empty()
+    }
+
+    private func deliverPending(to exchange: H2StreamExchange) {
+        guard exchange.deliveryPending else { return }
+        exchange.deliveryPending = false
+        let client = exchange.client
+        let carried = client.stream
+        guard !carried.isClosed else { return }
+        if let request = exchange.takeRequest() { client.beginStream(request) }
+        let count = carried.pendingInput
+        // A carried stream's delegate is its connection, set once when both are made: called
+        // directly, as the stream's existential delegate is retained around a call.
+        if count > 0, !carried.isReadPaused { client.stream(carried, didRead: count, error: 0) }
+        acknowledge(exchange)
     }
 
     /// Opens the client's window by the request-body bytes the exchange has taken. Chunk
@@ -179,8 +188,8 @@ final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
                 let exchange = drained[next]
                 next += 1
                 guard !exchange.exchangeClosed else { continue }
-                let carried = exchange.client.stream
-                carried.delegate?.streamDidDrain(carried)
+                let client = exchange.client
+                client.streamDidDrain(client.stream)  // its stream's delegate (see `deliver`)
             }
             drained.empty()
         }
@@ -304,9 +313,9 @@ final class HTTP2Connection: StreamDelegate, FrontConnection, NextTurnTask {
             exchange.streamClosed = true
             exchange.client.clientEnded()
         }
-        let idle = idleClients
-        idleClients = []
-        for client in idle { client.close() }
+        let idle = idleExchanges
+        idleExchanges = []
+        for exchange in idle { exchange.client.close() }
         if stream.pendingOutput > 0 { _ = stream.flush() }
         stream.close()
         context.registry.connectionClosed(self)

@@ -13,6 +13,14 @@ struct StreamTable {
         return entries[index]
     }
 
+    /// The exchange of stream `id`, unretained: for a caller that closes no stream while it
+    /// uses it, so that the table's own reference keeps it (nil: no such stream).
+    @inline(__always)
+    func unretained(_ id: Int32) -> Unmanaged<H2StreamExchange>? {
+        guard let index = ids.firstIndex(of: id) else { return nil }
+        return Unmanaged.passUnretained(entries[index])
+    }
+
     /// Adds the exchange of a new stream (ids are never reused on a connection).
     mutating func insert(_ exchange: H2StreamExchange) {
         ids.append(exchange.id)
