@@ -135,7 +135,7 @@ public final class ACMEManager: @unchecked Sendable {
         // What lives on the loop goes before it does.
         (solver as? HTTP01Responder)?.close()
         transport.close()
-        if sharedStore != nil { sharedStore?.detach() }
+        sharedStore?.detach()
         withExtendedLifetime((stopWakeup, loop)) {}
         logger.info("acme: stopped")
     }
