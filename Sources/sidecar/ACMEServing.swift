@@ -16,6 +16,8 @@ final class ACMEServing: Sendable {
     private let current: Mutex<TLSServerContext>
     /// Where new certificates go (the running proxy's), once started.
     private let handover = Mutex<CertificateHandover?>(nil)
+    /// Started on the self-signed placeholder: ready only once a real certificate is served.
+    private let startedOnPlaceholder: Bool
 
     struct Refusal: Error, CustomStringConvertible {
         let description: String
@@ -32,6 +34,7 @@ final class ACMEServing: Sendable {
             let (certificateFile, keyFile, isPlaceholder) = try manager.prepare()
             let context = try TLSServerContext(certFile: certificateFile, keyFile: keyFile, http2: config.http2)
             if isPlaceholder { TLSALPNChallenges.refuseOtherHandshakes(on: context) }
+            startedOnPlaceholder = isPlaceholder
             current = Mutex(context)
         } catch let error as ACMEError {
             throw Refusal(description: error.message)
@@ -65,9 +68,11 @@ final class ACMEServing: Sendable {
         let status = manager.status
         return CertificateReport(
             readinessProblem: { [self] in
-                // Issued is not yet served: the proxy takes a new certificate on its next turn.
+                // Issued is not yet served: the proxy takes the first certificate on its next
+                // turn (a renewal's handover changes nothing: the old one serves meanwhile).
                 status.readinessProblem
-                    ?? (handover.withLock { $0?.isPending ?? false } ? "tls certificate being taken into service" : nil)
+                    ?? (startedOnPlaceholder && !(handover.withLock { $0?.hasTakenOne } ?? false)
+                        ? "tls certificate being taken into service" : nil)
             },
             metrics: { status.metrics(now: Int64(time(nil))) })
     }
