@@ -228,10 +228,12 @@ def request(port, method="GET", target="/echo", headers=None, body=b"", host="te
         return c.request(method, target, headers, body, host)
 
 
-def send_raw(port, data, timeout=5.0):
+def send_raw(port, data, timeout=5.0, wait_close=True):
     """Sends raw bytes on a fresh connection; returns (response or None, closed_after).
     `timeout` bounds the wait for the answer and for the close after it: a refusal and its
-    close come at once, and 5 s covers a loaded 2-core machine."""
+    close come at once, and 5 s covers a loaded 2-core machine. A caller that does not ask
+    whether the connection closed passes wait_close=False (closed_after is then None): a
+    kept-alive connection would otherwise cost it the whole timeout."""
     with Conn(port, timeout=timeout) as c:
         try:
             c.send(data)
@@ -241,7 +243,7 @@ def send_raw(port, data, timeout=5.0):
             resp = c.read_response()
         except Closed:
             return None, True
-        return resp, c.wait_closed(timeout)
+        return resp, (c.wait_closed(timeout) if wait_close else None)
 
 
 def chunked(data, size):

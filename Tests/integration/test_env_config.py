@@ -17,7 +17,7 @@ def check(path, env):
 
 
 def big_head_status(sc):
-    resp, _ = rawhttp.send_raw(sc.port, rawhttp.build_request("GET", "/echo", [("X-Big", "a" * 2000)]))
+    resp, _ = rawhttp.send_raw(sc.port, rawhttp.build_request("GET", "/echo", [("X-Big", "a" * 2000)]), wait_close=False)
     return resp.status if resp is not None else None
 
 

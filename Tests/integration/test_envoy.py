@@ -207,15 +207,15 @@ def test_the_check_path_form_directly(envoy_site):
     _, sidecar = envoy_site
     ask = "GET /.auth/check/app/page?x=1 HTTP/1.1\r\nhost: app.example\r\ncontent-length: 0\r\n" \
           "accept: text/html\r\nx-envoy-internal: true\r\nx-envoy-expected-rq-timeout-ms: 5000\r\n\r\n"
-    r, _ = rawhttp.send_raw(sidecar.port, ask.encode())
+    r, _ = rawhttp.send_raw(sidecar.port, ask.encode(), wait_close=False)
     assert r.status == 302 and r.header("Location") == "/.auth/login?rd=/app/page%3Fx%3D1", r.header("Location")
-    r, _ = rawhttp.send_raw(sidecar.port, ask.replace("/app/page?x=1", "/app/open/x").encode())
+    r, _ = rawhttp.send_raw(sidecar.port, ask.replace("/app/page?x=1", "/app/open/x").encode(), wait_close=False)
     assert r.status == 200
     removed = r.header("X-Envoy-Auth-Headers-To-Remove").split(", ")
     assert {"x-auth-user-id", "x-auth-email", "x-auth-name", "x-original-url", "forwarded"} <= set(removed)
-    r, _ = rawhttp.send_raw(sidecar.port, ask.replace("/app/page?x=1", "/app/internal/x").encode())
+    r, _ = rawhttp.send_raw(sidecar.port, ask.replace("/app/page?x=1", "/app/internal/x").encode(), wait_close=False)
     assert r.status == 403
-    r, _ = rawhttp.send_raw(sidecar.port, ask.replace("/app/page?x=1", "/x/../../.auth/me").encode())
+    r, _ = rawhttp.send_raw(sidecar.port, ask.replace("/app/page?x=1", "/x/../../.auth/me").encode(), wait_close=False)
     assert r.status == 403, "a dot segment climbed into the prefix"
 
 

@@ -162,10 +162,10 @@ def test_oversized_head_is_431(start_sidecar, upstream):
     assert sc.request("GET", "/echo", [("X-Pad", "a" * 600)]).status == 200
     upstream.reset()
     resp, _ = rawhttp.send_raw(sc.port, rawhttp.build_request("GET", "/echo",
-                                                              [("X-Big", "a" * 2000)]))
+                                                              [("X-Big", "a" * 2000)]), wait_close=False)
     assert resp is not None and resp.status == 431
     many = [("X-H%d" % i, "v" * 40) for i in range(40)]
-    resp, _ = rawhttp.send_raw(sc.port, rawhttp.build_request("GET", "/echo", many))
+    resp, _ = rawhttp.send_raw(sc.port, rawhttp.build_request("GET", "/echo", many), wait_close=False)
     assert resp is not None and resp.status == 431
     assert_nothing_reached_upstream(upstream)
 
@@ -173,14 +173,14 @@ def test_oversized_head_is_431(start_sidecar, upstream):
 def test_head_that_never_ends_is_431_not_buffered(sidecar, upstream):
     """1 MiB of header bytes against the default 16 KiB limit."""
     raw = b"GET /echo HTTP/1.1\r\nHost: test.local\r\n" + b"X-Pad: " + b"a" * (1 << 20)
-    resp, _ = rawhttp.send_raw(sidecar.port, raw)
+    resp, _ = rawhttp.send_raw(sidecar.port, raw, wait_close=False)
     assert resp is not None and resp.status == 431
     assert_nothing_reached_upstream(upstream)
 
 
 def test_oversized_request_line_is_refused(start_sidecar, upstream):
     sc = start_sidecar({"limits": {"max_header_bytes": "1KiB"}})
-    resp, _ = rawhttp.send_raw(sc.port, rawhttp.build_request("GET", "/echo?" + "q" * 2000))
+    resp, _ = rawhttp.send_raw(sc.port, rawhttp.build_request("GET", "/echo?" + "q" * 2000), wait_close=False)
     assert resp is not None and resp.status in (414, 431)
     assert_nothing_reached_upstream(upstream)
 
@@ -190,7 +190,7 @@ def test_upload_over_limit_is_413(start_sidecar, upstream):
     assert sc.request("POST", "/echo", body=b"x" * 1024).json()["body_len"] == 1024
     upstream.reset()
     resp, _ = rawhttp.send_raw(sc.port, rawhttp.build_request("POST", "/echo",
-                                                              body=b"x" * 2048))
+                                                              body=b"x" * 2048), wait_close=False)
     assert resp is not None and resp.status == 413
     assert_nothing_reached_upstream(upstream)
 
@@ -202,7 +202,7 @@ def test_chunked_upload_over_limit_is_413(start_sidecar, upstream):
     assert ok.status == 200 and ok.json()["body_len"] == 1000
     raw = rawhttp.build_request("POST", "/echo", [("Transfer-Encoding", "chunked")],
                                 rawhttp.chunked(b"y" * 4096, 512))
-    resp, _ = rawhttp.send_raw(sc.port, raw)
+    resp, _ = rawhttp.send_raw(sc.port, raw, wait_close=False)
     assert resp is not None and resp.status == 413
 
 
