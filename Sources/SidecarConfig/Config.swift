@@ -80,6 +80,8 @@ public struct Config: Sendable {
         public var workers = Parse.defaultWorkers
         public var upstreamTimeout = TimeSpan.seconds(60)
         public var upstreamConnectTimeout = TimeSpan.seconds(5)
+        /// An idle keep-alive connection to an upstream unused this long is closed.
+        public var upstreamIdleTimeout = TimeSpan.seconds(60)
         /// The top-level upstream's cap, and the default of `upstreams`'; 0 = none.
         public var upstreamMaxConnections = 0
         public var preserveHost = false
@@ -104,6 +106,9 @@ public struct Config: Sendable {
             .value(\.upstreamTimeout, "upstream_timeout", "for the upstream's response", Parse.positiveDuration),
             .value(\.upstreamConnectTimeout, "upstream_connect_timeout",
                    "for the connection to the upstream; also the longest a request waits for one", Parse.positiveDuration),
+            .value(\.upstreamIdleTimeout, "upstream_idle_timeout",
+                   "an idle keep-alive connection to the upstream unused this long is closed (nginx's keepalive_timeout "
+                       + "in an upstream block); keep it under the upstream's own idle timeout", Parse.positiveDuration),
             .value(\.upstreamMaxConnections, "upstream_max_connections",
                    "open connections to it at once, all workers together (nginx's max_conns); 0 = no cap of its own "
                        + "(max_connections bounds all upstreams together); beyond it requests queue, 503 after "

@@ -25,6 +25,8 @@ final class UpstreamConnection: StreamDelegate {
     var allowance: UpstreamAllowance?
     /// Counted in its pool's and the worker's open connections until closed.
     var isCounted = true
+    /// In its pool's idle list since then (the loop's milliseconds); -1 while not idle.
+    var idleSinceMs: Int64 = -1
     /// TLS: connected, the server not verified yet. The owner hears of the connect only once
     /// the handshake is over (`upstream(_:didConnect:)`), so the connect deadline covers both.
     private(set) var isHandshaking: Bool
@@ -89,6 +91,11 @@ final class UpstreamPool {
     var metricsSlot = ServerLabels.slots - 1
     var timeoutMs: Int64 = 60_000
     var connectTimeoutMs: Int64 = 5_000
+    /// `upstream_idle_timeout`: `idle` is oldest first, so a sweep closes from the front those
+    /// idle this long, then waits for the next one's turn. Scheduled only while some are idle.
+    var idleTimeoutMs: Int64 = 60_000
+    private let idleSweep: Timer
+    private var isSweepScheduled = false
     /// TLS failures (a refused certificate fails every request alike), logged at most once per interval.
     var tlsFailureLog = RateLimitedLog(intervalMs: 10_000)
 
@@ -118,7 +125,8 @@ final class UpstreamPool {
         self.budget = budget
         self.address = address
         self.capacity = capacity
-        idle.reserveCapacity(capacity)
+        idleSweep = Timer(loop: loop)
+        idleSweep.onFire { [unowned self] in self.closeExpiredIdle() }
     }
 
     /// The warmest idle connection. With `verify`, the socket is first peeked (one extra
@@ -126,6 +134,7 @@ final class UpstreamPool {
     /// cannot be retried safely (a POST sent on a half-closed connection would be lost).
     func take(verify: Bool) -> UpstreamConnection? {
         while let connection = idle.popLast() {
+            connection.idleSinceMs = -1
             if connection.stream.isClosed {
                 uncount(connection)
                 continue
@@ -204,8 +213,24 @@ final class UpstreamPool {
         }
         connection.isReused = true
         if connection.stream.isReadPaused { connection.stream.resumeReading() }
+        connection.idleSinceMs = loop.nowMilliseconds
         idle.append(connection)
+        if !isSweepScheduled { scheduleSweep(afterMs: idleTimeoutMs) }
         budget.freed()
+    }
+
+    private func scheduleSweep(afterMs delay: Int64) {
+        isSweepScheduled = true
+        idleSweep.schedule(afterMilliseconds: max(1, delay))
+    }
+
+    private func closeExpiredIdle() {
+        isSweepScheduled = false
+        let now = loop.nowMilliseconds
+        var expired = 0
+        while expired < idle.count, now - idle[expired].idleSinceMs >= idleTimeoutMs { expired += 1 }
+        closeIdle(expired)
+        if let oldest = idle.first { scheduleSweep(afterMs: oldest.idleSinceMs + idleTimeoutMs - now) }
     }
 
     /// Closes a connection; it is freed only after the current callback (it may be the
@@ -214,7 +239,10 @@ final class UpstreamPool {
         connection.owner = nil
         giveBack(connection)
         connection.close()
-        if let index = idle.firstIndex(where: { $0 === connection }) { idle.remove(at: index) }
+        if connection.idleSinceMs >= 0, let index = idle.firstIndex(where: { $0 === connection }) {
+            idle.remove(at: index)
+        }
+        connection.idleSinceMs = -1
         uncount(connection)
         reaper.retire(connection)
     }
@@ -232,6 +260,7 @@ final class UpstreamPool {
         let closing = idle.prefix(count)
         idle.removeFirst(closing.count)
         for connection in closing {
+            connection.idleSinceMs = -1
             connection.close()
             uncount(connection)
             reaper.retire(connection)

@@ -176,7 +176,8 @@ extension UpstreamGroup {
                 let pool = UpstreamPool(
                     loop: loop, address: address, capacity: options.upstreamPoolSize, reaper: reaper, budget: budget,
                     tls: tls, host: server.target.host ?? "")
-                configure(pool, server, address, plan, name: name, limit: limit, labels: shared.labels)
+                configure(pool, server, address, plan, name: name, limit: limit, labels: shared.labels,
+                          idleTimeoutMs: options.config.upstreamIdleTimeout.milliseconds)
                 return pool
             }
             for (server, address) in zip(plan.servers, serverAddresses) {
@@ -186,7 +187,8 @@ extension UpstreamGroup {
                 }
                 let pool = reusable ?? make(server, address)
                 kept.insert(ObjectIdentifier(pool))
-                configure(pool, server, address, plan, name: name, limit: limit, labels: shared.labels)
+                configure(pool, server, address, plan, name: name, limit: limit, labels: shared.labels,
+                          idleTimeoutMs: options.config.upstreamIdleTimeout.milliseconds)
                 pools.append(pool)
             }
             let group = UpstreamGroup(
@@ -208,9 +210,10 @@ extension UpstreamGroup {
 
     private static func configure(
         _ pool: UpstreamPool, _ server: Config.UpstreamServer, _ address: SocketAddress, _ plan: UpstreamPlan, name: String,
-        limit: Int, labels: ServerLabels
+        limit: Int, labels: ServerLabels, idleTimeoutMs: Int64
     ) {
         pool.limit = limit
+        pool.idleTimeoutMs = idleTimeoutMs
         pool.text = describe(server.target, at: address)
         pool.metricsSlot = labels.slot(upstream: name, server: String(decoding: pool.text, as: UTF8.self))
         pool.name = name

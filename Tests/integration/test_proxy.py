@@ -266,6 +266,44 @@ def test_keepalive_on_both_sides(sidecar, upstream):
     assert stats["connections"] == 1, "upstream connections: %d" % stats["connections"]
 
 
+def test_a_burst_wider_than_a_small_idle_pool_is_served_again_on_the_same_upstream_connections(start_sidecar, upstream):
+    """160 requests at once, twice: the second burst finds the first one's upstream
+    connections idle in the pool and opens none (an idle pool of 128 closed the rest after
+    each burst, so that every burst reconnected: 9 system calls a request under load)."""
+    from concurrent.futures import ThreadPoolExecutor
+    sc = start_sidecar({"workers": 1})
+
+    def burst():
+        with ThreadPoolExecutor(160) as pool:
+            statuses = list(pool.map(lambda i: sc.request("GET", "/slow?delay=1&i=%d" % i, timeout=30).status,
+                                     range(160)))
+        assert statuses == [200] * 160
+
+    upstream.reset()
+    burst()
+    first = upstream.stats()["connections"]
+    assert first > 128, "the first burst did not hold more than 128 upstream connections at once: %d" % first
+    upstream.reset()
+    burst()
+    assert upstream.stats()["connections"] == 0, upstream.stats()
+
+
+def test_an_idle_upstream_connection_is_closed_after_upstream_idle_timeout(start_sidecar, upstream):
+    sc = start_sidecar({"workers": 1, "upstream_idle_timeout": "1s"})
+    kept = start_sidecar({"workers": 1})
+    before = upstream.stats()["open_connections"]
+    assert sc.request("GET", "/echo").status == 200 and kept.request("GET", "/echo").status == 200
+    assert upstream.stats()["open_connections"] == before + 2
+    started = time.monotonic()
+    stats = upstream.wait_for(lambda s: s["open_connections"] == before + 1, timeout=5)
+    waited = time.monotonic() - started
+    assert stats["open_connections"] == before + 1, stats
+    assert waited >= 0.8, "closed after %.2f s, before its 1 s" % waited
+    time.sleep(0.5)  # the default (60 s) keeps the other sidecar's
+    assert upstream.stats()["open_connections"] == before + 1
+    assert sc.request("GET", "/echo").status == 200  # and a new request opens a new one
+
+
 def test_upstream_closing_after_response_causes_no_502(sidecar, upstream):
     with sidecar.conn() as c:
         for i in range(30):
