@@ -73,15 +73,18 @@ let package = Package(
         .target(
             name: "SidecarACME",
             dependencies: [
-                "SidecarCrypto", "SidecarEvent", "SidecarHTTPClient", "SidecarStore", "COpenSSL",
+                "SidecarCrypto", "SidecarEvent", "SidecarHTTPClient", "SidecarStore", "SidecarRESP", "COpenSSL",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // What outlives a request: revocations, single-use keys, notification forwards (memory | file | redis).
         // Redis (`redis://`, `rediss://`, either behind Sentinel) on the project's own loop and TLS layer,
-        // RESP codec included.
+        // speaking the RESP codec of SidecarRESP.
         .target(
-            name: "SidecarStore", dependencies: ["SidecarCrypto", "SidecarEvent", "COpenSSL"],
+            name: "SidecarStore", dependencies: ["SidecarCrypto", "SidecarEvent", "COpenSSL", "SidecarRESP"],
             swiftSettings: hotPathSettings),
+        // Redis's wire format (RESP2): commands out, replies parsed; no I/O, fuzzed beside the
+        // HTTP codecs (a module of its own so that the fuzz target compiles no more than it fuzzes).
+        .target(name: "SidecarRESP"),
         // Reverse proxy: connections, upstream pool, header rewriting, auth endpoints, admin.
         .target(
             name: "SidecarProxy",
@@ -102,7 +105,7 @@ let package = Package(
         // libFuzzer target for the request-head parser, the chunked decoder, the Redis reply parser
         // and HTTP/2 sessions (frames to translated HTTP/1.1 heads).
         .executableTarget(
-            name: "HTTPFuzz", dependencies: ["SidecarHTTP", "SidecarHTTP2", "SidecarStore"],
+            name: "HTTPFuzz", dependencies: ["SidecarHTTP", "SidecarHTTP2", "SidecarRESP"],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]),
 
         // Crypto micro-benchmarks: swift run -c release crypto-bench
@@ -115,7 +118,7 @@ let package = Package(
         .testTarget(name: "SidecarHTTP2Tests", dependencies: ["SidecarHTTP2", "CNGHTTP2"]),
         .testTarget(name: "SidecarEventTests", dependencies: ["SidecarEvent", "CEventMemory"]),
         .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig", "SidecarStore"]),
-        .testTarget(name: "SidecarStoreTests", dependencies: ["SidecarStore", "SidecarConfig"]),
+        .testTarget(name: "SidecarStoreTests", dependencies: ["SidecarStore", "SidecarConfig", "SidecarRESP"]),
         .testTarget(
             name: "SidecarProxyTests", dependencies: ["SidecarProxy", "SidecarHTTP", "CEvent", "SidecarStore", "SidecarEvent", "COpenSSL"]),
         .testTarget(name: "SidecarAppleTests", dependencies: ["SidecarApple"], exclude: ["Fixtures"]),

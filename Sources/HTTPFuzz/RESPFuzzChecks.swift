@@ -1,4 +1,4 @@
-import SidecarStore
+import SidecarRESP
 
 /// The Redis reply parser (what a hostile or broken Redis could send the sidecar): bounded,
 /// and deterministic on prefixes — a proper prefix of a complete reply is never a reply.

@@ -1,4 +1,5 @@
 @testable import SidecarStore
+@testable import SidecarRESP
 import XCTest
 
 final class RESPTests: XCTestCase {

@@ -1,5 +1,6 @@
 import SidecarConfig
 @testable import SidecarStore
+import SidecarRESP
 import XCTest
 
 /// What the sentinels and the data nodes answer about the master, as the store reads it.

@@ -1,5 +1,6 @@
 import SidecarCrypto
 import SidecarEvent
+import SidecarRESP
 import SidecarStore
 
 /// `tls.acme.share_via_store`: the account key and the certificate with its key in the Redis

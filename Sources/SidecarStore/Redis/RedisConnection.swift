@@ -1,6 +1,7 @@
 import COpenSSL
 import Glibc
 import SidecarEvent
+import SidecarRESP
 
 /// One connection to Redis on one event loop: commands are pipelined and answered in
 /// order (RESP is strictly FIFO), a lost or slow connection fails what is pending at once

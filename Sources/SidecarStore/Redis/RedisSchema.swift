@@ -1,3 +1,5 @@
+import SidecarRESP
+
 /// How the store lays its data out in Redis, under `revocations.key_prefix` (P):
 ///
 /// - `P{revoked:sessions}` hash: session id (hex) → its expiry (Unix seconds)

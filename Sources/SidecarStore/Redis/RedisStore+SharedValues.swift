@@ -1,3 +1,5 @@
+import SidecarRESP
+
 /// Values replicas share beside the revocations (the ACME account key, certificate and
 /// ordering lock), under the store's key prefix, over the calling thread's own connection
 /// (`attach(to:)` first, on that thread).

@@ -1,5 +1,6 @@
 import Glibc
 import SidecarEvent
+import SidecarRESP
 import Synchronization
 
 /// `revocations.store: redis://…`: the store several replicas share.

@@ -1,5 +1,6 @@
 import Glibc
 import SidecarEvent
+import SidecarRESP
 import Synchronization
 
 /// The store's own thread: resolves Redis's address for every connection (behind Sentinel:

@@ -1,4 +1,5 @@
 import SidecarEvent
+import SidecarRESP
 
 /// Finds the master through Redis Sentinel, on the store's own thread (names are resolved
 /// here, where blocking on DNS harms no request): asks the sentinels in turn

@@ -1,3 +1,5 @@
+import SidecarRESP
+
 /// What the sentinels and the data nodes say about who is master, read from their replies.
 /// Pure, no I/O.
 enum SentinelReplies {
