@@ -27,7 +27,7 @@ public struct ProxyOptions: Sendable {
     /// Idle keep-alive upstream connections kept per worker (per upstream server). As many as
     /// a burst used, so that the next one reuses them: at 128, fifty HTTP/2 clients of 100
     /// streams (1,600 upstream connections at once) closed and reopened most of them, 9.3
-    /// system calls a request instead of 1.4 and 2.4 times the CPU (proxy-bench h2m100).
+    /// system calls a request instead of 1.4 and twice the CPU (proxy-bench h2m100).
     /// Descriptors stay bounded by `max_connections` (the oldest idle one gives way to a new
     /// connection) and time by `upstream_idle_timeout`.
     public var upstreamPoolSize = 4096
