@@ -57,7 +57,7 @@ let package = Package(
         // module, so a key `run` could not sign with is a config error with its line and column.
         .target(
             name: "SidecarConfig",
-            dependencies: [.product(name: "Yams", package: "Yams"), "SidecarHTTP", "SidecarCrypto", "SidecarStore"]),
+            dependencies: [.product(name: "Yams", package: "Yams"), "SidecarHTTP", "SidecarCrypto", "SidecarRESP"]),
         // The outgoing HTTPS client (one request per connection, verified TLS, one deadline), first
         // written for Apple and used by ACME too; its types keep the names they were born with.
         .target(name: "SidecarHTTPClient", dependencies: ["SidecarEvent", "SidecarHTTP", "COpenSSL"]),
@@ -82,8 +82,11 @@ let package = Package(
         .target(
             name: "SidecarStore", dependencies: ["SidecarCrypto", "SidecarEvent", "COpenSSL", "SidecarRESP"],
             swiftSettings: hotPathSettings),
-        // Redis's wire format (RESP2): commands out, replies parsed; no I/O, fuzzed beside the
-        // HTTP codecs (a module of its own so that the fuzz target compiles no more than it fuzzes).
+        // Redis without I/O: its wire format (RESP2: commands out, replies parsed), fuzzed beside the
+        // HTTP codecs, and its addresses (one server or Sentinel's), which the configuration
+        // parses. A module of its own so that the fuzz target compiles no more than it fuzzes, and
+        // the configuration need not wait for the store's compile (they compiled in turn, on
+        // the release build's critical path).
         .target(name: "SidecarRESP"),
         // Reverse proxy: connections, upstream pool, header rewriting, auth endpoints, admin.
         .target(
@@ -117,7 +120,7 @@ let package = Package(
         .testTarget(name: "SidecarHTTPTests", dependencies: ["SidecarHTTP"]),
         .testTarget(name: "SidecarHTTP2Tests", dependencies: ["SidecarHTTP2", "CNGHTTP2"]),
         .testTarget(name: "SidecarEventTests", dependencies: ["SidecarEvent", "CEventMemory"]),
-        .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig", "SidecarStore"]),
+        .testTarget(name: "SidecarConfigTests", dependencies: ["SidecarConfig", "SidecarStore", "SidecarRESP"]),
         .testTarget(name: "SidecarStoreTests", dependencies: ["SidecarStore", "SidecarConfig", "SidecarRESP"]),
         .testTarget(
             name: "SidecarProxyTests", dependencies: ["SidecarProxy", "SidecarHTTP", "CEvent", "SidecarStore", "SidecarEvent", "COpenSSL"]),

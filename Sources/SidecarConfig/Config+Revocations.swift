@@ -1,5 +1,5 @@
 import Foundation
-import SidecarStore
+import SidecarRESP
 
 extension Config {
     /// `revocations.*`: the store, and for Redis its passwords, key prefix and CA file.

@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import SidecarStore
+import SidecarRESP
 
 /// Value parsers used by the schema; each failure message names what was expected.
 enum Parse {

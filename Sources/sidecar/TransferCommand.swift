@@ -144,7 +144,9 @@ struct TransferImportCommand: ParsableCommand {
         try options.run(.import, job: "import", inputs: inputs, header: "old_sub,new_sub,email,is_private_email,error",
                         defaultProgress: "transfer-import.progress") { row in
             let fields = row.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false)
-            return (oldSubs[String(fields[0])] ?? String(fields[0])) + "," + (fields.count > 1 ? fields[1] : "")
+            let transferSub = String(fields[0])
+            let rest: Substring = fields.count > 1 ? fields[1] : ""
+            return (oldSubs[transferSub] ?? transferSub) + "," + rest
         }
     }
 }

@@ -1,5 +1,6 @@
 import XCTest
 import SidecarConfig
+import SidecarRESP
 import SidecarStore
 
 /// `revocations.store: redis+sentinel://…` and `revocations.sentinel_password`.

@@ -1,5 +1,6 @@
 import XCTest
 import SidecarConfig
+import SidecarRESP
 import SidecarStore
 
 /// Valid and invalid tables for each kind of value, through the public parsers and through YAML.

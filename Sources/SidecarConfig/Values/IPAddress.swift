@@ -56,7 +56,8 @@ public enum IPAddress: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .v4(let value):
-            return (0..<4).map { String(value >> (24 - 8 * $0) & 0xff) }.joined(separator: ".")
+            let octets: [UInt32] = [value >> 24, value >> 16 & 0xff, value >> 8 & 0xff, value & 0xff]
+            return octets.map(String.init).joined(separator: ".")
         case .v6(let high, let low):
             var raw = in6_addr()
             withUnsafeMutableBytes(of: &raw) { buffer in

@@ -1,4 +1,4 @@
-import SidecarStore
+import SidecarRESP
 
 /// Reading `revocations.store`'s address (the type is the store's, which dials it).
 extension RedisAddress {

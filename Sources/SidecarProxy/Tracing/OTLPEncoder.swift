@@ -176,5 +176,16 @@ struct OTLPEncoder {
         }
     }
 
-    private static let pairs: [UInt8] = (0..<100).flatMap { [UInt8(ascii: "0") + UInt8($0 / 10), UInt8(ascii: "0") + UInt8($0 % 10)] }
+    /// "00" to "99", two bytes each. Spelled as a loop: the one-expression `flatMap` took the
+    /// type checker seconds.
+    private static let pairs: [UInt8] = {
+        var digits = [UInt8]()
+        digits.reserveCapacity(200)
+        for value in 0..<100 {
+            let zero = UInt8(ascii: "0")
+            digits.append(zero + UInt8(value / 10))
+            digits.append(zero + UInt8(value % 10))
+        }
+        return digits
+    }()
 }

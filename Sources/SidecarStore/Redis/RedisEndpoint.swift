@@ -1,5 +1,6 @@
 import Glibc
 import SidecarEvent
+import SidecarRESP
 
 /// Where and how to reach Redis: the address `revocations.store` names, with what the
 /// other `revocations.*` keys add (`.password`, `.sentinel_password`, `.ca_file`, `.key_prefix`).
