@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import SidecarHTTP
 import SidecarRESP
 
 /// Value parsers used by the schema; each failure message names what was expected.

@@ -1,5 +1,6 @@
 import XCTest
 import SidecarConfig
+import SidecarHTTP
 import SidecarRESP
 import SidecarStore
 

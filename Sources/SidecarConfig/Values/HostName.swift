@@ -1,3 +1,5 @@
+import SidecarHTTP
+
 /// Host-name rules shared by addresses and URLs.
 public enum HostName {
     /// `[::1]` for IPv6 literals, the host unchanged otherwise.

@@ -90,7 +90,7 @@ public struct CIDR: Sendable, Hashable, CustomStringConvertible {
     public init?(_ text: String) { self.init(text, maskingHostBits: false) }
 
     /// With `maskingHostBits`, `10.0.0.1/8` becomes `10.0.0.0/8` instead of failing.
-    init?(_ text: String, maskingHostBits: Bool) {
+    public init?(_ text: String, maskingHostBits: Bool) {
         let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard let address = IPAddress(String(parts[0])) else { return nil }
         let maxLength = if case .v4 = address { 32 } else { 128 }
