@@ -8,7 +8,7 @@ final class Section {
     let location: Location
     private var entries: [String: Entry] = [:]
     private var order: [String] = []
-    fileprivate private(set) var readKeys: [String] = []
+    private(set) var readKeys: [String] = []
     /// Set when this mapping (or its parent) had the wrong type: its keys' absence is not news.
     private var isMalformed: Bool
 
@@ -19,7 +19,7 @@ final class Section {
         var variable: String?
     }
 
-    fileprivate init(reader: ConfigReader, path: String, node: Node?, fallback: Location, parentMalformed: Bool = false) {
+    init(reader: ConfigReader, path: String, node: Node?, fallback: Location, parentMalformed: Bool = false) {
         self.reader = reader
         self.path = path
         location = reader.document.location(node?.mark) ?? fallback
@@ -63,7 +63,7 @@ final class Section {
 
     static func join(_ path: String, _ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
-    fileprivate var unreadKeys: [(String, Location)] {
+    var unreadKeys: [(String, Location)] {
         order.filter { !readKeys.contains($0) }.compactMap { key in entries[key].map { (key, $0.key) } }
     }
 
