@@ -5,7 +5,10 @@ import SidecarRESP
 
 /// One connection to Redis on one event loop: commands are pipelined and answered in
 /// order (RESP is strictly FIFO), a lost or slow connection fails what is pending at once
-/// (the callers answer 503) and reconnects with back-off. Used on its loop's thread only.
+/// (the callers answer 503) and reconnects with back-off. A command sent while a connection is
+/// being made waits for it (within the same deadline as the set-up), so the first sign-ins after
+/// a start or a reconnection are not refused; while backing off it fails at once. Used on its
+/// loop's thread only.
 final class RedisConnection {
     enum State: Equatable {
         case connecting
@@ -42,6 +45,11 @@ final class RedisConnection {
     private var handshakeChecks: [(RESPValue) -> String?] = []
     private var socket: ClientSocket?
     private var pending: [(sentMs: Int64, reply: (RESPValue?) -> Void)] = []
+    /// Commands sent while the connection was being made, written once it is ready. The
+    /// set-up's own deadline (the oldest entry of `pending`) bounds how long they wait.
+    private var awaitingConnection: [(sentMs: Int64, command: [UInt8], reply: (RESPValue?) -> Void)] = []
+    /// At most this many wait for a connection being made; more fail at once, as while down.
+    static let maximumAwaitingConnection = 4_096
     private var pendingHead = 0
     private var handshakeReplies = 0
     private let parser = RESPParser()
@@ -90,6 +98,10 @@ final class RedisConnection {
     func send(_ command: [UInt8], reply: @escaping (RESPValue?) -> Void) {
         if let generation = masterGeneration?(), generation != connectedGeneration {
             reconnectNow(because: "the master moved")
+        }
+        if state == .connecting, socket != nil, awaitingConnection.count < Self.maximumAwaitingConnection {
+            awaitingConnection.append((loop.nowMilliseconds, command, reply))
+            return
         }
         guard state == .ready, let socket, socket.write(command) else {
             onLatency?(0, false)
@@ -233,6 +245,7 @@ final class RedisConnection {
                 backoffMs = 100
                 lastHandshakeError = nil
                 setState(.ready)
+                writeAwaitingConnection()
             }
             return
         }
@@ -253,6 +266,27 @@ final class RedisConnection {
         return "Redis refused the connection set-up: \(message)"
     }
 
+    /// What was sent while connecting, in order, now that the connection is ready; each keeps
+    /// the time it was sent, so the command deadline counts from then.
+    private func writeAwaitingConnection() {
+        guard !awaitingConnection.isEmpty else { return }
+        let waiting = awaitingConnection
+        awaitingConnection.removeAll()
+        for (index, entry) in waiting.enumerated() {
+            guard state == .ready, let socket, socket.write(entry.command) else {
+                let unsent = waiting[index...].map(\.reply)
+                return loop.nextTurn.run { [onLatency] in
+                    for reply in unsent {
+                        onLatency?(0, false)
+                        reply(nil)
+                    }
+                }
+            }
+            pending.append((entry.sentMs, entry.reply))
+        }
+        if watchdog?.isScheduled == false { watchdog?.schedule(afterMilliseconds: 250) }
+    }
+
     // MARK: failing
 
     private func checkDeadline() {
@@ -268,8 +302,9 @@ final class RedisConnection {
 
     private func fail(_ reason: String, retry: Bool) {
         closeSocket()
-        let waiting = pending[pendingHead...].map(\.reply)
+        let waiting = pending[pendingHead...].map(\.reply) + awaitingConnection.map(\.reply)
         pending.removeAll()
+        awaitingConnection.removeAll()
         pendingHead = 0
         handshakeReplies = 0
         setState(.down(reason))
