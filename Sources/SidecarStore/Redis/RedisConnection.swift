@@ -244,8 +244,10 @@ final class RedisConnection {
             if handshakeReplies == 0 {
                 backoffMs = 100
                 lastHandshakeError = nil
-                setState(.ready)
+                // Before the state change is announced: a command its listeners send then must
+                // not overtake those that waited.
                 writeAwaitingConnection()
+                setState(.ready)
             }
             return
         }
@@ -266,14 +268,14 @@ final class RedisConnection {
         return "Redis refused the connection set-up: \(message)"
     }
 
-    /// What was sent while connecting, in order, now that the connection is ready; each keeps
-    /// the time it was sent, so the command deadline counts from then.
+    /// What was sent while connecting, in order, now that the handshake is answered; each
+    /// keeps the time it was sent, so the command deadline counts from then.
     private func writeAwaitingConnection() {
         guard !awaitingConnection.isEmpty else { return }
         let waiting = awaitingConnection
         awaitingConnection.removeAll()
         for (index, entry) in waiting.enumerated() {
-            guard state == .ready, let socket, socket.write(entry.command) else {
+            guard let socket, socket.write(entry.command) else {
                 let unsent = waiting[index...].map(\.reply)
                 return loop.nextTurn.run { [onLatency] in
                     for reply in unsent {
